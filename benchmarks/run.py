@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""nteval benchmarks — one command (`make bench`), each line a ratio against a named baseline
+measured in the same run on the same input.
+
+1. parse rate (records/s): nteval's Medline reader vs pubmed_parser.parse_medline_xml (goal ≥ 2×)
+2. index wall time: `nteval index SOURCES` (parse + sentences + store + both Lucene indexes) vs
+   Pyserini's own indexer (`python -m pyserini.index.lucene`) on the equivalent pre-built
+   JsonCollections for all/ and nt/ (goal ≤ 1.2×)
+3. start-up: `nteval --help` and `nteval manifest` vs a bare `python -c pass` (goal ≤ 2 s)
+
+Uses ../shared/data PubMed files when present, else the bundled sample.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "medline" / "pubmed_baseline_update"
+
+
+def inputs() -> tuple[Path, list[Path]]:
+    if (SHARED / "pubmed21n1298.xml.gz").exists():
+        return SHARED / "pubmed21n1298.xml.gz", [SHARED / "pubmed20n0014.xml.gz", SHARED / "pubmed21n1298.xml.gz"]
+    from nteval.demo import sample_path
+
+    return sample_path(), [sample_path()]
+
+
+def timed(fn, repeat: int = 1) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def bench_parse(path: Path) -> dict:
+    from nteval.corpus.medline import read_medline
+    from nteval.corpus.document import Deletion
+    from nteval.corpus.sentences import split_abstract
+
+    n = sum(1 for r in read_medline(path) if not isinstance(r, Deletion))
+    ours = timed(lambda: sum(1 for _ in read_medline(path)), repeat=2)
+    ours_sent = timed(lambda: [split_abstract(r.abstract_parts) for r in read_medline(path) if hasattr(r, "abstract_parts")])
+    try:
+        import pubmed_parser as pp
+    except ImportError:
+        return {"records": n, "nteval_rec_s": n / ours, "note": "pubmed_parser not installed (pip install pubmed-parser==0.5.1)"}
+    base = timed(lambda: sum(1 for _ in pp.parse_medline_xml(str(path))))
+    return {"file": path.name, "records": n, "nteval_rec_s": round(n / ours), "nteval_with_sentences_rec_s": round(n / ours_sent),
+            "pubmed_parser_rec_s": round(n / base), "ratio": round(base / ours, 2),
+            "ratio_with_sentences": round(base / ours_sent, 2)}
+
+
+def bench_index(sources: list[Path], repeat: int = 3) -> dict:
+    """Alternate the two commands ``repeat`` times (this VM's timings wander by ±20%) and compare
+    medians."""
+    import json as _json
+
+    from nteval.corpus.store import DocStore
+    from nteval.lucene.jvm import anserini_jar, java_home
+
+    work = Path(tempfile.mkdtemp(prefix="nteval-bench-"))
+    try:
+        ours, base = [], []
+        env = dict(os.environ, JAVA_HOME=java_home(), ANSERINI_CLASSPATH="/nonexistent", CLASSPATH=str(anserini_jar()))
+        n = 0
+        for r in range(repeat):
+            shutil.rmtree(work / "ours", ignore_errors=True)
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, sources), "--out", str(work / "ours"),
+                            "--quiet"], check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+            ours.append(time.perf_counter() - t)
+            if r == 0:  # the equivalent pre-built JsonCollections (not timed)
+                store = DocStore(work / "ours" / "docs.sqlite")
+                for name in ("all", "nt"):
+                    (work / "coll" / name).mkdir(parents=True)
+                with open(work / "coll" / "all" / "docs.jsonl", "w") as fa, open(work / "coll" / "nt" / "docs.jsonl", "w") as fn:
+                    for docid, title, abstract in store.iter_texts():
+                        fa.write(_json.dumps({"id": docid, "contents": f"{title}\n{abstract}"}) + "\n")
+                        fn.write(_json.dumps({"id": docid, "contents": abstract}) + "\n")
+                        n += 1
+                store.close()
+            t = time.perf_counter()
+            for name in ("all", "nt"):
+                shutil.rmtree(work / f"pyserini-{name}", ignore_errors=True)
+                subprocess.run([sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection",
+                                "--input", str(work / "coll" / name), "--index", str(work / f"pyserini-{name}"),
+                                "--generator", "DefaultLuceneDocumentGenerator", "--threads", "2",
+                                "--storePositions", "--storeDocvectors", "--storeRaw", "--optimize"],
+                               check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            base.append(time.perf_counter() - t)
+        mo, mb = statistics.median(ours), statistics.median(base)
+        return {"documents": n, "repeat": repeat, "nteval_index_s": [round(x, 2) for x in ours],
+                "pyserini_index_all_plus_nt_s": [round(x, 2) for x in base],
+                "median_ratio": round(mo / mb, 2), "nteval_median_s": round(mo, 2), "pyserini_median_s": round(mb, 2)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def bench_startup() -> dict:
+    def run(args):
+        return timed(lambda: subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), repeat=5)
+
+    bare = run([sys.executable, "-c", "pass"])
+    helps = run([sys.executable, "-m", "nteval.cli", "--help"])
+    return {"python_bare_s": round(bare, 3), "nteval_help_s": round(helps, 3), "ratio": round(helps / bare, 2)}
+
+
+def main() -> None:
+    parse_file, index_sources = inputs()
+    results = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
+    results["startup"] = s = bench_startup()
+    print(f"start-up   nteval --help {s['nteval_help_s']:.3f} s vs python -c pass {s['python_bare_s']:.3f} s  → ×{s['ratio']}  (goal ≤ 2 s absolute)")
+    results["parse"] = p = bench_parse(parse_file)
+    if "ratio" in p:
+        print(f"parse      {p['file']}: nteval {p['nteval_rec_s']:,} rec/s vs pubmed_parser {p['pubmed_parser_rec_s']:,} rec/s"
+              f"  → {p['ratio']}× faster (goal ≥ 2×); with sentence splitting {p['nteval_with_sentences_rec_s']:,} rec/s → {p['ratio_with_sentences']}×")
+    else:
+        print(f"parse      nteval {p['nteval_rec_s']:,.0f} rec/s ({p['note']})")
+    results["index"] = i = bench_index(index_sources)
+    print(f"index      {i['documents']:,} docs: nteval index (median of {i['repeat']}) {i['nteval_median_s']} s vs pyserini indexer on the "
+          f"pre-built all+nt JsonCollections {i['pyserini_median_s']} s  → ratio {i['median_ratio']} (goal ≤ 1.2)"
+          f"\n           runs: nteval {i['nteval_index_s']}  pyserini {i['pyserini_index_all_plus_nt_s']}")
+    out = ROOT / "benchmarks" / "out"
+    out.mkdir(exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

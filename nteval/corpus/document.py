@@ -1,0 +1,39 @@
+"""The record every reader yields and every later stage consumes."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Document:
+    """A title + abstract record.
+
+    ``abstract_parts`` keeps structured abstracts' sections apart (sentences never cross them);
+    ``abstract`` is the parts joined with single spaces, labels excluded (labels live in
+    ``meta["abstract_labels"]``) so that section names do not become index terms.
+    """
+
+    docid: str
+    title: str
+    abstract_parts: list[str]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def abstract(self) -> str:
+        return " ".join(p for p in self.abstract_parts if p)
+
+
+@dataclass
+class Deletion:
+    """A ``<DeleteCitation>`` block: these ids leave the collection at this point of the stream."""
+
+    docids: list[str]
+
+
+@dataclass
+class Skipped:
+    """A record that was read but cannot be used; counted by ``reason``."""
+
+    docid: str | None
+    reason: str

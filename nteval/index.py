@@ -1,0 +1,243 @@
+"""``nteval index``: one parse pass over Medline/BEIR sources → ``all/`` (title + abstract) and
+``nt/`` (abstract only) Lucene indexes, the document store, and ``manifest.json``.
+
+The whole directory is built beside its final name and renamed into place on success, so a failed
+or interrupted build leaves nothing under that name.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import platform
+import sys
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .atomic import atomic_dir
+from .corpus.document import Deletion, Document, Skipped
+from .corpus.sentences import split_abstract
+from .corpus.sources import expand, read_records, source_format
+from .corpus.store import FILENAME as STORE_FILENAME
+from .corpus.store import DocStore
+from .lucene import indexer, jvm
+
+MANIFEST = "manifest.json"
+SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book")
+
+
+def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def parse_file(path: Path) -> list[tuple]:
+    """Read one source into store operations, in file order (runs in a worker process).
+
+    ``("put", store_row)``, ``("skip", docid, reason)``, ``("delete", [docids])``: plain tuples of
+    strings, cheap to send back from a worker.
+    """
+    ops: list[tuple] = []
+    for rec in read_records(path):
+        if isinstance(rec, Document):
+            ops.append(("put", DocStore.row(rec, split_abstract(rec.abstract_parts))))
+        elif isinstance(rec, Skipped):
+            ops.append(("skip", rec.docid, rec.reason))
+        elif isinstance(rec, Deletion):
+            ops.append(("delete", rec.docids))
+    return ops
+
+
+def _parsed(files: Sequence[Path], jobs: int):
+    """(path, ops) in file order; files are parsed in parallel processes when there are several."""
+    if jobs > 1 and len(files) > 1:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(delayed(parse_file)(p) for p in files)
+        yield from zip(files, results)
+    else:
+        for p in files:
+            yield p, parse_file(p)
+
+
+def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
+               on_file: Callable[[list[tuple]], None] | None = None) -> tuple[dict, list[dict]]:
+    """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics.
+
+    A record whose newest version is unusable (no title/abstract) also removes the older usable
+    version: the newest version is authoritative. Replacements are derived from row counts:
+    ``replaced = documents - (rows gained) - (rows removed)``.
+    """
+    from tqdm import tqdm
+
+    per_source: list[dict] = []
+    deleted_ids: list[str] = []
+    bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
+    for path, ops in _parsed(files, jobs):
+        if on_file is not None:
+            on_file(ops)
+        c: Counter = Counter()
+        rows_before, removed_before = len(store), store.removed
+        for op in ops:
+            kind = op[0]
+            if kind == "put":
+                c["seen"] += 1
+                c["documents"] += 1
+                store.put_row(op[1])
+            elif kind == "skip":
+                c["seen"] += 1
+                c[f"skipped_{op[2]}"] += 1
+                if op[1]:
+                    store.delete(op[1])
+            else:
+                c["deleted_pmids"] += len(op[1])
+                deleted_ids.extend(op[1])
+                store.flush()
+                before = store.removed
+                for d in op[1]:
+                    store.delete(d)
+                store.flush()
+                c["deleted_removed"] += store.removed - before
+        rows_after = len(store)
+        removed = store.removed - removed_before
+        per_source.append({
+            "seen": c["seen"], "documents": c["documents"],
+            "replaced": c["documents"] - (rows_after - rows_before) - removed,
+            "deleted_pmids": c["deleted_pmids"], "deleted_removed": c["deleted_removed"],
+            "superseded_by_skipped": removed - c["deleted_removed"],
+            "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
+        })
+        bar.update()
+    bar.close()
+    sums = lambda key: sum(s[key] for s in per_source)  # noqa: E731
+    counts = {
+        "seen": sums("seen"), "kept": len(store), "replaced": sums("replaced"),
+        "deleted_pmids": sums("deleted_pmids"), "deleted_removed": sums("deleted_removed"),
+        "superseded_by_skipped": sums("superseded_by_skipped"),
+        "skipped": {r: sum(s["skipped"][r] for s in per_source) for r in SKIP_REASONS},
+        "deleted_ids": deleted_ids,
+    }
+    return counts, per_source
+
+
+class _LuceneFeed:
+    """Feeds each parsed file to the indexes as it arrives and remembers which ids need repair
+    (indexed, then replaced or deleted by a later record)."""
+
+    def __init__(self, pipe: indexer.PipelinedIndexer):
+        self.pipe = pipe
+        self.indexed: set[str] = set()
+        self.repair: set[str] = set()
+
+    def __call__(self, ops: list[tuple]) -> None:
+        # The file's own net effect first (its last word on each id), so duplicates inside one
+        # file never reach Lucene; only ids indexed by an earlier file need a repair (a delete).
+        final: dict[str, tuple | None] = {}
+        for op in ops:
+            if op[0] == "put":
+                final.pop(op[1][0], None)  # re-insert: keep stream order of the last version
+                final[op[1][0]] = op[1]
+            else:
+                for docid in ([op[1]] if op[0] == "skip" else op[1]):
+                    if docid:
+                        final[docid] = None
+        all_docs, nt_docs = [], []
+        for docid, row in final.items():
+            if docid in self.indexed:
+                self.repair.add(docid)  # its final version is added by finish()
+            elif row is not None:
+                self.indexed.add(docid)
+                all_docs.append((docid, f"{row[1]}\n{row[2]}"))
+                nt_docs.append((docid, row[2]))
+        if all_docs:
+            self.pipe.add_batch({"all": all_docs, "nt": nt_docs})
+
+    def finish(self, store: DocStore) -> None:
+        ids = sorted(self.repair)
+        final_all, final_nt = [], []
+        for docid in ids:
+            d = store.get(docid)
+            if d is not None:
+                final_all.append((docid, f"{d['title']}\n{d['abstract']}"))
+                final_nt.append((docid, d["abstract"]))
+        self.pipe.finish(ids, {"all": final_all, "nt": final_nt})
+
+
+def fingerprint(manifest: dict[str, Any]) -> str:
+    """Content key for caches downstream: sources' hashes, parameters, tool versions (no clock)."""
+    key = {"sources": [s["sha256"] for s in manifest["sources"]], "parameters": manifest["parameters"],
+           "versions": manifest["versions"], "counts": manifest["counts"]}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = False,
+                progress: bool = False, jobs: int | None = None) -> dict[str, Any]:
+    """Build ``out`` from ``sources`` atomically and return its manifest.
+
+    ``jobs`` processes parse source files in parallel (default: the core count) while Lucene
+    indexes the files already parsed (``all`` and ``nt`` side by side, one thread each).
+    """
+    import os
+
+    jobs = jobs or os.cpu_count() or 1
+    out = Path(out)
+    files = expand(list(sources))
+    if out.exists() and not force:
+        raise FileExistsError(f"{out}: already exists (use --force to replace it)")
+    with atomic_dir(out, force=force) as tmp:
+        store = DocStore(tmp / STORE_FILENAME, create=True)
+        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections"))
+        try:
+            counts, per_source = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
+            if counts["kept"] == 0:
+                from .errors import InputError
+
+                raise InputError(files[0] if len(files) == 1 else None,
+                                 "no usable document (every record lacked a title or an abstract)")
+            feed.finish(store)
+        except BaseException:
+            feed.pipe.close()  # let queued Java work end before the temp dir goes
+            raise
+        n = len(store)
+        store.close()
+        manifest: dict[str, Any] = {
+            "nteval_version": __version__,
+            "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+            "sources": [
+                {"path": str(p), "format": source_format(p), "bytes": p.stat().st_size, "sha256": sha256_file(p),
+                 "counts": c}
+                for p, c in zip(files, per_source)
+            ],
+            "counts": counts,
+            "indexes": {
+                "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
+                "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
+            },
+            "store": {"path": STORE_FILENAME, "documents": n},
+            "parameters": {
+                "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
+                "index_flags": list(indexer.INDEX_FLAGS),
+                "segments": "one per source file (+1 for repaired ids); doc order = input order",
+                "sentence_splitter": "blingfire + digit-start rule (nteval.corpus.sentences)",
+                "abstract": "AbstractText sections joined by one space, labels kept in meta only",
+            },
+            "versions": {"python": platform.python_version(), **jvm.versions()},
+        }
+        manifest["fingerprint"] = fingerprint(manifest)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return manifest
+
+
+def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    from .errors import InputError
+
+    path = Path(index_dir) / MANIFEST
+    if not path.is_file():
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -1,0 +1,142 @@
+"""Build the Lucene indexes with Anserini's ``IndexCollection`` (the indexer behind
+``python -m pyserini.index.lucene``).
+
+:class:`PipelinedIndexer` indexes each parsed source file while the next one is still being parsed,
+and repairs replaced/deleted documents at the end, so parse and Lucene work overlap.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from . import jvm
+
+#: Stored with every index: positions (proximity scoring), doc vectors (RM3/Rocchio feedback),
+#: raw JSON (document text for inspection).
+INDEX_FLAGS = ("-storePositions", "-storeDocvectors", "-storeRaw")
+
+
+def _indexer_command(input_dir: Path, index_dir: Path, threads: int) -> list[str]:
+    java = str(Path(jvm.java_home()) / "bin" / "java")
+    return [java, "-Dslf4j.internal.verbosity=WARN", "-cp", str(jvm.anserini_jar()), "io.anserini.index.IndexCollection",
+            "-collection", "JsonCollection", "-input", str(input_dir), "-index", str(index_dir),
+            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), *INDEX_FLAGS, "-quiet"]
+
+
+class PipelinedIndexer:
+    """Several Lucene indexes (``all``, ``nt``) fed batch by batch while the caller keeps parsing.
+
+    ``add_batch`` writes one JsonCollection shard per index and starts Anserini's
+    ``IndexCollection`` on it in a child JVM (at most ``workers`` at once): real parallelism with
+    no Python thread inside pyjnius, which is not safe for concurrent calls (we saw a SIGSEGV in
+    ``IndexWriter.deleteDocuments`` and a varargs mix-up when two threads called into it). Each
+    batch becomes a small Lucene index of its own (``IndexCollection`` always creates). ``finish``
+    stitches each index with ``IndexWriter.addIndexes`` in batch order (in this process, one call
+    at a time), deletes ids that must be repaired (replaced or deleted after being indexed), adds
+    their final versions and expunges the deletions so collection statistics are exact. Lucene doc
+    ids follow input order (one segment per parsed file, repaired ids last).
+    """
+
+    def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None):
+        self.targets = targets
+        self.staging = staging
+        self.batches = 0
+        workers = workers or int(os.environ.get("NTEVAL_INDEX_WORKERS", 0)) or os.cpu_count() or 1
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lucene-child")
+        self._futures: list[Future] = []
+        self._children: set[subprocess.Popen] = set()
+        self._closing = False
+
+    def _shard(self, name: str, i: int, kind: str) -> Path:
+        return self.staging / kind / name / f"{i:05d}"
+
+    def _run_child(self, src: Path, dst: Path) -> None:
+        if self._closing:
+            return
+        proc = subprocess.Popen(_indexer_command(src, dst, 1), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self._children.add(proc)
+        try:
+            _out, err = proc.communicate()
+        finally:
+            self._children.discard(proc)
+        if proc.returncode != 0 and not self._closing:
+            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no message)"]
+            raise RuntimeError(f"Lucene indexing of {src} failed (exit {proc.returncode}): {tail[0]}")
+
+    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> None:
+        """Queue one batch: for each index name, ``(docid, contents)`` pairs."""
+        i = self.batches
+        self.batches += 1
+        for name, pairs in docs.items():
+            src = self._shard(name, i, "json")
+            src.mkdir(parents=True)
+            with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
+                for docid, contents in pairs:
+                    fh.write(json.dumps({"id": docid, "contents": contents}, ensure_ascii=False) + "\n")
+            self._futures.append(self._pool.submit(self._run_child, src, self._shard(name, i, "lucene")))
+
+    def _wait(self) -> None:
+        for f in self._futures:
+            f.result()
+
+    def finish(self, repair_ids: list[str], final_docs: dict[str, list[tuple[str, str]]]) -> None:
+        """Wait for all batches, stitch, and repair ``repair_ids`` with ``final_docs`` (the
+        versions that survive)."""
+        self._wait()
+        n_batches = self.batches
+        if repair_ids and any(final_docs.values()):
+            self.add_batch(final_docs)
+            self._wait()
+        for name, target in self.targets.items():
+            shards = [self._shard(name, i, "lucene") for i in range(n_batches)]
+            repair = self._shard(name, n_batches, "lucene") if self.batches > n_batches else None
+            _stitch(target, shards, repair_ids, repair)
+        self.close()
+
+    def close(self) -> None:
+        """Stop: kill running child JVMs (after an error or Ctrl-C), remove the staging area."""
+        self._closing = True
+        for proc in list(self._children):
+            proc.kill()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def _directory(path: Path):
+    FSDirectory = jvm.autoclass("org.apache.lucene.store.FSDirectory")
+    File = jvm.autoclass("java.io.File")
+    return FSDirectory.open(File(str(path)).toPath())  # (Paths.get is varargs: avoid)
+
+
+def _stitch(target: Path, shards: list[Path], repair_ids: list[str], repair_shard: Path | None) -> None:
+    """target := shards in order, minus ``repair_ids``, plus ``repair_shard``."""
+    IndexWriterConfig = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")
+    OpenMode = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode")
+    IndexWriter = jvm.autoclass("org.apache.lucene.index.IndexWriter")
+    Term = jvm.autoclass("org.apache.lucene.index.Term")
+    TermQuery = jvm.autoclass("org.apache.lucene.search.TermQuery")
+    policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
+    policy.setForceMergeDeletesPctAllowed(0.0)  # default 10% would keep a few deleted docs
+    cfg = IndexWriterConfig()
+    cfg.setOpenMode(OpenMode.CREATE)
+    cfg.setMergePolicy(policy)  # (not chained: pyjnius types the result as the parent class)
+    w = IndexWriter(_directory(target), cfg)
+    try:
+        for shard in shards:
+            w.addIndexes(_directory(shard))
+        for docid in repair_ids:
+            w.deleteDocuments(TermQuery(Term("id", docid)))  # the Query overload: pyjnius picks it reliably
+        w.commit()
+        if repair_shard is not None:
+            w.addIndexes(_directory(repair_shard))
+        if repair_ids:
+            w.forceMergeDeletes()  # deleted docs would still count in df/avgdl for BM25
+        w.commit()
+    finally:
+        w.close()

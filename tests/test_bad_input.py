@@ -1,0 +1,121 @@
+"""Every bad input: a one-line error naming the file (and place), exit status 2, nothing left behind."""
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIRST100, FIRST200, SCIFACT300
+
+from nteval.cli import main
+
+
+def run_index(tmp_path: Path, *sources: Path):
+    out = tmp_path / "out" / "idx"
+    result = CliRunner().invoke(main, ["index", *map(str, sources), "--out", str(out), "--quiet"])
+    return result, out
+
+
+def assert_clean_failure(result, out: Path, must_contain: list[str]):
+    assert result.exit_code == 2, (result.exit_code, result.output, result.exception)
+    err = result.stderr.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("nteval: error: ")
+    for s in must_contain:
+        assert s in err, (s, err)
+    assert not out.exists()
+    leftovers = list(out.parent.glob(".*tmp*")) if out.parent.exists() else []
+    assert leftovers == []
+
+
+def test_truncated_gz(tmp_path):
+    data = FIRST200.read_bytes()
+    bad = tmp_path / "truncated.xml.gz"
+    bad.write_bytes(data[: len(data) // 2])
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "truncated"])
+
+
+def test_malformed_xml_names_the_line(tmp_path):
+    text = gzip.open(FIRST100).read().decode()
+    lines = text.split("\n")
+    hit = [i for i, line in enumerate(lines) if "</ArticleTitle>" in line][4]
+    lines[hit] = lines[hit].replace("</ArticleTitle>", "</ArticleTitl>")
+    bad = tmp_path / "malformed.xml"
+    bad.write_text("\n".join(lines))
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), f"line {hit + 1}", "malformed XML"])
+
+
+def test_empty_file(tmp_path):
+    bad = tmp_path / "empty.xml"
+    bad.write_bytes(b"")
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "empty"])
+
+
+def test_non_medline_root(tmp_path):
+    bad = tmp_path / "esearch.xml"
+    bad.write_text('<?xml version="1.0"?>\n<eSearchResult><Count>0</Count></eSearchResult>\n')
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "not Medline XML", "<eSearchResult>"])
+
+
+def test_directory_without_xml(tmp_path):
+    d = tmp_path / "nothing_here"
+    d.mkdir()
+    (d / "notes.txt").write_text("no corpus")
+    result, out = run_index(tmp_path, d)
+    assert_clean_failure(result, out, [str(d), "no Medline XML"])
+
+
+def test_missing_source(tmp_path):
+    result, out = run_index(tmp_path, tmp_path / "nope.xml.gz")
+    assert_clean_failure(result, out, ["nope.xml.gz", "no such file"])
+
+
+def _beir_lines(n: int) -> list[str]:
+    return gzip.open(SCIFACT300, "rt").read().splitlines()[:n]
+
+
+def test_beir_line_not_json(tmp_path):
+    bad = tmp_path / "corpus.jsonl"
+    bad.write_text("\n".join(_beir_lines(3) + ['{"_id": "x", "title": "broken', *_beir_lines(2)]) + "\n")
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "line 4", "not a JSON object"])
+
+
+def test_beir_line_without_id(tmp_path):
+    bad = tmp_path / "corpus.jsonl"
+    bad.write_text("\n".join(_beir_lines(2) + ['{"title": "t", "text": "x"}']) + "\n")
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "line 3", '"_id"'])
+
+
+def test_good_file_then_bad_file_leaves_nothing(tmp_path):
+    """The first source parses fine; the failure in the second must still leave no index."""
+    data = FIRST200.read_bytes()
+    bad = tmp_path / "truncated.xml.gz"
+    bad.write_bytes(data[: len(data) // 3])
+    result, out = run_index(tmp_path, FIRST100, bad)
+    assert_clean_failure(result, out, [str(bad)])
+
+
+def test_records_without_abstract_are_counted_not_fatal(tmp_path):
+    from nteval.corpus.medline import read_medline
+
+    raw = gzip.open(FIRST100).read().decode()
+    articles = re.findall(r"<PubmedArticle>.*?</PubmedArticle>", raw, re.S)
+    n_abs = sum("<AbstractText" in a for a in articles)
+    skipped = [r for r in read_medline(FIRST100) if getattr(r, "reason", None) == "no_abstract"]
+    assert len(skipped) == 100 - n_abs > 0
+
+
+@pytest.mark.parametrize("name", ["corpus.csv", "records.txt"])
+def test_unknown_format(tmp_path, name):
+    bad = tmp_path / name
+    bad.write_text("x")
+    result, out = run_index(tmp_path, bad)
+    assert_clean_failure(result, out, [str(bad), "unknown corpus format"])

@@ -1,0 +1,30 @@
+"""The CLI shell: fast start, nothing heavy imported until a command needs it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from nteval.cli import main
+
+
+def test_help_lists_commands():
+    r = CliRunner().invoke(main, ["--help"])
+    assert r.exit_code == 0
+    for cmd in ("index", "demo", "manifest"):
+        assert cmd in r.output
+
+
+def test_help_imports_no_jvm_and_no_torch():
+    code = ("import sys\nfrom nteval.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "bad=[m for m in ('jnius','torch','pyserini','transformers','scipy','lxml') if m in sys.modules]\n"
+            "print('BAD', bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip().endswith("BAD []"), out
+
+
+def test_manifest_command_on_a_non_index(tmp_path):
+    r = CliRunner().invoke(main, ["manifest", str(tmp_path)])
+    assert r.exit_code == 2 and "not an nteval index directory" in r.stderr

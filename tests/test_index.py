@@ -1,0 +1,161 @@
+"""`nteval index` end to end on real records with real Lucene (no mocks)."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIRST100, FIRST200, MEDSAMP2006, SCIFACT300
+
+from nteval.cli import main
+from nteval.corpus.store import DocStore
+from nteval.index import build_index, read_manifest
+from nteval.lucene.searcher import Index
+
+
+def title_only_terms(index_dir: Path, limit: int = 40) -> list[str]:
+    """Title words whose analyzed term occurs in no abstract of the collection (df in nt == 0)."""
+    store = DocStore(index_dir / "docs.sqlite")
+    out: list[str] = []
+    with Index(index_dir / "all") as all_, Index(index_dir / "nt") as nt:
+        for _docid, title, _abstract in store.iter_texts():
+            for word in re.findall(r"[A-Za-z]{4,}", title):
+                terms = all_.analyze(word)
+                if len(terms) == 1 and word not in out and nt.doc_freq(terms[0]) == 0 and all_.doc_freq(terms[0]) > 0:
+                    out.append(word)
+            if len(out) >= limit:
+                break
+    store.close()
+    return out
+
+
+def test_manifest_counts_and_sources(first200_index):
+    m = read_manifest(first200_index)
+    c = m["counts"]
+    assert c["seen"] == 200
+    assert c["deleted_pmids"] == 20 and len(c["deleted_ids"]) == 20
+    assert c["kept"] == m["indexes"]["all"]["documents"] == m["indexes"]["nt"]["documents"]
+    assert c["kept"] + sum(c["skipped"].values()) + c["replaced"] == 200
+    assert m["sources"][0]["sha256"] and len(m["fingerprint"]) == 64
+    assert m["versions"]["java"].startswith("21")
+
+
+def test_both_indexes_open_and_nt_has_no_title_only_terms(first200_index):
+    terms = title_only_terms(first200_index)
+    assert len(terms) >= 10
+    with Index(first200_index / "all") as all_, Index(first200_index / "nt") as nt:
+        assert all_.num_docs == nt.num_docs == read_manifest(first200_index)["counts"]["kept"]
+        for term in terms:
+            assert nt.search(term, 10) == []
+            assert all_.search(term, 10), term
+
+
+def test_nt_documents_are_abstract_only(first200_index):
+    store = DocStore(first200_index / "docs.sqlite")
+    docid, title, abstract = next(store.iter_texts())
+    with Index(first200_index / "nt") as nt, Index(first200_index / "all") as all_:
+        assert json.loads(nt.raw(docid))["contents"] == abstract
+        assert json.loads(all_.raw(docid))["contents"] == f"{title}\n{abstract}"
+        # the title as a query ranks its own doc first over all (sanity of the setup)
+        assert all_.search(title, 1)[0].docid == docid
+    store.close()
+
+
+def test_store_holds_sentences_and_metadata(first200_index):
+    store = DocStore(first200_index / "docs.sqlite")
+    d = store.get("10704411")
+    assert d["meta"]["abstract_labels"] == ["BACKGROUND", "RESULTS", "CONCLUSIONS"]
+    assert d["sentences"][0].startswith("Drugs of abuse have a common property")
+    assert " ".join(d["sentences"]) == d["abstract"]
+    store.close()
+
+
+def test_refuses_to_overwrite_without_force(first200_index, tmp_path):
+    r = CliRunner().invoke(main, ["index", str(FIRST100), "--out", str(first200_index), "--quiet"])
+    assert r.exit_code == 2 and "already exists" in r.stderr
+    assert read_manifest(first200_index)["counts"]["seen"] == 200  # untouched
+
+
+def test_force_replaces_only_when_complete(tmp_path):
+    out = tmp_path / "idx"
+    build_index([FIRST100], out)
+    bad = tmp_path / "t.xml.gz"
+    bad.write_bytes(FIRST200.read_bytes()[:5000])
+    r = CliRunner().invoke(main, ["index", str(bad), "--out", str(out), "--force", "--quiet"])
+    assert r.exit_code == 2
+    assert read_manifest(out)["counts"]["seen"] == 100  # the old index survives a failed --force
+    r = CliRunner().invoke(main, ["index", str(MEDSAMP2006), "--out", str(out), "--force", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert read_manifest(out)["counts"]["kept"] == 54
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_replacement_and_deletion_semantics(tmp_path):
+    """A later record with the same PMID replaces the earlier one; DeleteCitation removes PMIDs."""
+    docs = [r for r in __import__("nteval.corpus.medline", fromlist=["x"]).read_medline(FIRST100) if hasattr(r, "title")]
+    victims = [d.docid for d in docs[:3]]
+    deletion = tmp_path / "delete.xml"
+    deletion.write_text("<?xml version='1.0'?>\n<PubmedArticleSet>\n<DeleteCitation>\n"
+                        + "".join(f'<PMID Version="1">{p}</PMID>\n' for p in victims + ["1"])
+                        + "</DeleteCitation>\n</PubmedArticleSet>\n")
+    m = build_index([FIRST100, FIRST100, deletion], tmp_path / "idx")
+    c = m["counts"]
+    assert c["seen"] == 200 and c["replaced"] == len(docs)
+    assert c["deleted_pmids"] == 4 and c["deleted_removed"] == 3
+    assert c["kept"] == len(docs) - 3
+    with Index(tmp_path / "idx" / "nt") as nt:
+        assert nt.num_docs == len(docs) - 3
+        assert nt.raw(victims[0]) is None
+
+
+def test_beir_corpus_indexes(tmp_path):
+    m = build_index([SCIFACT300], tmp_path / "sf")
+    assert m["counts"]["seen"] == 300 and m["sources"][0]["format"] == "beir", m["sources"]
+    with Index(tmp_path / "sf" / "nt") as nt:
+        assert nt.num_docs == m["counts"]["kept"] > 250
+
+
+def test_interrupted_build_leaves_nothing(tmp_path):
+    """SIGINT and SIGTERM in the middle of a real build: no index dir and no temp dir remain."""
+    from nteval.demo import sample_path
+
+    phases = {"parse": "docs.sqlite", "lucene": ".collections/lucene/nt/00000/*"}
+    for sig, phase in [(signal.SIGINT, "parse"), (signal.SIGTERM, "parse"), (signal.SIGINT, "lucene"), (signal.SIGTERM, "lucene")]:
+        out = tmp_path / f"idx-{sig.name}-{phase}"
+        p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(sample_path()), "--out", str(out), "--quiet"],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.time() + 60
+        while time.time() < deadline and p.poll() is None and not list(tmp_path.glob(f".{out.name}.tmp-*/{phases[phase]}")):
+            time.sleep(0.02)
+        time.sleep(0.2 if phase == "parse" else 0.05)
+        p.send_signal(sig)
+        p.wait(timeout=60)
+        assert p.returncode != 0
+        assert not out.exists()
+        assert list(tmp_path.glob(f".{out.name}*")) == []
+
+
+@pytest.mark.shared
+def test_acceptance_two_pubmed_files(tmp_path):
+    from conftest import shared
+
+    d = shared("medline", "pubmed_baseline_update")
+    out = tmp_path / "X"
+    r = CliRunner().invoke(main, ["index", str(d / "pubmed20n0014.xml.gz"), str(d / "pubmed21n1298.xml.gz"), "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output + r.stderr
+    m = read_manifest(out)
+    assert [s["counts"]["seen"] for s in m["sources"]] == [30000, 20788]
+    assert m["counts"]["deleted_pmids"] == 20
+    # data README: 14,832 + 18,445 with title + abstract; 5 PMIDs appear twice in the update file
+    assert m["counts"]["kept"] == 14832 + 18445 - m["counts"]["replaced"]
+    terms = title_only_terms(out, limit=60)
+    with Index(out / "nt") as nt, Index(out / "all") as all_:
+        nt.set_bm25()
+        for term in terms:
+            assert nt.search(term, 10) == [] and all_.search(term, 10)
