@@ -60,6 +60,61 @@ def index_cmd(sources: tuple[Path, ...], out: Path, force: bool, jobs: int | Non
     click.echo(manifest_summary(manifest, out))
 
 
+@main.command("focused")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
+@click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as topics (D0).")
+@click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics).")
+@click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused).")
+@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
+@click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".  [default: RR AP Bpref P@10 nDCG@10 R@1000]')
+@click.option("--language", default=None, help="Only documents in this language (e.g. eng).")
+@click.option("--year-min", type=int, default=None)
+@click.option("--year-max", type=int, default=None)
+@click.option("--min-sentences", default=3, show_default=True, help="Abstract sentences a topic document needs.")
+@click.option("--min-title-tokens", default=3, show_default=True, help="Title tokens a topic document needs.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly_errors
+def focused_cmd(index_dir, n_topics, seed, systems, out, depth, measures, language, year_min, year_max,
+                min_sentences, min_title_tokens, quiet) -> None:
+    """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
+    is its one relevant document. Prints systems sorted by MRR (RR)."""
+    from .experiment import run_focused
+    from .report.text import results_table
+
+    res = run_focused(index_dir, out, n_topics=n_topics, seed=seed, systems=systems, depth=depth,
+                      measures=measures.replace(",", " ").split() if measures else None,
+                      progress=not quiet and sys.stderr.isatty(), language=language, year_min=year_min,
+                      year_max=year_max, min_sentences=min_sentences, min_title_tokens=min_title_tokens)
+    click.echo(results_table(res))
+
+
+@main.command("evaluate")
+@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="TREC qrels file.")
+@click.option("--measures", default=None, help='ir_measures names.  [default: "RR AP Bpref P@10 nDCG@10 R@1000"]')
+@click.option("--json", "as_json", is_flag=True, help='Print {run_name: {measure: value}} as JSON.')
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_friendly_errors
+def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[Path, ...]) -> None:
+    """Score TREC RUN files (topics missing from a run score 0, as trec_eval -c)."""
+    from .evaluate import DEFAULT_MEASURES, evaluate_run, parse_measures
+    from .formats.trec import read_qrels, read_run
+
+    names = [str(m) for m in parse_measures(measures or " ".join(DEFAULT_MEASURES))]
+    q = read_qrels(qrels)
+    results = {}
+    for path in runs:
+        means, _ = evaluate_run(q, read_run(path), names)
+        results[path.name] = {m: round(v, 6) for m, v in means.items()}
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    width = max(len(r) for r in results)
+    click.echo(f"{'run':<{width}}  " + "  ".join(f"{m:>8}" for m in names))
+    for r, vals in results.items():
+        click.echo(f"{r:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in names))
+
+
 @main.command("demo")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("nteval-demo"), show_default=True)
 @_friendly_errors

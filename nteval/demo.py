@@ -33,9 +33,15 @@ def ensure_sample_index(out: Path) -> Path:
     return index_dir
 
 
-def run_demo(out: Path) -> None:
+def run_demo(out: Path, n_topics: int = 300) -> None:
+    from .experiment import run_focused
     from .index import read_manifest
-    from .report.text import manifest_summary
+    from .report.text import manifest_summary, results_table
 
-    index_dir = ensure_sample_index(Path(out))
+    out = Path(out)
+    index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
+    click.echo()
+    res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False)
+    click.echo(results_table(res))
+    click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'})")

@@ -1,21 +1,21 @@
-"""A thin handle on one Lucene index: search, collection statistics, stored documents.
+"""A handle on one Lucene index: ranked search (bag-of-words or Lucene query objects), collection
+statistics, stored documents, term positions.
 
 Goes straight to Anserini's Java classes (``SimpleSearcher``, ``IndexReaderUtils``) through
-:mod:`nteval.lucene.jvm`; importing ``pyserini.search`` would import torch.
+:mod:`nteval.lucene.jvm`; importing ``pyserini.search`` would import torch. Call it from one
+Python thread: pyjnius is not safe for concurrent calls (parallelism lives inside Java, e.g.
+``batch_search`` threads, or in separate processes).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from ..errors import InputError
 from . import jvm
 
-
-@dataclass(frozen=True)
-class Hit:
-    docid: str
-    score: float
+FIELD = "contents"
+Ranking = list[tuple[str, float]]
 
 
 class Index:
@@ -23,11 +23,13 @@ class Index:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
-        if not (self.path / "segments_1").exists() and not any(self.path.glob("segments_*")):
+        if not any(self.path.glob("segments_*")):
             raise InputError(self.path, "not a Lucene index (no segments_N file)")
         self._searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(self.path))
         self._utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
         self._reader = self._utils.getReader(str(self.path))
+        self._Term = jvm.autoclass("org.apache.lucene.index.Term")
+        self._df_cache: dict[str, int] = {}
 
     def close(self) -> None:
         self._searcher.close()
@@ -39,6 +41,7 @@ class Index:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # -- collection -------------------------------------------------------------------------
     @property
     def num_docs(self) -> int:
         """Live documents (deleted ones excluded)."""
@@ -49,23 +52,77 @@ class Index:
         """Documents including deleted ones not yet merged away (== num_docs in our indexes)."""
         return int(self._reader.maxDoc())
 
-    def set_bm25(self, k1: float = 0.9, b: float = 0.4) -> None:
-        self._searcher.set_bm25(float(k1), float(b))
-
-    def search(self, query: str, k: int = 1000) -> list[Hit]:
-        """Bag-of-words search (Lucene syntax in ``query`` is not interpreted)."""
-        return [Hit(str(h.docid), float(h.score)) for h in self._searcher.search(query, int(k))]
-
     def analyze(self, text: str) -> list[str]:
         """Terms of ``text`` under the index's analyzer (Porter stemming, stopwords removed)."""
         analyzer = self._searcher.get_analyzer()
         return [str(t) for t in jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze(analyzer, text)]
 
     def doc_freq(self, term: str) -> int:
-        """Document frequency of an already-analyzed term (0 if absent)."""
-        Term = jvm.autoclass("org.apache.lucene.index.Term")
-        return int(self._reader.docFreq(Term("contents", term)))
+        """Document frequency of an already-analyzed term (0 if absent); cached."""
+        df = self._df_cache.get(term)
+        if df is None:
+            df = self._df_cache[term] = int(self._reader.docFreq(self._Term(FIELD, term)))
+        return df
 
     def raw(self, docid: str) -> str | None:
         r = self._searcher.doc_raw(docid)
         return None if r is None else str(r)
+
+    def term_positions(self, docid: str, terms: Sequence[str]) -> dict[str, list[int]]:
+        """Positions of the given analyzed terms in ``docid`` (from the stored term vectors)."""
+        m = self._utils.getTermPositions(self._reader, docid)
+        out: dict[str, list[int]] = {}
+        for t in terms:
+            lst = m.get(t)
+            if lst is not None:
+                out[t] = [int(x) for x in lst.toArray()]
+        return out
+
+    # -- scoring model ----------------------------------------------------------------------
+    def configure(self, model: str, **params: float) -> None:
+        """Similarity and feedback for bag-of-words search: ``bm25`` (k1, b), ``qld`` (mu),
+        plus optional ``rm3`` / ``rocchio`` feedback parameters."""
+        s = self._searcher
+        s.unset_rm3()
+        s.unset_rocchio()
+        if model == "qld":
+            s.set_qld(float(params.get("mu", 1000.0)))
+        else:
+            s.set_bm25(float(params.get("k1", 0.9)), float(params.get("b", 0.4)))
+        if params.get("rm3"):
+            s.set_rm3(int(params["fb_docs"]), int(params["fb_terms"]), float(params["original_query_weight"]))
+        if params.get("rocchio"):
+            # (collection class, top fb terms, top fb docs, bottom fb terms, bottom fb docs, alpha, beta, gamma,
+            #  output query, use negative)
+            s.set_rocchio("JsonCollection", int(params["fb_terms"]), int(params["fb_docs"]), 0, 0,
+                          float(params.get("alpha", 1.0)), float(params.get("beta", 0.75)), 0.0, False, False)
+
+    # -- search -----------------------------------------------------------------------------
+    def search(self, query: str, k: int = 1000) -> Ranking:
+        """Bag-of-words search (Lucene syntax in ``query`` is not interpreted)."""
+        return _convert(self._searcher.search(query, int(k)))
+
+    def batch_search(self, queries: dict[str, str], k: int = 1000, threads: int = 2) -> dict[str, Ranking]:
+        """Bag-of-words search of many queries in one call (Java threads)."""
+        if not queries:
+            return {}
+        qids = list(queries)
+        res = self._searcher.batch_search(_java_list(queries[q] for q in qids), _java_list(qids), int(k), int(threads))
+        return {q: _convert(res.get(q)) for q in qids}
+
+    def search_query(self, query, k: int = 1000) -> Ranking:
+        """Search with a Lucene ``Query`` object (see :mod:`nteval.lucene.queries`)."""
+        return _convert(self._searcher.search(query, int(k)))
+
+
+def _java_list(items):
+    lst = jvm.autoclass("java.util.ArrayList")()
+    for x in items:
+        lst.add(x)
+    return lst
+
+
+def _convert(hits) -> Ranking:
+    if hits is None:
+        return []
+    return [(str(h.docid), float(h.score)) for h in hits]

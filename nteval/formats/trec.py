@@ -1,0 +1,123 @@
+"""TREC file formats: topics (``qid<TAB>text``), qrels (``qid 0 docid rel``), runs
+(``qid Q0 docid rank score tag``).
+
+Ranking order everywhere in nteval is trec_eval's: score descending with scores compared as
+32-bit floats (trec_eval stores them so), ties broken by docid descending (trec_eval's qsort
+comparator). Writing runs in that order makes the rank column agree with what is evaluated, and
+lets official TREC numbers be reproduced exactly.
+"""
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import write_text
+from ..errors import InputError
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, list[tuple[str, float]]]
+
+
+def trec_order(ranking: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """Sort (docid, score) pairs as trec_eval ranks them: float32 score desc, then docid desc."""
+    items = sorted(ranking, key=lambda x: x[0], reverse=True)  # docid desc (the tie-break) ...
+    if not items:
+        return []
+    f32 = np.asarray([s for _, s in items], dtype=np.float32).tolist()
+    order = sorted(range(len(items)), key=lambda i: -f32[i])  # ... kept by this stable sort
+    return [items[i] for i in order]
+
+
+def write_topics(path: Path, topics: Mapping[str, str]) -> None:
+    buf = io.StringIO()
+    for qid, text in topics.items():
+        buf.write(f"{qid}\t{' '.join(text.split())}\n")
+    write_text(path, buf.getvalue())
+
+
+def read_topics(path: Path) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        if "\t" not in line:
+            raise InputError(path, "expected 'qid<TAB>text'", place=f"line {n}")
+        qid, text = line.split("\t", 1)
+        out[qid.strip()] = text.strip()
+    return out
+
+
+def write_qrels(path: Path, qrels: Qrels) -> None:
+    buf = io.StringIO()
+    for qid, docs in qrels.items():
+        for docid, rel in docs.items():
+            buf.write(f"{qid} 0 {docid} {int(rel)}\n")
+    write_text(path, buf.getvalue())
+
+
+def read_qrels(path: Path) -> Qrels:
+    """TREC qrels: ``qid iter docid rel`` (graded relevance kept as int)."""
+    out: Qrels = {}
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise InputError(path, "no such qrels file") from None
+    for n, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 4:
+            raise InputError(path, f"qrels line has {len(parts)} fields, expected 4 (qid iter docid rel)", place=f"line {n}")
+        try:
+            rel = int(parts[3])
+        except ValueError:
+            raise InputError(path, f"relevance {parts[3]!r} is not an integer", place=f"line {n}") from None
+        out.setdefault(parts[0], {})[parts[2]] = rel
+    return out
+
+
+def format_run(run: Run, tag: str) -> str:
+    """A run as TREC text, each topic in trec_eval order with ranks 1..n."""
+    buf = io.StringIO()
+    for qid, ranking in run.items():
+        for rank, (docid, score) in enumerate(trec_order(ranking), 1):
+            buf.write(f"{qid} Q0 {docid} {rank} {score:.6f} {tag}\n")
+    return buf.getvalue()
+
+
+def write_run(path: Path, run: Run, tag: str) -> None:
+    write_text(path, format_run(run, tag))
+
+
+def read_run(path: Path) -> Run:
+    """A TREC run (6 columns). Duplicate docids within a topic keep their first line."""
+    out: Run = {}
+    seen: dict[str, set[str]] = {}
+    opener = open
+    if str(path).endswith(".gz"):
+        import gzip
+
+        opener = gzip.open  # type: ignore[assignment]
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+            for n, line in enumerate(fh, 1):
+                parts = line.split()
+                if not parts:
+                    continue
+                if len(parts) != 6:
+                    raise InputError(path, f"run line has {len(parts)} fields, expected 6 (qid Q0 docid rank score tag)", place=f"line {n}")
+                qid, _q0, docid, _rank, score, _tag = parts
+                try:
+                    s = float(score)
+                except ValueError:
+                    raise InputError(path, f"score {score!r} is not a number", place=f"line {n}") from None
+                if docid in seen.setdefault(qid, set()):
+                    continue
+                seen[qid].add(docid)
+                out.setdefault(qid, []).append((docid, s))
+    except FileNotFoundError:
+        raise InputError(path, "no such run file") from None
+    return out

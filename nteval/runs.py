@@ -1,0 +1,93 @@
+"""Run systems over topics into TREC run files, reusing runs computed before for the same inputs.
+
+One JVM per process, one open index for all systems. A run is reused when its sidecar
+``NAME.meta.json`` carries the same key: index fingerprint + topics + system (algorithm, params,
+and for fusion the keys of its inputs) + depth + :data:`RUN_FORMAT`.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .atomic import write_text
+from .formats.trec import Run, format_run, read_run, trec_order
+from .systems.base import System
+
+RUN_FORMAT = 1  # bump when the way runs are computed changes
+
+
+def topics_key(topics: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(topics, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@dataclass
+class RunInfo:
+    system: System
+    path: Path
+    key: str
+    reused: bool
+    seconds: float
+    empty_queries: int
+    queries_per_s: float | None
+
+
+def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
+            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2) -> tuple[dict[str, Run], list[RunInfo]]:
+    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order."""
+    from tqdm import tqdm
+
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    tkey = topics_key(topics)
+    keys: dict[str, str] = {}
+    runs: dict[str, Run] = {}
+    infos: list[RunInfo] = []
+    index = None
+    todo = []
+    for s in systems:
+        deps = [keys[d] for d in s.params.get("systems", [])] if s.algorithm == "rrf" else []
+        blob = json.dumps([fingerprint, index_name, tkey, s.key(), deps, depth, RUN_FORMAT])
+        keys[s.name] = hashlib.sha256(blob.encode()).hexdigest()
+        todo.append(s)
+    bar = tqdm(total=len(todo) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
+               leave=False, mininterval=0.5)
+    try:
+        for s in todo:
+            path = runs_dir / f"{s.name}.run"
+            meta_path = runs_dir / f"{s.name}.meta.json"
+            key = keys[s.name]
+            bar.set_postfix_str(s.name)
+            if path.is_file() and meta_path.is_file():
+                meta = json.loads(meta_path.read_text())
+                if meta.get("key") == key:
+                    run = read_run(path)
+                    runs[s.name] = {q: run.get(q, []) for q in topics}
+                    infos.append(RunInfo(s, path, key, True, meta["seconds"], meta["empty_queries"], meta.get("queries_per_s")))
+                    bar.update(len(topics))
+                    continue
+            if index is None:
+                from .lucene.searcher import Index
+
+                index = Index(index_dir / index_name)
+            from .systems.execute import run_system
+
+            t0 = time.perf_counter()
+            raw = run_system(index, s, topics, depth, done=runs, threads=threads, tick=bar.update)
+            secs = time.perf_counter() - t0
+            run = {q: trec_order(raw.get(q, []))[:depth] for q in topics}
+            empty = sum(1 for q in topics if not run[q])
+            write_text(path, format_run(run, s.name))
+            meta = {"key": key, "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
+                    "depth": depth, "topics": len(topics), "empty_queries": empty, "seconds": round(secs, 3),
+                    "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
+            write_text(meta_path, json.dumps(meta, indent=2) + "\n")
+            runs[s.name] = run
+            infos.append(RunInfo(s, path, key, False, secs, empty, meta["queries_per_s"]))
+    finally:
+        bar.close()
+        if index is not None:
+            index.close()
+    return runs, infos

@@ -1,0 +1,1 @@
+"""Topic generation: sample D0 from the document store, turn it into NT topics and qrels."""

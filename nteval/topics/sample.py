@@ -1,0 +1,59 @@
+"""Seeded, filtered sample D0 of the document store.
+
+Order is ``sha256(f"{seed}:{docid}")`` over the eligible ids: the same seed and the same index
+give the same sample on any machine and any Python/NumPy version (no PRNG stream involved), and
+adding documents to a corpus never reshuffles the ones already drawn.
+"""
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..corpus.store import FILENAME as STORE
+from ..errors import InputError
+
+
+@dataclass(frozen=True)
+class SampleSpec:
+    n: int = 1000
+    seed: int = 42
+    min_sentences: int = 3
+    min_title_tokens: int = 3
+    language: str | None = None      # e.g. "eng"; None = any
+    year_min: int | None = None
+    year_max: int | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def eligible_ids(db: sqlite3.Connection, spec: SampleSpec) -> list[str]:
+    where = ["n_sentences >= ?", "n_title_tokens >= ?", "title != ''", "abstract != ''"]
+    args: list = [spec.min_sentences, spec.min_title_tokens]
+    if spec.language:
+        where.append("language = ?")
+        args.append(spec.language)
+    if spec.year_min is not None:
+        where.append("year >= ?")
+        args.append(spec.year_min)
+    if spec.year_max is not None:
+        where.append("year <= ?")
+        args.append(spec.year_max)
+    return [r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {' AND '.join(where)}", args)]
+
+
+def sample_ids(index_dir: Path, spec: SampleSpec) -> tuple[list[str], int]:
+    """(sampled docids in sample order, number eligible)."""
+    path = Path(index_dir) / STORE
+    if not path.is_file():
+        raise InputError(index_dir, f"not an nteval index directory (no {STORE})")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        ids = eligible_ids(db, spec)
+    finally:
+        db.close()
+    key = lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest()  # noqa: E731
+    ranked = sorted(ids, key=key)
+    return ranked[: spec.n], len(ids)

@@ -1,0 +1,102 @@
+"""The focused NT protocol end to end on a real index (real Lucene, real PubMed records)."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from nteval.corpus.store import DocStore
+from nteval.experiment import run_focused
+from nteval.formats.trec import read_qrels, read_topics
+from nteval.lucene.searcher import Index
+from nteval.systems.base import make_system
+from nteval.systems.execute import run_system
+from nteval.topics.sample import SampleSpec, sample_ids
+
+
+def test_same_seed_gives_byte_identical_topics_and_qrels(first200_index, tmp_path):
+    a = run_focused(first200_index, tmp_path / "a", n_topics=40, seed=7, systems="default", progress=False)
+    b = run_focused(first200_index, tmp_path / "b", n_topics=40, seed=7, systems="default", progress=False)
+    for f in ("topics.tsv", "qrels.txt"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    c = run_focused(first200_index, tmp_path / "c", n_topics=40, seed=8, systems="default", progress=False)
+    assert (tmp_path / "c" / "topics.tsv").read_bytes() != (tmp_path / "a" / "topics.tsv").read_bytes()
+    assert a["systems"] == b["systems"]
+    assert c["n_topics"] == 40
+
+
+def test_topics_respect_filters_and_qrels_point_to_self(first200_index, tmp_path):
+    run_focused(first200_index, tmp_path / "o", n_topics=30, seed=1, systems="default", progress=False)
+    topics = read_topics(tmp_path / "o" / "topics.tsv")
+    qrels = read_qrels(tmp_path / "o" / "qrels.txt")
+    store = DocStore(first200_index / "docs.sqlite")
+    for qid, text in topics.items():
+        assert qrels[qid] == {qid: 1}
+        doc = store.get(qid)
+        assert len(doc["sentences"]) >= 3 and len(doc["title"].split()) >= 3
+        assert text in doc["title"] or text == doc["title"].strip("[].")
+    store.close()
+    ids, eligible = sample_ids(first200_index, SampleSpec(n=10_000, seed=1))
+    assert len(ids) == eligible < 178  # asking for more than exist gives all eligible
+
+
+def test_outputs_schema_and_rerun_reuses_runs(first200_index, tmp_path):
+    out = tmp_path / "o"
+    res = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", progress=False)
+    on_disk = json.loads((out / "results.json").read_text())
+    assert on_disk["protocol"] == "focused" and on_disk["n_topics"] == 50 and on_disk["seed"] == 3
+    assert on_disk["measures"] == ["RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000"]
+    assert set(on_disk["systems"]) == {"bm25", "bm25_k1.2_b0.75", "qld_mu1000", "bm25_rm3", "and_then_5", "disjunctive_1"}
+    assert (out / "per_topic.tsv").read_text().count("\n") == 1 + 6 * 50 * 6
+    assert res["systems"]["disjunctive_1"]["RR"] < res["systems"]["bm25"]["RR"]
+    for line in (out / "runs" / "bm25.run").read_text().splitlines()[:3]:
+        qid, q0, docid, rank, score, tag = line.split()
+        assert q0 == "Q0" and tag == "bm25"
+    before = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
+    again = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", progress=False)
+    assert all(t["reused"] for t in again["timing"].values())
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()} == before
+    assert again["systems"] == res["systems"]
+    # a different depth is a different run: recomputed
+    third = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", depth=10, progress=False)
+    assert not any(t["reused"] for t in third["timing"].values())
+
+
+NASTY = {
+    "q1": 'Insulin "resistance": (a) AND glucose* OR fat? -obesity /liver\\',
+    "q2": "the of and",                      # analyzes to nothing
+    "q3": "NOT AND OR",
+    "q4": "[Brackets] {braces} ~tilde ^caret !bang &&",
+    "q5": "http://example.org/a?b=c",
+}
+
+
+@pytest.mark.parametrize("algorithm", ["bm25", "qld", "bm25_rm3", "bm25_rocchio", "disjunctive", "conj_disj",
+                                       "and_then", "proximity", "bm25_proximity"])
+def test_lucene_syntax_never_crashes_and_empty_queries_rank_nothing(first200_index, algorithm):
+    with Index(first200_index / "nt") as ix:
+        run = run_system(ix, make_system("s", algorithm), NASTY, depth=20)
+    assert set(run) == set(NASTY)
+    assert run["q2"] == []
+    if algorithm != "conj_disj":  # (an AND of two ORs may legitimately match nothing in 178 docs)
+        assert run["q1"], "words of a query with Lucene syntax are still searched"
+
+
+def test_query_generators_follow_document_frequency(first200_index):
+    from nteval.systems.querygen import and_then, conj_disj, disjunctive, ranked_terms
+
+    with Index(first200_index / "nt") as ix:
+        ix.configure("bm25")
+        text = "Dopamine modulates acute responses to cocaine, nicotine and ethanol in Drosophila"
+        terms = ranked_terms(ix, text, 10)
+        dfs = [ix.doc_freq(t) for t in terms]
+        assert dfs == sorted(dfs) and all(df > 0 for df in dfs)
+        one = disjunctive(ix, text, 1000, 1)
+        assert len(one) == dfs[0]  # OR of the single rarest term matches exactly its df documents
+        both = conj_disj(ix, text, 1000, 2)  # (rarest) AND (second rarest)
+        assert {d for d, _ in both} <= {d for d, _ in one}
+        staged = and_then(ix, text, 1000, 5)
+        scores = [s for _, s in staged]
+        assert scores == sorted(scores, reverse=True)
+        assert len(staged) == len(disjunctive(ix, text, 1000, 5))  # the final OR stage fills the rest

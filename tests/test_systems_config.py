@@ -1,0 +1,52 @@
+"""Systems YAML validation: errors name the file, the system and the key."""
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from nteval.cli import main
+from nteval.errors import InputError
+from nteval.experiment import builtin_systems
+from nteval.systems import load_systems
+
+
+def write(tmp_path, text):
+    p = tmp_path / "systems.yaml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text,fragments", [
+    ("- {name: s1, algorithm: bm26}\n", ["systems.yaml", "'s1'", "unknown algorithm 'bm26'"]),
+    ("- {name: s1, algorithm: bm25, params: {k1: 1.2, c: 3}}\n", ["'s1'", "unknown parameter 'c'", "params.c"]),
+    ("- {name: s1, algorithm: bm25, params: {b: 1.5}}\n", ["'s1'", "b must be within [0, 1]", "params.b"]),
+    ("- {name: s1, algorithm: disjunctive, params: {max_words: 2.5}}\n", ["max_words must be a whole number"]),
+    ("- {name: s1, algorithm: qld, params: {mu: fast}}\n", ["mu must be a number"]),
+    ("- {name: s1, algorithm: bm25}\n- {name: s1, algorithm: qld}\n", ["declared twice"]),
+    ("- {name: f, algorithm: rrf, params: {systems: [nope]}}\n", ["'f'", "'nope'", "not declared before"]),
+    ("- {name: s1, algo: bm25}\n", ["unknown key 'algo'"]),
+    ("[unclosed\n", ["invalid YAML"]),
+])
+def test_bad_systems_file(tmp_path, text, fragments):
+    p = write(tmp_path, text)
+    with pytest.raises(InputError) as e:
+        load_systems(p)
+    msg = str(e.value)
+    assert "\n" not in msg
+    for f in fragments:
+        assert f in msg, (f, msg)
+
+
+def test_cli_reports_bad_systems_before_any_work(tmp_path, first200_index):
+    p = write(tmp_path, "- {name: s1, algorithm: bm25, params: {k3: 1}}\n")
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--systems", str(p), "--out", str(tmp_path / "o"),
+                                  "--quiet"])
+    assert r.exit_code == 2 and "unknown parameter 'k3'" in r.stderr and str(p) in r.stderr
+
+
+@pytest.mark.parametrize("name", ["default", "table1"])
+def test_shipped_sets_are_valid(name):
+    systems = load_systems(builtin_systems(name))
+    assert len(systems) >= (13 if name == "table1" else 4)
+    assert {s.algorithm for s in systems} >= ({"bm25", "qld", "bm25_rm3", "disjunctive", "conj_disj", "and_then",
+                                                "proximity", "bm25_proximity", "rrf"} if name == "table1" else {"bm25"})

@@ -1,0 +1,71 @@
+"""Tie order and trec_eval semantics, checked against hand-computed values."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from nteval.cli import main
+from nteval.evaluate import evaluate_run
+from nteval.formats.trec import format_run, read_run, trec_order
+
+
+def test_ties_break_by_docid_descending_like_trec_eval():
+    ranking = [("d1", 1.0), ("d3", 0.5), ("d2", 1.0)]
+    assert [d for d, _ in trec_order(ranking)] == ["d2", "d1", "d3"]
+
+
+def test_float32_ties():
+    # 1.00000001 and 1.0 are the same float32: a tie, so docid decides (descending)
+    assert [d for d, _ in trec_order([("a", 1.00000001), ("b", 1.0)])] == ["b", "a"]
+
+
+def test_hand_computed_ap_and_rr_under_ties():
+    qrels = {"q1": {"d1": 1}, "q2": {"d3": 1, "d9": 1}}
+    run = {"q1": [("d1", 2.0), ("d2", 2.0), ("d0", 3.0)],   # order d0, d2, d1 → RR 1/3, AP 1/3
+           "q2": [("d3", 1.0), ("d4", 1.0)]}                 # order d4, d3 → RR 1/2, AP (1/2)/2
+    means, per = evaluate_run(qrels, run, ["RR", "AP", "P@2"])
+    assert per["q1"]["RR"] == pytest.approx(1 / 3) and per["q1"]["AP"] == pytest.approx(1 / 3)
+    assert per["q2"]["RR"] == pytest.approx(1 / 2) and per["q2"]["AP"] == pytest.approx(0.25)
+    assert per["q2"]["P@2"] == pytest.approx(0.5)
+    assert means["AP"] == pytest.approx((1 / 3 + 0.25) / 2)
+    # the run file we write carries the same order in its rank column
+    lines = format_run(run, "t").splitlines()
+    assert lines[:3] == ["q1 Q0 d0 1 3.000000 t", "q1 Q0 d2 2 2.000000 t", "q1 Q0 d1 3 2.000000 t"]
+
+
+def test_missing_topics_score_zero_like_trec_eval_c():
+    qrels = {"q1": {"a": 1}, "q2": {"b": 1}}
+    means, per = evaluate_run(qrels, {"q1": [("a", 1.0)]}, ["RR"])
+    assert per["q2"]["RR"] == 0.0 and means["RR"] == pytest.approx(0.5)
+
+
+def test_evaluate_cli_json(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\nq2 0 b 1\n")
+    (tmp_path / "sys.run").write_text("q1 Q0 x 1 2.0 s\nq1 Q0 a 2 1.0 s\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--measures", "RR AP", "--json",
+                                  str(tmp_path / "sys.run")])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.output) == {"sys.run": {"RR": 0.25, "AP": 0.25}}
+
+
+def test_bad_run_line(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "bad.run").write_text("q1 Q0 a 1 1.0 s\nq1 Q0 b 2 s\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), str(tmp_path / "bad.run")])
+    assert r.exit_code == 2 and "bad.run:line 2" in r.stderr
+
+
+def test_unknown_measure(tmp_path):
+    (tmp_path / "qrels.txt").write_text("q1 0 a 1\n")
+    (tmp_path / "s.run").write_text("q1 Q0 a 1 1.0 s\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--measures", "MAPX", str(tmp_path / "s.run")])
+    assert r.exit_code == 2 and "MAPX" in r.stderr
+
+
+def test_read_run_roundtrip(tmp_path):
+    run = {"q": [("b", 1.5), ("a", 1.5), ("c", 0.1)]}
+    p = tmp_path / "r.run"
+    p.write_text(format_run(run, "x"))
+    assert read_run(p) == {"q": [("b", 1.5), ("a", 1.5), ("c", 0.1)]}
