@@ -63,7 +63,7 @@ def test_nt_documents_are_abstract_only(first200_index):
         assert json.loads(nt.raw(docid))["contents"] == abstract
         assert json.loads(all_.raw(docid))["contents"] == f"{title}\n{abstract}"
         # the title as a query ranks its own doc first over all (sanity of the setup)
-        assert all_.search(title, 1)[0].docid == docid
+        assert all_.search(title, 1)[0][0] == docid
     store.close()
 
 
@@ -156,6 +156,6 @@ def test_acceptance_two_pubmed_files(tmp_path):
     assert m["counts"]["kept"] == 14832 + 18445 - m["counts"]["replaced"]
     terms = title_only_terms(out, limit=60)
     with Index(out / "nt") as nt, Index(out / "all") as all_:
-        nt.set_bm25()
+        nt.configure("bm25")
         for term in terms:
             assert nt.search(term, 10) == [] and all_.search(term, 10)

@@ -40,13 +40,20 @@ class PipelinedIndexer:
     at a time), deletes ids that must be repaired (replaced or deleted after being indexed), adds
     their final versions and expunges the deletions so collection statistics are exact. Lucene doc
     ids follow input order (one segment per parsed file, repaired ids last).
+
+    With fewer than 4 cores the work is CPU-bound and overlapping buys nothing, while every child
+    JVM pays its own JIT warm-up: batches are then *deferred* and each index is built by one child
+    over all batch files at the end (measured on 2 cores: 21.5 s eager vs 17-18 s deferred for
+    33k PubMed documents). ``eager`` overrides the choice.
     """
 
-    def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None):
+    def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None, eager: bool | None = None):
         self.targets = targets
         self.staging = staging
         self.batches = 0
-        workers = workers or int(os.environ.get("NTEVAL_INDEX_WORKERS", 0)) or os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+        self.eager = cores >= 4 if eager is None else eager
+        workers = workers or int(os.environ.get("NTEVAL_INDEX_WORKERS", 0)) or cores
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lucene-child")
         self._futures: list[Future] = []
         self._children: set[subprocess.Popen] = set()
@@ -79,7 +86,20 @@ class PipelinedIndexer:
             with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
                 for docid, contents in pairs:
                     fh.write(json.dumps({"id": docid, "contents": contents}, ensure_ascii=False) + "\n")
-            self._futures.append(self._pool.submit(self._run_child, src, self._shard(name, i, "lucene")))
+            if self.eager:
+                self._futures.append(self._pool.submit(self._run_child, src, self._shard(name, i, "lucene")))
+
+    def _index_deferred(self) -> int:
+        """One child JVM per index over all batch files so far; returns how many shards result."""
+        if self.eager or self.batches == 0:
+            return self.batches
+        for name in self.targets:
+            merged = self.staging / "json-all" / name
+            merged.mkdir(parents=True)
+            for i in range(self.batches):
+                os.rename(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
+            self._futures.append(self._pool.submit(self._run_child, merged, self._shard(name, 0, "lucene")))
+        return 1
 
     def _wait(self) -> None:
         for f in self._futures:
@@ -88,15 +108,22 @@ class PipelinedIndexer:
     def finish(self, repair_ids: list[str], final_docs: dict[str, list[tuple[str, str]]]) -> None:
         """Wait for all batches, stitch, and repair ``repair_ids`` with ``final_docs`` (the
         versions that survive)."""
+        n_shards = self._index_deferred()
         self._wait()
         n_batches = self.batches
+        repair_batch = None
         if repair_ids and any(final_docs.values()):
+            self.eager = True  # the repair batch is indexed on its own
             self.add_batch(final_docs)
             self._wait()
+            repair_batch = n_batches
         for name, target in self.targets.items():
-            shards = [self._shard(name, i, "lucene") for i in range(n_batches)]
-            repair = self._shard(name, n_batches, "lucene") if self.batches > n_batches else None
-            _stitch(target, shards, repair_ids, repair)
+            shards = [self._shard(name, i, "lucene") for i in range(n_shards)]
+            repair = self._shard(name, repair_batch, "lucene") if repair_batch is not None else None
+            if len(shards) == 1 and not repair_ids:
+                os.rename(shards[0], target)  # nothing to stitch
+            else:
+                _stitch(target, shards, repair_ids, repair)
         self.close()
 
     def close(self) -> None:

