@@ -60,33 +60,97 @@ def index_cmd(sources: tuple[Path, ...], out: Path, force: bool, jobs: int | Non
     click.echo(manifest_summary(manifest, out))
 
 
+def _protocol_options(fn):
+    """Options shared by the NT protocol commands (same sample ⇒ same D0 across protocols)."""
+    opts = [
+        click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`."),
+        click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as topics (D0)."),
+        click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics)."),
+        click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]"),
+        click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
+        click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
+        click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
+        click.option("--language", default=None, help="Only documents in this language (e.g. eng)."),
+        click.option("--year-min", type=int, default=None),
+        click.option("--year-max", type=int, default=None),
+        click.option("--min-sentences", default=3, show_default=True, help="Abstract sentences a topic document needs."),
+        click.option("--min-title-tokens", default=3, show_default=True, help="Title tokens a topic document needs."),
+        click.option("--quiet", is_flag=True, help="No progress bar."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _protocol_kwargs(kw: dict) -> dict:
+    m = kw.pop("measures")
+    quiet = kw.pop("quiet")
+    kw["measures"] = m.replace(",", " ").split() if m else None
+    kw["progress"] = not quiet and sys.stderr.isatty()
+    return kw
+
+
 @main.command("focused")
-@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
-@click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as topics (D0).")
-@click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics).")
-@click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]")
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused).")
-@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
-@click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".  [default: RR AP Bpref P@10 nDCG@10 R@1000]')
-@click.option("--language", default=None, help="Only documents in this language (e.g. eng).")
-@click.option("--year-min", type=int, default=None)
-@click.option("--year-max", type=int, default=None)
-@click.option("--min-sentences", default=3, show_default=True, help="Abstract sentences a topic document needs.")
-@click.option("--min-title-tokens", default=3, show_default=True, help="Title tokens a topic document needs.")
-@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_protocol_options
 @_friendly_errors
-def focused_cmd(index_dir, n_topics, seed, systems, out, depth, measures, language, year_min, year_max,
-                min_sentences, min_title_tokens, quiet) -> None:
+def focused_cmd(**kw) -> None:
     """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
     is its one relevant document. Prints systems sorted by MRR (RR)."""
     from .experiment import run_focused
     from .report.text import results_table
 
-    res = run_focused(index_dir, out, n_topics=n_topics, seed=seed, systems=systems, depth=depth,
-                      measures=measures.replace(",", " ").split() if measures else None,
-                      progress=not quiet and sys.stderr.isatty(), language=language, year_min=year_min,
-                      year_max=year_max, min_sentences=min_sentences, min_title_tokens=min_title_tokens)
-    click.echo(results_table(res))
+    kw = _protocol_kwargs(kw)
+    click.echo(results_table(run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)))
+
+
+def _highrecall_options(fn):
+    opts = [
+        click.option("--k", default=1000, show_default=True, help="S_ref hits z-scored per title."),
+        click.option("--zt", default=2.0, show_default=True, help="Z threshold: hits with z ≥ ZT are pseudo-relevant."),
+        click.option("--sentence", default=3, show_default=True, help="Which abstract sentence is the query (1-based)."),
+        click.option("--fallback", type=click.Choice(["skip", "last"]), default="skip", show_default=True,
+                     help="Abstracts with fewer sentences: skip the topic, or use the last sentence."),
+        click.option("--judged", type=click.Choice(["topk-nonrelevant", "relevant-only"]), default="topk-nonrelevant",
+                     show_default=True, help="Write S_ref's other top-k hits as judged non-relevant (rel 0), or not."),
+        click.option("--std", type=click.Choice(["population", "sample"]), default="population", show_default=True,
+                     help="Standard deviation used in the z-scores."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+@main.command("highrecall")
+@_protocol_options
+@click.option("--sref", default=None, help="Reference system: a name from the systems sets, or a YAML with one system.  [default: BM25 k1=0.9 b=0.4]")
+@_highrecall_options
+@_friendly_errors
+def highrecall_cmd(**kw) -> None:
+    """High-recall NT protocol: S_ref searches the WITH-title index with each title; hits with
+    z ≥ ZT are pseudo-relevant; the n-th abstract sentence is the query over the title-less index."""
+    from .experiment import run_highrecall
+    from .report.text import highrecall_summary, results_table
+
+    kw = _protocol_kwargs(kw)
+    kw["measures"] = kw["measures"] or None
+    res = run_highrecall(kw.pop("index_dir"), kw.pop("out"), **kw)
+    click.echo(highrecall_summary(res))
+    click.echo(results_table(res, sort_by="AP" if "AP" in res["measures"] else None))
+
+
+@main.command("sref-sensitivity")
+@_protocol_options
+@click.option("--sref", "srefs", multiple=True, required=True, help="A reference system (give two or more).")
+@_highrecall_options
+@_friendly_errors
+def sref_sensitivity_cmd(srefs, **kw) -> None:
+    """Evaluate the systems under two S_ref choices and correlate their scores (paper's Figure 3)."""
+    from .experiment import run_sref_sensitivity
+    from .report.text import sref_summary
+
+    kw = _protocol_kwargs(kw)
+    out = kw.pop("out")
+    click.echo(sref_summary(run_sref_sensitivity(kw.pop("index_dir"), out, list(srefs), **kw), out))
 
 
 @main.command("evaluate")

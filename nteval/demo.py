@@ -44,4 +44,11 @@ def run_demo(out: Path, n_topics: int = 300) -> None:
     click.echo()
     res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False)
     click.echo(results_table(res))
-    click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'})")
+    click.echo()
+    from .experiment import run_highrecall
+    from .report.text import highrecall_summary
+
+    hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False)
+    click.echo(highrecall_summary(hr))
+    click.echo(results_table(hr, sort_by="AP"))
+    click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")

@@ -63,6 +63,14 @@ def write_results(out: Path, protocol: str, spec: SampleSpec, measures: list[str
     return results
 
 
+def _sample(index_dir: Path, n_topics: int, seed: int, filters: dict[str, Any]) -> tuple[SampleSpec, list[str], int]:
+    spec = SampleSpec(n=n_topics, seed=seed, **filters)
+    ids, n_eligible = sample_ids(index_dir, spec)
+    if not ids:
+        raise InputError(index_dir, "no document passes the topic filters (title/abstract/sentence/language/year)")
+    return spec, ids, n_eligible
+
+
 def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
                 systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
                 progress: bool = True, **filters: Any) -> dict[str, Any]:
@@ -71,10 +79,7 @@ def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, se
     manifest = read_manifest(index_dir)
     measures = [str(m) for m in parse_measures(measures or list(DEFAULT_MEASURES))]
     systems_path, system_list = resolve_systems(systems)
-    spec = SampleSpec(n=n_topics, seed=seed, **filters)
-    ids, n_eligible = sample_ids(index_dir, spec)
-    if not ids:
-        raise InputError(index_dir, "no document passes the topic filters (title/abstract/sentence/language/year)")
+    spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
     store = DocStore(index_dir / STORE)
     try:
         topics, qrels = focused_topics(store, ids)
@@ -89,3 +94,137 @@ def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, se
              "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible,
              "topics_requested": n_topics}
     return write_results(out, "focused", spec, measures, runs, infos, qrels, extra)
+
+
+HIGHRECALL_MEASURES = ("AP", "Bpref", "P@10", "nDCG@10", "R@1000")
+
+
+def resolve_sref(sref: str | Path | None, systems_path: Path | None = None) -> System:
+    """S_ref: default BM25 (k1 0.9, b 0.4); a YAML file holding one system; or a system name
+    looked up in the systems file in use, then in the shipped sets."""
+    from .systems.base import make_system
+
+    if sref is None:
+        return make_system("bm25", "bm25")
+    p = Path(str(sref))
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        found = load_systems(p)
+        if len(found) != 1:
+            raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
+        return found[0]
+    for candidate in [systems_path, builtin_systems("table1"), builtin_systems("default")]:
+        if candidate is not None and Path(candidate).is_file():
+            for s in load_systems(candidate):
+                if s.name == str(sref):
+                    return s
+    raise InputError(None, f"--sref {sref!r}: no such system in {systems_path or 'the systems file'} or the shipped sets "
+                           "(give a name from them or a YAML file with one system)")
+
+
+def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
+                   sref: str | Path | None = None, k: int = 1000, zt: float = 2.0, sentence: int = 3,
+                   judged: str = "topk-nonrelevant", std: str = "population", fallback: str = "skip",
+                   systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
+                   progress: bool = True, runs_dir: str | Path | None = None, **filters: Any) -> dict[str, Any]:
+    """High-recall NT protocol (see :mod:`nteval.topics.highrecall`): S_ref over ``all`` with the
+    titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt``."""
+    import statistics
+
+    from .topics.highrecall import JUDGED_POLICIES, STD_KINDS, pseudo_qrels, sentence_query
+
+    if judged not in JUDGED_POLICIES:
+        raise InputError(None, f"--judged must be one of {', '.join(JUDGED_POLICIES)}")
+    if std not in STD_KINDS:
+        raise InputError(None, f"--std must be one of {', '.join(STD_KINDS)}")
+    if sentence < 1 or k < 2:
+        raise InputError(None, "--sentence must be ≥ 1 and --k ≥ 2")
+    index_dir, out = Path(index_dir), Path(out)
+    manifest = read_manifest(index_dir)
+    measures = [str(m) for m in parse_measures(measures or list(HIGHRECALL_MEASURES))]
+    systems_path, system_list = resolve_systems(systems)
+    sref_system = resolve_sref(sref, systems_path)
+    spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
+    store = DocStore(index_dir / STORE)
+    try:
+        titles, _ = focused_topics(store, ids)
+        sentences: dict[str, str] = {}
+        for d in ids:
+            q = sentence_query(store.get(d)["sentences"], sentence, fallback)
+            if q is not None:
+                sentences[d] = q
+    finally:
+        store.close()
+    out.mkdir(parents=True, exist_ok=True)
+    write_topics(out / "titles.tsv", titles)
+    # S_ref sees the titles: it searches `all` with the title only (never the sentence)
+    sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, [sref_system], out / "sref",
+                           depth=k, progress=progress)
+    sref_run = sref_runs[sref_system.name]
+    qrels_all = pseudo_qrels(sref_run, k=k, zt=zt, std=std, judged=judged)
+    qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
+    if not qrels:
+        raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")
+    topics = {q: sentences[q] for q in qrels}
+    write_topics(out / "topics.tsv", topics)
+    write_qrels(out / "qrels.txt", qrels)
+    runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
+                          Path(runs_dir) if runs_dir else out / "runs", depth=depth, progress=progress)
+    sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+    hist: dict[str, int] = {}
+    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
+        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
+        hist[label] = sum(lo <= n <= hi for n in sizes)
+    extra = {
+        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
+        "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible, "topics_requested": n_topics,
+        "sref": {"name": sref_system.name, "algorithm": sref_system.algorithm, "params": sref_system.params,
+                 "index": "all", "query": "title"},
+        "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
+        "dropped": {"no_sentence": len(ids) - len(sentences),
+                    "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
+        "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes), "mean": round(statistics.mean(sizes), 2),
+                                      "max": max(sizes), "total": sum(sizes), "histogram": hist},
+    }
+    return write_results(out, "highrecall", spec, measures, runs, infos, qrels, extra)
+
+
+def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str], **kwargs: Any) -> dict[str, Any]:
+    """The paper's Figure 3: the same systems under two (or more) S_ref choices; Pearson, Spearman
+    and Kendall between the score vectors per measure, and a scatter PNG per measure (first two
+    S_refs). System runs are shared: only the pseudo-qrels differ."""
+    from itertools import combinations
+
+    from .correlate.stats import correlations
+    from .report.plots import scatter
+
+    if len(srefs) < 2:
+        raise InputError(None, "give at least two --sref")
+    out = Path(out)
+    per_sref: dict[str, dict[str, Any]] = {}
+    for sref in srefs:
+        label = Path(sref).stem if str(sref).endswith((".yaml", ".yml")) else str(sref)
+        per_sref[label] = run_highrecall(index_dir, out / f"sref-{label}", sref=sref, runs_dir=out / "runs", **kwargs)
+    labels = list(per_sref)
+    measures = per_sref[labels[0]]["measures"]
+    systems = sorted(per_sref[labels[0]]["systems"])
+    pairs = {}
+    for a, b in combinations(labels, 2):
+        stats = {}
+        for m in measures:
+            x = [per_sref[a]["systems"][s][m] for s in systems]
+            y = [per_sref[b]["systems"][s][m] for s in systems]
+            stats[m] = correlations(x, y)
+            if (a, b) == (labels[0], labels[1]):
+                c = stats[m]
+                title = (f"{m}: S_ref {a} vs {b}  (Pearson {c['pearson']['value']:.3f}, Spearman {c['spearman']['value']:.3f}, "
+                         f"Kendall {c['kendall']['value']:.3f})") if c["pearson"]["value"] is not None else f"{m}: {a} vs {b}"
+                scatter(x, y, systems, f"{m} with S_ref = {a}", f"{m} with S_ref = {b}", title,
+                        out / f"sref_{m.replace('@', '_at_')}.png")
+        pairs[f"{a} vs {b}"] = stats
+    result = {"protocol": "sref-sensitivity", "srefs": labels, "measures": measures, "systems": systems,
+              "scores": {lab: per_sref[lab]["systems"] for lab in labels},
+              "pseudo_relevant_per_topic": {lab: per_sref[lab]["pseudo_relevant_per_topic"] for lab in labels},
+              "n_topics": {lab: per_sref[lab]["n_topics"] for lab in labels},
+              "correlations": pairs}
+    write_text(out / "sref_sensitivity.json", json.dumps(result, indent=2) + "\n")
+    return result

@@ -58,24 +58,34 @@ def write_qrels(path: Path, qrels: Qrels) -> None:
     write_text(path, buf.getvalue())
 
 
+def _rows(path: Path, what: str, fields: str):
+    """(line number, fields) of a whitespace-separated file (.gz allowed), every line having
+    exactly the fields named in ``fields``; errors name the file and line."""
+    import gzip
+
+    n_fields = len(fields.split())
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+            for n, line in enumerate(fh, 1):
+                parts = line.split()
+                if not parts:
+                    continue
+                if len(parts) != n_fields:
+                    raise InputError(path, f"{what} line has {len(parts)} fields, expected {n_fields} ({fields})", place=f"line {n}")
+                yield n, parts
+    except FileNotFoundError:
+        raise InputError(path, f"no such {what} file") from None
+
+
 def read_qrels(path: Path) -> Qrels:
     """TREC qrels: ``qid iter docid rel`` (graded relevance kept as int)."""
     out: Qrels = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise InputError(path, "no such qrels file") from None
-    for n, line in enumerate(lines, 1):
-        parts = line.split()
-        if not parts:
-            continue
-        if len(parts) != 4:
-            raise InputError(path, f"qrels line has {len(parts)} fields, expected 4 (qid iter docid rel)", place=f"line {n}")
+    for n, (qid, _it, docid, rel) in _rows(path, "qrels", "qid iter docid rel"):
         try:
-            rel = int(parts[3])
+            out.setdefault(qid, {})[docid] = int(rel)
         except ValueError:
-            raise InputError(path, f"relevance {parts[3]!r} is not an integer", place=f"line {n}") from None
-        out.setdefault(parts[0], {})[parts[2]] = rel
+            raise InputError(path, f"relevance {rel!r} is not an integer", place=f"line {n}") from None
     return out
 
 
@@ -96,28 +106,13 @@ def read_run(path: Path) -> Run:
     """A TREC run (6 columns). Duplicate docids within a topic keep their first line."""
     out: Run = {}
     seen: dict[str, set[str]] = {}
-    opener = open
-    if str(path).endswith(".gz"):
-        import gzip
-
-        opener = gzip.open  # type: ignore[assignment]
-    try:
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
-            for n, line in enumerate(fh, 1):
-                parts = line.split()
-                if not parts:
-                    continue
-                if len(parts) != 6:
-                    raise InputError(path, f"run line has {len(parts)} fields, expected 6 (qid Q0 docid rank score tag)", place=f"line {n}")
-                qid, _q0, docid, _rank, score, _tag = parts
-                try:
-                    s = float(score)
-                except ValueError:
-                    raise InputError(path, f"score {score!r} is not a number", place=f"line {n}") from None
-                if docid in seen.setdefault(qid, set()):
-                    continue
-                seen[qid].add(docid)
-                out.setdefault(qid, []).append((docid, s))
-    except FileNotFoundError:
-        raise InputError(path, "no such run file") from None
+    for n, (qid, _q0, docid, _rank, score, _tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+        try:
+            s = float(score)
+        except ValueError:
+            raise InputError(path, f"score {score!r} is not a number", place=f"line {n}") from None
+        if docid in seen.setdefault(qid, set()):
+            continue
+        seen[qid].add(docid)
+        out.setdefault(qid, []).append((docid, s))
     return out

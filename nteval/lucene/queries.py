@@ -18,22 +18,22 @@ def _classes():
             jvm.autoclass("org.apache.lucene.index.Term"))
 
 
-def disjunction(terms: Sequence[str]):
-    """OR of the terms (score = sum of matching terms' scores)."""
+def _terms(terms: Sequence[str], occur: str):
     Builder, Occur, TermQuery, Term = _classes()
     b = Builder()
     for t in terms:
-        b.add(TermQuery(Term(FIELD, t)), Occur.SHOULD)
+        b.add(TermQuery(Term(FIELD, t)), getattr(Occur, occur))
     return b.build()
+
+
+def disjunction(terms: Sequence[str]):
+    """OR of the terms (score = sum of matching terms' scores)."""
+    return _terms(terms, "SHOULD")
 
 
 def conjunction(terms: Sequence[str]):
     """AND of the terms."""
-    Builder, Occur, TermQuery, Term = _classes()
-    b = Builder()
-    for t in terms:
-        b.add(TermQuery(Term(FIELD, t)), Occur.MUST)
-    return b.build()
+    return _terms(terms, "MUST")
 
 
 def conjunction_of_disjunctions(groups: Sequence[Sequence[str]]):

@@ -40,3 +40,29 @@ def results_table(results: dict[str, Any], sort_by: str | None = None) -> str:
         lines.append(f"{name:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in measures)
                      + f"  {results.get('empty_queries', {}).get(name, 0):>5}  {algo}")
     return "\n".join(lines)
+
+
+def highrecall_summary(res: dict[str, Any]) -> str:
+    pr = res["pseudo_relevant_per_topic"]
+    d = res["dropped"]
+    hist = ", ".join(f"{k}: {v}" for k, v in pr["histogram"].items())
+    return "\n".join([
+        f"S_ref {res['sref']['name']} ({res['sref']['algorithm']}) over all/ with titles, top {res['k']}, "
+        f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}",
+        f"topics kept {res['n_topics']:,} of {res['topics_requested']:,} requested "
+        f"(dropped: {d['no_sentence']} without sentence {res['sentence']}, {d['no_pseudo_relevant']} without a pseudo-relevant hit)",
+        f"pseudo-relevant per topic: min {pr['min']}, median {pr['median']}, mean {pr['mean']}, max {pr['max']}  [{hist}]",
+    ])
+
+
+def sref_summary(res: dict[str, Any], out: Any) -> str:
+    lines = [f"S_ref sensitivity over {len(res['systems'])} systems; topics kept: "
+             + ", ".join(f"{k} {v}" for k, v in res["n_topics"].items())]
+    for pair, stats in res["correlations"].items():
+        lines.append(f"{pair}:")
+        for m, c in stats.items():
+            vals = "  ".join(f"{name} {c[name]['value']:.3f}" if c[name]["value"] is not None else f"{name} n/a"
+                             for name in ("pearson", "spearman", "kendall"))
+            lines.append(f"  {m:<8} {vals}")
+    lines.append(f"(scatter plots and sref_sensitivity.json in {out})")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Agreement between system rankings: correlation statistics (more to come: CIs, baselines)."""

@@ -1,0 +1,74 @@
+"""High-recall NT topics: pseudo-relevance judgments from a reference system S_ref that sees the
+titles, and queries made from an abstract sentence.
+
+For each sampled document, S_ref searches the ``all`` index (titles included) with the title and
+keeps its top k hits. Each hit's score is standardised within its query,
+``z = (s − mean) / std`` over those k scores, and hits with ``z ≥ ZT`` are pseudo-relevant.
+
+``std`` is the **population** standard deviation by default (``ddof = 0``): the k scores are the
+whole set being standardised, not a sample from a larger one; with k = 1,000 the sample variant
+(``ddof = 1``) differs by a factor √(1000/999) ≈ 1.0005 and can be chosen with ``std="sample"``.
+A topic whose k scores are all equal (std = 0) or that has fewer than 2 hits gets no
+pseudo-relevant document and is dropped (counted).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from ..formats.trec import Qrels, Run, trec_order
+
+JUDGED_POLICIES = ("relevant-only", "topk-nonrelevant")
+STD_KINDS = {"population": 0, "sample": 1}
+
+
+def zscores(scores: Sequence[float], std: str = "population") -> list[float]:
+    """Standard scores of ``scores``; an empty list when undefined (n < 2 or zero spread)."""
+    ddof = STD_KINDS[std]
+    n = len(scores)
+    if n < 2 or n - ddof <= 0:
+        return []
+    mean = math.fsum(scores) / n
+    var = math.fsum((s - mean) ** 2 for s in scores) / (n - ddof)
+    if var <= 0:
+        return []
+    sd = math.sqrt(var)
+    return [(s - mean) / sd for s in scores]
+
+
+def pseudo_qrels_for(ranking: Sequence[tuple[str, float]], k: int = 1000, zt: float = 2.0,
+                     std: str = "population", judged: str = "relevant-only") -> dict[str, int]:
+    """Pseudo-judgments for one topic from S_ref's ranking (trec order, top ``k``)."""
+    if judged not in JUDGED_POLICIES:
+        raise ValueError(f"judged must be one of {JUDGED_POLICIES}")
+    top = trec_order(ranking)[:k]
+    z = zscores([s for _, s in top], std)
+    if not z:
+        return {}
+    rel = {d: 1 for (d, _), zi in zip(top, z) if zi >= zt}
+    if not rel:
+        return {}
+    if judged == "topk-nonrelevant":
+        for d, _ in top:
+            rel.setdefault(d, 0)
+    return rel
+
+
+def pseudo_qrels(sref_run: Run, k: int = 1000, zt: float = 2.0, std: str = "population",
+                 judged: str = "relevant-only") -> Qrels:
+    """Topics with at least one pseudo-relevant document, in ``sref_run`` order."""
+    out: Qrels = {}
+    for qid, ranking in sref_run.items():
+        q = pseudo_qrels_for(ranking, k, zt, std, judged)
+        if q:
+            out[qid] = q
+    return out
+
+
+def sentence_query(sentences: Sequence[str], n: int = 3, fallback: str = "skip") -> str | None:
+    """The n-th sentence (1-based). With fewer sentences: ``skip`` → None, ``last`` → the last one."""
+    if len(sentences) >= n:
+        return sentences[n - 1]
+    if fallback == "last" and sentences:
+        return sentences[-1]
+    return None

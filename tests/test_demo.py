@@ -1,0 +1,25 @@
+"""`nteval demo` (the README's first command) works on the bundled sample alone."""
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from nteval.cli import main
+from nteval.demo import run_demo, sample_path
+
+
+def test_bundled_sample_is_real_pubmed():
+    import gzip
+
+    head = gzip.open(sample_path()).read(400).decode()
+    assert "<!DOCTYPE PubmedArticleSet" in head and "<PubmedArticleSet>" in head
+
+
+def test_demo_runs_both_protocols(tmp_path, capsys):
+    run_demo(tmp_path / "demo", n_topics=25)
+    out = capsys.readouterr().out
+    assert "kept 1,708" in out
+    assert "focused protocol: 25 topics" in out
+    assert "highrecall protocol:" in out and "pseudo-relevant per topic" in out
+    # second run reuses the index and every run
+    r = CliRunner().invoke(main, ["manifest", str(tmp_path / "demo" / "index")])
+    assert r.exit_code == 0 and "pubmed21n1298_first2000.xml.gz" in r.output

@@ -1,0 +1,97 @@
+"""High-recall NT protocol: z-scores and thresholds against hand-computed values, then end to end
+on a real index."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from nteval.cli import main
+from nteval.corpus.store import DocStore
+from nteval.experiment import run_highrecall, run_sref_sensitivity
+from nteval.formats.trec import read_qrels, read_run, read_topics
+from nteval.topics.highrecall import pseudo_qrels_for, sentence_query, zscores
+
+RANKING = [("a", 10.0), ("b", 8.0), ("c", 6.0), ("d", 4.0), ("e", 2.0)]
+
+
+def test_zscores_by_hand():
+    # mean 6; population var = (16+4+0+4+16)/5 = 8; sample var = 40/4 = 10
+    assert zscores([s for _, s in RANKING]) == pytest.approx([2 / math.sqrt(8) * x for x in (2, 1, 0, -1, -2)])
+    assert zscores([s for _, s in RANKING], "sample")[0] == pytest.approx(4 / math.sqrt(10))
+    assert zscores([3.0, 3.0, 3.0]) == [] and zscores([1.0]) == []
+
+
+def test_threshold_and_judged_policies_by_hand():
+    # population z(a) = 4/√8 = 1.414 ≥ 1.4; sample z(a) = 4/√10 = 1.265 < 1.4
+    assert pseudo_qrels_for(RANKING, k=5, zt=1.4) == {"a": 1}
+    assert pseudo_qrels_for(RANKING, k=5, zt=1.4, std="sample") == {}
+    assert pseudo_qrels_for(RANKING, k=5, zt=1.4, judged="topk-nonrelevant") == {"a": 1, "b": 0, "c": 0, "d": 0, "e": 0}
+    # only the top k are standardised: k=3 → mean 8, pop. std √(8/3), z(a) = 2/1.633 = 1.2247
+    assert pseudo_qrels_for(RANKING, k=3, zt=1.22) == {"a": 1}
+    assert pseudo_qrels_for(RANKING, k=3, zt=1.23) == {}
+    assert pseudo_qrels_for(RANKING, k=3, zt=1.22, judged="topk-nonrelevant") == {"a": 1, "b": 0, "c": 0}
+    assert pseudo_qrels_for([("x", 5.0), ("y", 5.0)], k=10, zt=0.0) == {}  # no spread: dropped
+
+
+def test_sentence_query():
+    s = ["One.", "Two.", "Three.", "Four."]
+    assert sentence_query(s, 3) == "Three."
+    assert sentence_query(s[:2], 3) is None
+    assert sentence_query(s[:2], 3, fallback="last") == "Two."
+
+
+def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
+    kw = dict(n_topics=40, seed=5, systems="default", progress=False)
+    a = run_highrecall(first200_index, tmp_path / "a", **kw)
+    run_highrecall(first200_index, tmp_path / "b", **kw)
+    for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    assert a["protocol"] == "highrecall" and a["measures"] == ["AP", "Bpref", "P@10", "nDCG@10", "R@1000"]
+    assert a["sref"]["index"] == "all" and a["judged"] == "topk-nonrelevant"
+    topics = read_topics(tmp_path / "a" / "topics.tsv")
+    titles = read_topics(tmp_path / "a" / "titles.tsv")
+    qrels = read_qrels(tmp_path / "a" / "qrels.txt")
+    assert set(topics) == set(qrels) and set(topics) <= set(titles)
+    store = DocStore(first200_index / "docs.sqlite")
+    for qid, text in topics.items():
+        doc = store.get(qid)
+        assert text == doc["sentences"][2]              # the 3rd sentence is the query
+        assert text not in titles[qid]                  # and never part of S_ref's query
+        assert any(r == 1 for r in qrels[qid].values())
+    store.close()
+    sref = read_run(tmp_path / "a" / "sref" / "bm25.run")
+    assert set(sref) == set(titles)  # S_ref ran the titles (over `all`)
+    # the stored pseudo-qrels are exactly what the z-score rule gives on S_ref's run
+    for qid in qrels:
+        assert qrels[qid] == pseudo_qrels_for(sref[qid], k=1000, zt=2.0, judged="topk-nonrelevant")
+    sizes = [sum(v.values()) for v in qrels.values()]
+    assert a["pseudo_relevant_per_topic"]["max"] == max(sizes)
+    assert a["n_topics"] + a["dropped"]["no_sentence"] + a["dropped"]["no_pseudo_relevant"] == 40
+
+
+def test_relevant_only_is_the_relevant_part_of_topk(first200_index, tmp_path):
+    kw = dict(n_topics=30, seed=9, systems="default", progress=False)
+    run_highrecall(first200_index, tmp_path / "t", judged="topk-nonrelevant", **kw)
+    run_highrecall(first200_index, tmp_path / "r", judged="relevant-only", **kw)
+    t = read_qrels(tmp_path / "t" / "qrels.txt")
+    r = read_qrels(tmp_path / "r" / "qrels.txt")
+    assert r == {q: {d: v for d, v in docs.items() if v > 0} for q, docs in t.items()}
+
+
+def test_sref_sensitivity_outputs(first200_index, tmp_path):
+    res = run_sref_sensitivity(first200_index, tmp_path / "s", ["bm25", "qld_mu1000"], n_topics=30, seed=2,
+                               systems="default", progress=False)
+    c = res["correlations"]["bm25 vs qld_mu1000"]
+    assert set(c) == set(res["measures"])
+    assert -1 <= c["AP"]["spearman"]["value"] <= 1
+    assert (tmp_path / "s" / "sref_AP.png").stat().st_size > 5000
+    assert json.loads((tmp_path / "s" / "sref_sensitivity.json").read_text())["srefs"] == ["bm25", "qld_mu1000"]
+
+
+def test_unknown_sref_is_a_clear_error(first200_index, tmp_path):
+    r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--sref", "nope", "--out", str(tmp_path / "o"),
+                                  "--topics", "5", "--quiet"])
+    assert r.exit_code == 2 and "'nope'" in r.stderr
