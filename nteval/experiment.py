@@ -216,8 +216,8 @@ def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str
             stats[m] = correlations(x, y)
             if (a, b) == (labels[0], labels[1]):
                 c = stats[m]
-                title = (f"{m}: S_ref {a} vs {b}  (Pearson {c['pearson']['value']:.3f}, Spearman {c['spearman']['value']:.3f}, "
-                         f"Kendall {c['kendall']['value']:.3f})") if c["pearson"]["value"] is not None else f"{m}: {a} vs {b}"
+                title = (f"{m}: S_ref {a} vs {b}\nPearson {c['pearson']['value']:.3f}, Spearman {c['spearman']['value']:.3f}, "
+                         f"Kendall {c['kendall']['value']:.3f}") if c["pearson"]["value"] is not None else f"{m}: {a} vs {b}"
                 scatter(x, y, systems, f"{m} with S_ref = {a}", f"{m} with S_ref = {b}", title,
                         out / f"sref_{m.replace('@', '_at_')}.png")
         pairs[f"{a} vs {b}"] = stats
