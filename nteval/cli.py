@@ -179,6 +179,36 @@ def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[P
         click.echo(f"{r:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in names))
 
 
+@main.command("rank-baselines")
+@click.option("--runs", "runs_src", required=True, type=click.Path(path_type=Path), help="Directory (or .tar.gz) of TREC runs.")
+@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Official qrels (TREC or BEIR layout).")
+@click.option("--measures", default="AP nDCG@10", show_default=True)
+@click.option("--pool-depth", default=100, show_default=True, help="Top documents per run pooled per topic.")
+@click.option("--trials", default=10, show_default=True, help="Random draws for the Soboroff baseline.")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the full report as JSON here.")
+@_friendly_errors
+def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out) -> None:
+    """Judgment-free baselines (Soboroff random pseudo-qrels, reference count) on any set of runs,
+    each correlated with the ranking the official qrels give."""
+    from .atomic import write_text
+    from .correlate.rank_baselines import rank_baselines, read_runs
+    from .evaluate import parse_measures
+    from .formats.topics import load_qrels
+
+    names = [str(m) for m in parse_measures(measures)]
+    res = rank_baselines(read_runs(runs_src), load_qrels(qrels), names, pool_depth=pool_depth, trials=trials, seed=seed,
+                         progress=sys.stderr.isatty())
+    click.echo(f"{res['runs']} runs, {res['topics']} topics, pool depth {pool_depth}, "
+               f"{res['n_relevant_per_topic']} pseudo-relevant per topic")
+    for base, per in res["correlations_vs_official"].items():
+        for m, c in per.items():
+            click.echo(f"{base:<16} {m:<8} Kendall {c['kendall']['value']:.3f}  Spearman {c['spearman']['value']:.3f}  "
+                       f"Pearson {c['pearson']['value']:.3f}  tau_AP {c['tau_ap']['value']:.3f}")
+    if out:
+        write_text(Path(out), json.dumps(res, indent=2) + "\n")
+
+
 @main.command("demo")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("nteval-demo"), show_default=True)
 @_friendly_errors

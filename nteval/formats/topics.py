@@ -1,0 +1,140 @@
+"""Readers for judged collections' topics and qrels in the layouts they ship in.
+
+- TSV topics (``qid<TAB>text``) and TREC qrels: :mod:`nteval.formats.trec`
+- BEIR: ``queries.jsonl`` (``_id``, ``text``) and ``qrels/*.tsv`` (``query-id corpus-id score``,
+  header optional)
+- TREC-COVID XML topics: ``<topic number=N><query/><question/><narrative/></topic>``; the fields
+  used are selectable (``query``, ``question``, ``narrative``, or several joined: ``query+question``)
+- TREC Genomics 2005 ad hoc topics (``adhoc2005narrative.txt``): lines ``<100>Describe ...``
+- TREC Genomics 2004 ad hoc topics (XML ``<TOPIC><ID/><TITLE/><NEED/><CONTEXT/></TOPIC>``, as the
+  track overview describes them; fields selectable like TREC-COVID's)
+
+:func:`load_topics` / :func:`load_qrels` pick the reader from the file's name and first bytes.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from ..errors import InputError
+from .trec import Qrels, read_qrels, read_topics
+
+Topics = dict[str, str]
+
+
+def _text(elem) -> str:
+    return " ".join("".join(elem.itertext()).split()) if elem is not None else ""
+
+
+def _fields(path: Path, field: str, allowed: tuple[str, ...]) -> list[str]:
+    names = [f.strip().lower() for f in field.split("+") if f.strip()]
+    bad = [f for f in names if f not in allowed]
+    if not names or bad:
+        raise InputError(path, f"unknown topic field {(bad or [field])[0]!r} (allowed: {', '.join(allowed)}, joined with +)")
+    return names
+
+
+def _xml_root(path: Path):
+    from lxml import etree
+
+    try:
+        return etree.parse(str(path), etree.XMLParser(resolve_entities=False, no_network=True)).getroot()
+    except etree.XMLSyntaxError as err:
+        line = err.position[0] if err.position else err.lineno
+        raise InputError(path, f"malformed XML: {err.msg}", place=f"line {line}") from None
+
+
+def read_beir_queries(path: Path) -> Topics:
+    out: Topics = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise InputError(path, f"not a JSON object: {err.msg}", place=f"line {n}") from None
+        if not isinstance(obj, dict) or "_id" not in obj or "text" not in obj:
+            raise InputError(path, 'BEIR query line needs "_id" and "text"', place=f"line {n}")
+        out[str(obj["_id"])] = " ".join(str(obj["text"]).split())
+    return out
+
+
+def read_beir_qrels(path: Path) -> Qrels:
+    out: Qrels = {}
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        parts = line.split()
+        if not parts or (n == 1 and parts[0] == "query-id"):
+            continue
+        if len(parts) != 3:
+            raise InputError(path, f"BEIR qrels line has {len(parts)} fields, expected 3 (query-id corpus-id score)", place=f"line {n}")
+        try:
+            out.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+        except ValueError:
+            raise InputError(path, f"score {parts[2]!r} is not an integer", place=f"line {n}") from None
+    return out
+
+
+def read_trec_covid_topics(path: Path, field: str = "query") -> Topics:
+    names = _fields(path, field, ("query", "question", "narrative"))
+    root = _xml_root(path)
+    out: Topics = {}
+    for t in root.iter("topic"):
+        qid = (t.get("number") or "").strip()
+        if not qid:
+            raise InputError(path, "<topic> without a number attribute", place=f"line {t.sourceline}")
+        out[qid] = " ".join(_text(t.find(f)) for f in names).strip()
+    return out
+
+
+def read_genomics2005_topics(path: Path) -> Topics:
+    out: Topics = {}
+    pat = re.compile(r"^<(\d+)>\s*(.*)$")
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8", errors="replace").splitlines(), 1):
+        if not line.strip():
+            continue
+        m = pat.match(line.strip())
+        if not m:
+            raise InputError(path, "expected '<number>topic text'", place=f"line {n}")
+        out[m.group(1)] = " ".join(m.group(2).split())
+    return out
+
+
+def read_genomics2004_topics(path: Path, field: str = "title") -> Topics:
+    names = _fields(path, field, ("title", "need", "context"))
+    root = _xml_root(path)
+    out: Topics = {}
+    for t in root.iter("TOPIC"):
+        qid = _text(t.find("ID"))
+        if not qid:
+            raise InputError(path, "<TOPIC> without <ID>", place=f"line {t.sourceline}")
+        out[qid] = " ".join(_text(t.find(f.upper())) for f in names).strip()
+    return out
+
+
+def load_topics(path: str | Path, field: str | None = None) -> Topics:
+    """Topics from any supported layout (by extension and first bytes)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such topics file")
+    head = path.read_bytes()[:2000].decode("utf-8", "replace").lstrip()
+    if path.suffix == ".jsonl":
+        return read_beir_queries(path)
+    if head.startswith("<?xml") or head.startswith("<topics") or head.startswith("<TOPICS"):
+        if "<TOPICS" in head or "<TOPIC>" in head:
+            return read_genomics2004_topics(path, field or "title")
+        return read_trec_covid_topics(path, field or "query")
+    if re.match(r"<\d+>", head):
+        return read_genomics2005_topics(path)
+    return read_topics(path)
+
+
+def load_qrels(path: str | Path) -> Qrels:
+    """Qrels in TREC (4 columns) or BEIR (3 columns, optional header) layout."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(path, "no such qrels file")
+    first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
+    if first.startswith("query-id") or len(first.split()) == 3:
+        return read_beir_qrels(path)
+    return read_qrels(path)

@@ -1,0 +1,48 @@
+"""Correlation statistics against scipy and hand-computed cases."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from nteval.correlate.stats import bootstrap_ci, correlations, tau_ap
+
+X = [0.31, 0.25, 0.40, 0.12, 0.28, 0.33]
+Y = [0.52, 0.41, 0.60, 0.20, 0.50, 0.45]
+
+
+def test_matches_scipy():
+    c = correlations(X, Y)
+    assert c["pearson"]["value"] == pytest.approx(stats.pearsonr(X, Y).statistic)
+    assert c["spearman"]["value"] == pytest.approx(stats.spearmanr(X, Y).statistic)
+    assert c["kendall"]["value"] == pytest.approx(stats.kendalltau(X, Y).statistic)
+    assert c["kendall"]["p"] == pytest.approx(stats.kendalltau(X, Y).pvalue)
+
+
+def test_tau_ap_hand_computed():
+    truth = [4, 3, 2, 1]  # A > B > C > D
+    # estimate A, C, B, D: C(2)=1/1, C(3)=1/2, C(4)=3/3 → 2/3·2.5 − 1 = 2/3 (= Kendall τ here)
+    assert tau_ap([4, 2, 3, 1], truth) == pytest.approx(2 / 3)
+    # estimate B, A, C, D (swap at the top): C(2)=0, C(3)=2/2, C(4)=3/3 → 2/3·2 − 1 = 1/3
+    assert tau_ap([3, 4, 2, 1], truth) == pytest.approx(1 / 3)
+    # a swap at the bottom costs less than the same swap at the top
+    assert tau_ap([4, 3, 1, 2], truth) > tau_ap([3, 4, 2, 1], truth)
+    assert tau_ap(truth, truth) == 1.0 and tau_ap([1, 2, 3, 4], truth) == -1.0
+
+
+def test_undefined_cases():
+    assert correlations([1, 1, 1], [1, 2, 3])["pearson"]["value"] is None
+    assert correlations([1, 2], [2, 1])["kendall"]["value"] is None
+
+
+def test_bootstrap_ci_contains_point_estimate_and_is_seeded():
+    rng = np.random.default_rng(1)
+    quality = np.linspace(0.2, 0.6, 8)
+    xt = quality[:, None] + rng.normal(0, 0.15, (8, 300))
+    yt = quality[:, None] * 0.8 + rng.normal(0, 0.15, (8, 120))
+    ci = bootstrap_ci(xt, yt, n_boot=300, seed=3)
+    point = correlations(list(xt.mean(1)), list(yt.mean(1)))
+    for k in ("pearson", "spearman", "kendall"):
+        lo, hi = ci[k]
+        assert lo <= point[k]["value"] <= hi and -1 <= lo < hi <= 1
+    assert bootstrap_ci(xt, yt, n_boot=300, seed=3) == ci
