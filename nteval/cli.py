@@ -179,6 +179,31 @@ def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[P
         click.echo(f"{r:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in names))
 
 
+@main.command("correlate")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Index of the judged collection's corpus.")
+@click.option("--queries", required=True, type=click.Path(path_type=Path), help="Human topics: TSV, BEIR queries.jsonl, TREC-COVID XML, Genomics 2004/2005.")
+@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Human qrels (TREC or BEIR layout).")
+@click.option("--field", default=None, help="Topic field(s) for XML topics, e.g. query, question, query+question.")
+@click.option("--systems", default=None, help="Systems YAML or shipped set.  [default: default]")
+@click.option("--topics", "n_topics", default=1000, show_default=True, help="NT topics per protocol.")
+@click.option("--seed", default=42, show_default=True)
+@click.option("--depth", default=1000, show_default=True)
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True, help="Bootstrap replicates (topics resampled).")
+@click.option("--out", required=True, type=click.Path(path_type=Path))
+@click.option("--quiet", is_flag=True)
+@_friendly_errors
+def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, out, quiet) -> None:
+    """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
+    ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
+    from .correlate.agreement import run_correlate
+    from .report.agreement import summary_markdown
+
+    rep = run_correlate(index_dir, queries, qrels, out, systems=systems, n_topics=n_topics, seed=seed, field=field,
+                        depth=depth, n_boot=n_boot, progress=not quiet and sys.stderr.isatty())
+    click.echo(summary_markdown(rep))
+    click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")
+
+
 @main.command("rank-baselines")
 @click.option("--runs", "runs_src", required=True, type=click.Path(path_type=Path), help="Directory (or .tar.gz) of TREC runs.")
 @click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Official qrels (TREC or BEIR layout).")

@@ -52,3 +52,33 @@ def run_demo(out: Path, n_topics: int = 300) -> None:
     click.echo(highrecall_summary(hr))
     click.echo(results_table(hr, sort_by="AP"))
     click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")
+    click.echo()
+    run_agreement_demo(out, n_topics=min(n_topics, 200))
+
+
+def scifact_slice() -> Path:
+    """500 SciFact abstracts with 30 human-judged claims (see nteval/data/PROVENANCE.md)."""
+    return Path(str(resources.files("nteval") / "data" / "scifact_slice"))
+
+
+def run_agreement_demo(out: Path, n_topics: int = 200) -> None:
+    """NT scores, human scores and their agreement on the bundled judged SciFact slice."""
+    from .correlate.agreement import run_correlate
+    from .index import build_index, read_manifest, sha256_file
+    from .report.agreement import summary_markdown
+
+    sl = scifact_slice()
+    index_dir = Path(out) / "scifact-index"
+    corpus = sl / "corpus.jsonl.gz"
+    try:
+        fresh = [s["sha256"] for s in read_manifest(index_dir)["sources"]] == [sha256_file(corpus)]
+    except Exception:
+        fresh = False
+    if not fresh:
+        click.echo(f"indexing the bundled SciFact slice → {index_dir}")
+        build_index([corpus], index_dir, force=True)
+    rep = run_correlate(index_dir, sl / "queries.jsonl", sl / "qrels.tsv", Path(out) / "agreement", systems="default",
+                        n_topics=n_topics, seed=42, n_boot=300, progress=False)
+    click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?")
+    click.echo(summary_markdown(rep))
+    click.echo(f"(full report: {Path(out) / 'agreement' / 'report.html'})")

@@ -159,3 +159,20 @@ def test_acceptance_two_pubmed_files(tmp_path):
         nt.configure("bm25")
         for term in terms:
             assert nt.search(term, 10) == [] and all_.search(term, 10)
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_pipelined_indexer_both_modes_repair_replaced_and_deleted(tmp_path, eager):
+    """Eager (per-batch child JVMs, used on ≥ 4 cores) and deferred (one JVM per index) modes give
+    the same index: replaced ids carry their final text, deleted ids are gone, stats are exact."""
+    from nteval.lucene.indexer import PipelinedIndexer
+
+    p = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
+    p.add_batch({"nt": [("a", "alpha beta"), ("b", "beta gamma"), ("c", "gamma delta")]})
+    p.add_batch({"nt": [("d", "delta epsilon")]})
+    p.finish(["a", "c"], {"nt": [("a", "alpha omega")]})  # a replaced, c deleted
+    with Index(tmp_path / "nt") as ix:
+        assert ix.num_docs == ix.max_doc == 3
+        assert json.loads(ix.raw("a"))["contents"] == "alpha omega"
+        assert ix.raw("c") is None and ix.doc_freq("gamma") == 1
+    assert not (tmp_path / "staging").exists()

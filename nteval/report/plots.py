@@ -6,7 +6,7 @@ from pathlib import Path
 
 
 def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabel: str, ylabel: str,
-            title: str, path: Path) -> Path:
+            title: str, path: Path, diagonal: bool = True) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -16,9 +16,10 @@ def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabe
     ax.scatter(x, y, s=28, color="#1f77b4")
     for xi, yi, lab in zip(x, y, labels):
         ax.annotate(lab, (xi, yi), fontsize=6, xytext=(3, 2), textcoords="offset points", alpha=0.8)
-    lo = min(min(x), min(y))
-    hi = max(max(x), max(y))
-    ax.plot([lo, hi], [lo, hi], lw=0.8, ls="--", color="grey")
+    if diagonal:  # same measure on both axes: y = x is the reference
+        lo = min(min(x), min(y))
+        hi = max(max(x), max(y))
+        ax.plot([lo, hi], [lo, hi], lw=0.8, ls="--", color="grey")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)

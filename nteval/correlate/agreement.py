@@ -1,0 +1,133 @@
+"""``nteval correlate``: can NT's ranking of my systems be trusted on this corpus?
+
+Runs every system on (a) NT focused and (b) NT high-recall over the collection's own corpus, and
+(c) the human topics with the human qrels (searching ``all``: real users' documents have titles),
+then for each (NT measure, human measure) pair reports Pearson, Spearman, Kendall τ-b and τ_AP
+with p-values and topic-bootstrap 95 % CIs. Beside NT: a human-vs-human ceiling (random halves of
+the human topics, repeated) and the run-based judgment-free baselines on the human topics.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..atomic import write_text
+from ..errors import InputError
+from ..evaluate import evaluate_run
+from ..formats.topics import load_qrels, load_topics
+from ..formats.trec import write_qrels, write_topics
+from ..index import read_manifest
+from ..runs import run_all
+from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .stats import bootstrap_ci, correlations
+
+#: (NT side, NT measure, human measure)
+DEFAULT_PAIRS = (
+    ("focused", "RR", "nDCG@10"), ("focused", "RR", "AP"),
+    ("highrecall", "AP", "AP"), ("highrecall", "Bpref", "Bpref"), ("highrecall", "nDCG@10", "nDCG@10"),
+)
+HUMAN_MEASURES = ("AP", "Bpref", "nDCG@10", "P@10", "R@1000")
+
+
+def _per_topic_matrix(per_topic_tsv: Path, systems: list[str], measure: str) -> np.ndarray:
+    vals: dict[str, dict[str, float]] = {}
+    for line in per_topic_tsv.read_text(encoding="utf-8").splitlines()[1:]:
+        s, q, m, v = line.split("\t")
+        if m == measure:
+            vals.setdefault(s, {})[q] = float(v)
+    topics = sorted(vals[systems[0]])
+    return np.array([[vals[s][q] for q in topics] for s in systems])
+
+
+def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[str], measure: str,
+                   splits: int, seed: int) -> dict[str, Any]:
+    topics = sorted(per[systems[0]])
+    rng = np.random.default_rng(seed)
+    m = np.array([[per[s][q][measure] for q in topics] for s in systems])
+    out: dict[str, list[float]] = {"pearson": [], "spearman": [], "kendall": [], "tau_ap": []}
+    for _ in range(splits):
+        perm = rng.permutation(len(topics))
+        a, b = perm[: len(topics) // 2], perm[len(topics) // 2:]
+        c = correlations(list(m[:, a].mean(1)), list(m[:, b].mean(1)))
+        for k in out:
+            if c[k]["value"] is not None:
+                out[k].append(c[k]["value"])
+    return {k: {"mean": float(np.mean(v)), "ci95": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
+            if v else None for k, v in out.items()} | {"splits": splits, "topics_per_half": len(topics) // 2}
+
+
+def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
+                  systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
+                  depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
+                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True) -> dict[str, Any]:
+    from ..experiment import resolve_systems, run_focused, run_highrecall
+
+    index_dir, out = Path(index_dir), Path(out)
+    manifest = read_manifest(index_dir)
+    systems_path, system_list = resolve_systems(systems)
+    if len(system_list) < 3:
+        raise InputError(systems_path, "need at least 3 systems to correlate rankings")
+    qrels = load_qrels(qrels_path)
+    topics_all = load_topics(queries, field)
+    topics = {q: t for q, t in topics_all.items() if q in qrels and any(r > 0 for r in qrels[q].values()) and t.strip()}
+    if len(topics) < 2:
+        raise InputError(queries, "fewer than 2 topics have both text and a relevant document in the qrels")
+    qrels = {q: qrels[q] for q in topics}
+    nt = {
+        "focused": run_focused(index_dir, out / "focused", n_topics=n_topics, seed=seed, systems=systems_path,
+                               depth=depth, progress=progress),
+        "highrecall": run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=seed,
+                                     systems=systems_path, depth=depth, progress=progress),
+    }
+    hdir = out / "human"
+    write_topics(hdir / "topics.tsv", topics)
+    write_qrels(hdir / "qrels.txt", qrels)
+    runs, infos = run_all(index_dir, "all", manifest["fingerprint"], topics, system_list, hdir / "runs", depth=depth,
+                          progress=progress)
+    names = [s.name for s in system_list]
+    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
+    human_scores: dict[str, dict[str, float]] = {}
+    human_per: dict[str, dict[str, dict[str, float]]] = {}
+    for n in names:
+        human_scores[n], human_per[n] = evaluate_run(qrels, runs[n], hmeasures)
+    lines = ["system\tqid\tmeasure\tvalue"] + [f"{n}\t{q}\t{m}\t{v:.6f}" for n in names for q, vs in human_per[n].items()
+                                                for m, v in vs.items()]
+    write_text(hdir / "per_topic.tsv", "\n".join(lines) + "\n")
+
+    report_pairs = []
+    for side, ntm, hm in pairs:
+        x = [nt[side]["systems"][n][ntm] for n in names]
+        y = [human_scores[n][hm] for n in names]
+        xt = _per_topic_matrix(out / side / "per_topic.tsv", names, ntm)
+        yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
+        report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm,
+                             "stats": correlations(x, y), "ci95": bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed),
+                             "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
+    ceiling = {hm: _human_ceiling(human_per, names, hm, splits, seed) for hm in sorted({p[2] for p in pairs})}
+    n_rel = mean_relevant(qrels)
+    base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
+              "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
+    baselines: dict[str, Any] = {}
+    for b, qsets in base_q.items():
+        bscores = {n: {m: float(np.mean([evaluate_run(q, runs[n], hmeasures)[0][m] for q in qsets])) for m in hmeasures}
+                   for n in names}
+        baselines[b] = {"scores": bscores,
+                        "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
+                                         for hm in sorted({p[2] for p in pairs})}}
+    report = {
+        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
+        "systems": names, "human": {"queries": str(queries), "qrels": str(qrels_path), "topics": len(topics),
+                                    "field": field, "scores": human_scores},
+        "nt": {side: {"n_topics": r["n_topics"], "scores": r["systems"]} for side, r in nt.items()},
+        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
+        "settings": {"n_topics": n_topics, "seed": seed, "depth": depth, "bootstrap": n_boot, "splits": splits,
+                     "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
+    }
+    from ..report.agreement import write_reports
+
+    write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
+    write_reports(report, out)
+    return report
