@@ -37,11 +37,22 @@ def atomic_dir(final: Path, force: bool = False) -> Iterator[Path]:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_FILE_MODE = 0o666 & ~_umask()
+
+
 def write_text(path: Path, text: str) -> None:
-    """Write a file atomically (temp file in the same directory, fsync, rename)."""
+    """Write a file atomically (temp file in the same directory, fsync, rename), with the usual
+    permissions (mkstemp's 0600 would surprise users sharing results)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.fchmod(fd, _FILE_MODE)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)

@@ -112,8 +112,10 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
               "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
     baselines: dict[str, Any] = {}
     for b, qsets in base_q.items():
-        bscores = {n: {m: float(np.mean([evaluate_run(q, runs[n], hmeasures)[0][m] for q in qsets])) for m in hmeasures}
-                   for n in names}
+        bscores = {}
+        for n in names:
+            per_q = [evaluate_run(q, runs[n], hmeasures)[0] for q in qsets]  # one evaluation per pseudo-qrels set
+            bscores[n] = {m: float(np.mean([v[m] for v in per_q])) for m in hmeasures}
         baselines[b] = {"scores": bscores,
                         "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
                                          for hm in sorted({p[2] for p in pairs})}}

@@ -1,0 +1,33 @@
+"""Atomic writes: complete or absent, never half-written; normal permissions."""
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+from nteval.atomic import atomic_dir, write_text
+
+
+def test_write_text_uses_umask_permissions(tmp_path):
+    p = tmp_path / "a" / "f.txt"
+    write_text(p, "x\n")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE(p.stat().st_mode) == 0o666 & ~mask
+    assert p.read_text() == "x\n" and [f.name for f in p.parent.iterdir()] == ["f.txt"]
+
+
+def test_atomic_dir_failure_keeps_old_and_leaves_no_temp(tmp_path):
+    final = tmp_path / "out"
+    with atomic_dir(final) as d:
+        (d / "v").write_text("1")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(final, force=True) as d:
+            (d / "v").write_text("2")
+            raise RuntimeError("boom")
+    assert (final / "v").read_text() == "1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    with pytest.raises(FileExistsError):
+        with atomic_dir(final):
+            pass
