@@ -32,6 +32,8 @@ def test_correlate_report(scifact_index, tmp_path):
         assert set(p["stats"]) == {"pearson", "spearman", "kendall", "tau_ap"}
         assert set(p["ci95"]) == {"pearson", "spearman", "kendall", "tau_ap"}
     assert set(rep["baselines"]) == {"soboroff", "reference_count"}
+    top = rep["pairs"][0]["top_half_systems"]
+    assert len(top) == 3 and "disjunctive_1" not in top
     assert rep["human_ceiling"]["AP"]["splits"] == 20
     # the weak one-word system is last for the humans too
     assert min(rep["human"]["scores"], key=lambda n: rep["human"]["scores"][n]["AP"]) == "disjunctive_1"

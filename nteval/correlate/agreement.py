@@ -103,8 +103,13 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         y = [human_scores[n][hm] for n in names]
         xt = _per_topic_matrix(out / side / "per_topic.tsv", names, ntm)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
+        # weak systems that both sides find weak inflate rank correlations: also report the
+        # agreement among the better half of the systems (by the human score)
+        top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm,
                              "stats": correlations(x, y), "ci95": bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed),
+                             "stats_top_half": correlations([x[i] for i in top], [y[i] for i in top]),
+                             "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
     ceiling = {hm: _human_ceiling(human_per, names, hm, splits, seed) for hm in sorted({p[2] for p in pairs})}
     n_rel = mean_relevant(qrels)

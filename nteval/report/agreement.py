@@ -61,6 +61,14 @@ def summary_markdown(r: dict[str, Any]) -> str:
                      f"{_fmt(s['spearman']['value'])} {_ci(ci['spearman'])} | "
                      f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) {_ci(ci['kendall'])} | "
                      f"{_fmt(s['tau_ap']['value'])} {_ci(ci['tau_ap'])} |")
+    lines += ["", "## The same among the better half of the systems (by human score)", "",
+              "| pair | systems | Pearson | Spearman | Kendall τ-b (p) | τ_AP |", "|---|---|---|---|---|---|"]
+    for p in r["pairs"]:
+        s = p.get("stats_top_half")
+        if s:
+            lines.append(f"| {pair_label(p)} | {len(p['top_half_systems'])} | {_fmt(s['pearson']['value'])} | "
+                         f"{_fmt(s['spearman']['value'])} | {_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) | "
+                         f"{_fmt(s['tau_ap']['value'])} |")
     lines += ["", "## Human-vs-human ceiling (random halves of the human topics)", "",
               "| human measure | Pearson | Spearman | Kendall | τ_AP |", "|---|---|---|---|---|"]
     for m, c in r["human_ceiling"].items():
