@@ -2,7 +2,7 @@
 and metadata, queryable by the filters topic sampling needs (sentence count, title length,
 language, year) without touching Lucene.
 
-Writes are applied in stream order but batched (``put``/``delete`` queue operations; ``flush``
+Writes are applied in stream order but batched (``put_row``/``delete`` queue operations; ``flush``
 runs each consecutive run of same-kind operations with one ``executemany``): a later record with
 the same id replaces the earlier row, a deletion removes it.
 """
@@ -60,10 +60,6 @@ class DocStore:
         return (doc.docid, doc.title, doc.abstract, "\n".join(sentences),
                 json.dumps(doc.meta, ensure_ascii=False, sort_keys=True), len(sentences),
                 len(doc.title.split()), lang, doc.meta.get("year"))
-
-    def put(self, doc: Document, sentences: list[str]) -> None:
-        """Queue an insert-or-replace of ``doc``."""
-        self.put_row(self.row(doc, sentences))
 
     def put_row(self, row: tuple) -> None:
         """Queue an insert-or-replace of a row made by :meth:`row`."""
