@@ -170,6 +170,8 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
     runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
                           Path(runs_dir) if runs_dir else out / "runs", depth=depth, progress=progress)
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+    write_text(out / "pseudo_relevant_counts.tsv",
+               "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
     hist: dict[str, int] = {}
     for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
         label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")

@@ -69,6 +69,8 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
         assert qrels[qid] == pseudo_qrels_for(sref[qid], k=1000, zt=2.0, judged="topk-nonrelevant")
     sizes = [sum(v.values()) for v in qrels.values()]
     assert a["pseudo_relevant_per_topic"]["max"] == max(sizes)
+    counts = dict(line.split("\t") for line in (tmp_path / "a" / "pseudo_relevant_counts.tsv").read_text().splitlines()[1:])
+    assert {q: int(n) for q, n in counts.items()} == {q: sum(v.values()) for q, v in qrels.items()}
     assert a["n_topics"] + a["dropped"]["no_sentence"] + a["dropped"]["no_pseudo_relevant"] == 40
 
 
