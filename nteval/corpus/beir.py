@@ -15,6 +15,17 @@ from ..errors import InputError
 from .document import Document, Skipped
 
 
+def json_object(path: Path, line: str, lineno: int) -> dict:
+    """One JSON-lines record, or an InputError naming the file and line."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"not a JSON object: {err.msg}", place=f"line {lineno}") from None
+    if not isinstance(obj, dict):
+        raise InputError(path, "not a JSON object", place=f"line {lineno}")
+    return obj
+
+
 def read_beir(path: str | Path) -> Iterator[Document | Skipped]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -24,11 +35,8 @@ def read_beir(path: str | Path) -> Iterator[Document | Skipped]:
             for lineno, line in enumerate(fh, 1):
                 if not line.strip():
                     continue
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as err:
-                    raise InputError(path, f"not a JSON object: {err.msg}", place=f"line {lineno}") from None
-                if not isinstance(obj, dict) or "_id" not in obj:
+                obj = json_object(path, line, lineno)
+                if "_id" not in obj:
                     raise InputError(path, 'BEIR corpus line lacks "_id"', place=f"line {lineno}")
                 docid = str(obj["_id"]).strip()
                 if not docid or any(c.isspace() for c in docid):

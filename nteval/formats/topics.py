@@ -13,12 +13,12 @@
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
+from ..corpus.beir import json_object
 from ..errors import InputError
-from .trec import Qrels, read_qrels, read_topics
+from .trec import Qrels, _rows, read_qrels, read_topics
 
 Topics = dict[str, str]
 
@@ -50,11 +50,8 @@ def read_beir_queries(path: Path) -> Topics:
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise InputError(path, f"not a JSON object: {err.msg}", place=f"line {n}") from None
-        if not isinstance(obj, dict) or "_id" not in obj or "text" not in obj:
+        obj = json_object(path, line, n)
+        if "_id" not in obj or "text" not in obj:
             raise InputError(path, 'BEIR query line needs "_id" and "text"', place=f"line {n}")
         out[str(obj["_id"])] = " ".join(str(obj["text"]).split())
     return out
@@ -62,29 +59,32 @@ def read_beir_queries(path: Path) -> Topics:
 
 def read_beir_qrels(path: Path) -> Qrels:
     out: Qrels = {}
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        parts = line.split()
-        if not parts or (n == 1 and parts[0] == "query-id"):
-            continue
-        if len(parts) != 3:
-            raise InputError(path, f"BEIR qrels line has {len(parts)} fields, expected 3 (query-id corpus-id score)", place=f"line {n}")
+    for n, (qid, docid, score) in _rows(path, "BEIR qrels", "query-id corpus-id score"):
+        if n == 1 and qid == "query-id":
+            continue  # header
         try:
-            out.setdefault(parts[0], {})[parts[1]] = int(parts[2])
+            out.setdefault(qid, {})[docid] = int(score)
         except ValueError:
-            raise InputError(path, f"score {parts[2]!r} is not an integer", place=f"line {n}") from None
+            raise InputError(path, f"score {score!r} is not an integer", place=f"line {n}") from None
+    return out
+
+
+def _xml_topics(path: Path, field: str, allowed: tuple[str, ...], tag: str, topic_id, child) -> Topics:
+    """Topics of an XML file: one ``tag`` element each, id from ``topic_id(elem)``, text = the
+    selected fields (``child(elem, name)``) joined."""
+    names = _fields(path, field, allowed)
+    out: Topics = {}
+    for t in _xml_root(path).iter(tag):
+        qid = topic_id(t)
+        if not qid:
+            raise InputError(path, f"<{tag}> without an id", place=f"line {t.sourceline}")
+        out[qid] = " ".join(_text(child(t, f)) for f in names).strip()
     return out
 
 
 def read_trec_covid_topics(path: Path, field: str = "query") -> Topics:
-    names = _fields(path, field, ("query", "question", "narrative"))
-    root = _xml_root(path)
-    out: Topics = {}
-    for t in root.iter("topic"):
-        qid = (t.get("number") or "").strip()
-        if not qid:
-            raise InputError(path, "<topic> without a number attribute", place=f"line {t.sourceline}")
-        out[qid] = " ".join(_text(t.find(f)) for f in names).strip()
-    return out
+    return _xml_topics(path, field, ("query", "question", "narrative"), "topic",
+                       lambda t: (t.get("number") or "").strip(), lambda t, f: t.find(f))
 
 
 def read_genomics2005_topics(path: Path) -> Topics:
@@ -101,15 +101,8 @@ def read_genomics2005_topics(path: Path) -> Topics:
 
 
 def read_genomics2004_topics(path: Path, field: str = "title") -> Topics:
-    names = _fields(path, field, ("title", "need", "context"))
-    root = _xml_root(path)
-    out: Topics = {}
-    for t in root.iter("TOPIC"):
-        qid = _text(t.find("ID"))
-        if not qid:
-            raise InputError(path, "<TOPIC> without <ID>", place=f"line {t.sourceline}")
-        out[qid] = " ".join(_text(t.find(f.upper())) for f in names).strip()
-    return out
+    return _xml_topics(path, field, ("title", "need", "context"), "TOPIC",
+                       lambda t: _text(t.find("ID")), lambda t, f: t.find(f.upper()))
 
 
 def load_topics(path: str | Path, field: str | None = None) -> Topics:
