@@ -11,6 +11,9 @@ measured in the same run on the same input.
    vs raw Pyserini-style ``batch_search`` (Anserini's SimpleSearcher, hits left as Java objects,
    which is what ``LuceneSearcher.batch_search`` returns) on the same 1,000 titles, same index,
    same process (goal ≥ 90% of the baseline's queries/s)
+5. grid: `nteval grid` (BM25 k1 × b, 4 × 4, focused + high-recall) at --jobs 2 vs --jobs 1
+   (cells per minute), and a run SIGKILLed half-way then resumed vs one uninterrupted run
+   (`--grid-only` runs just this one)
 
 Uses ../shared/data PubMed files when present, else the bundled sample.
 """
@@ -156,6 +159,52 @@ def bench_index(sources: list[Path], repeat: int = 3, keep: Path | None = None) 
         shutil.rmtree(work, ignore_errors=True)
 
 
+def _grid(index_dir: Path, out: Path, jobs: int, n_topics: int, kill_after: int | None = None) -> tuple[float, dict | None]:
+    """Wall time of one `nteval grid` run (killed with SIGKILL once `kill_after` cells exist)."""
+    import signal
+
+    args = [sys.executable, "-m", "nteval.cli", "grid", "--index", str(index_dir), "--protocol", "both",
+            "--param", "k1=0.6:1.5:0.3", "--param", "b=0.3:0.9:0.2", "--topics", str(n_topics), "--quiet",
+            "--jobs", str(jobs), "--out", str(out)]
+    t = time.perf_counter()
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True)
+    if kill_after is not None:
+        while p.poll() is None and sum(1 for _ in out.glob("cells/*/*.json")) < kill_after:
+            time.sleep(0.05)
+        os.killpg(p.pid, signal.SIGKILL)
+    p.wait()
+    wall = time.perf_counter() - t
+    return wall, (json.loads((out / "grid.json").read_text()) if kill_after is None else None)
+
+
+def bench_grid(index_dir: Path, n_topics: int = 300) -> dict:
+    work = Path(tempfile.mkdtemp(prefix="nteval-bench-grid-"))
+    try:
+        w1, g1 = _grid(index_dir, work / "jobs1", 1, n_topics)
+        w2, g2 = _grid(index_dir, work / "jobs2", 2, n_topics)
+        cells = g1["cells"]["total"]
+        wk, _ = _grid(index_dir, work / "killed", 2, n_topics, kill_after=cells // 2)
+        done = sum(1 for _ in (work / "killed").glob("cells/*/*.json"))
+        wr, gr = _grid(index_dir, work / "killed", 2, n_topics)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    c1, c2 = g1["timing"]["cells_per_minute"], g2["timing"]["cells_per_minute"]
+    return {"cells": cells, "topics": n_topics, "jobs1_cells_per_min": c1, "jobs2_cells_per_min": c2,
+            "speedup": round(c2 / c1, 2), "jobs1_wall_s": round(w1, 1), "jobs2_wall_s": round(w2, 1),
+            "killed_after_s": round(wk, 1), "cells_done_at_kill": done, "resumed_wall_s": round(wr, 1),
+            "resumed_computed": gr["cells"]["computed"], "resumed_vs_full": round(wr / w2, 2),
+            "killed_plus_resumed_vs_full": round((wk + wr) / w2, 2)}
+
+
+def _print_grid(g: dict) -> None:
+    print(f"grid       {g['cells']} cells (4×4 BM25 k1×b, focused + high-recall, {g['topics']} topics): --jobs 2 "
+          f"{g['jobs2_cells_per_min']} cells/min vs --jobs 1 {g['jobs1_cells_per_min']} cells/min → {g['speedup']}× "
+          f"(wall {g['jobs2_wall_s']} s vs {g['jobs1_wall_s']} s)\n"
+          f"           killed (SIGKILL) after {g['killed_after_s']} s with {g['cells_done_at_kill']} cells stored; resumed run "
+          f"{g['resumed_wall_s']} s computing {g['resumed_computed']} → {g['resumed_vs_full']}× a full --jobs 2 run "
+          f"(killed + resumed: {g['killed_plus_resumed_vs_full']}×)")
+
+
 def bench_startup() -> dict:
     def run(args):
         return timed(lambda: subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL), repeat=5)
@@ -181,6 +230,13 @@ def main() -> None:
         print(f"search     {q['queries']:,} titles, BM25, depth 1000: nteval runner {q['nteval_runner_q_s']} q/s vs raw batch_search "
               f"{q['raw_batch_search_q_s']} q/s  → {q['ratio']:.0%} (goal ≥ 90%)")
         return
+    if "--grid-only" in sys.argv:
+        keep = Path(tempfile.mkdtemp(prefix="nteval-bench-index-")) / "idx"
+        subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, index_sources), "--out", str(keep), "--quiet"],
+                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        _print_grid(bench_grid(keep))
+        shutil.rmtree(keep.parent, ignore_errors=True)
+        return
     results = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
     results["startup"] = s = bench_startup()
     print(f"start-up   nteval --help {s['nteval_help_s']:.3f} s, nteval evaluate (tiny run) {s['nteval_evaluate_s']:.3f} s "
@@ -197,9 +253,11 @@ def main() -> None:
           f"pre-built all+nt JsonCollections {i['pyserini_median_s']} s  → ratio {i['median_ratio']} (goal ≤ 1.2)"
           f"\n           runs: nteval {i['nteval_index_s']}  pyserini {i['pyserini_index_all_plus_nt_s']}")
     results["search"] = q = bench_search(keep)
+    results["grid"] = g = bench_grid(keep)
     shutil.rmtree(keep.parent, ignore_errors=True)
     print(f"search     {q['queries']:,} titles, BM25, depth 1000: nteval runner {q['nteval_runner_q_s']} q/s vs raw batch_search "
           f"{q['raw_batch_search_q_s']} q/s  → {q['ratio']:.0%} (goal ≥ 90%)")
+    _print_grid(g)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")

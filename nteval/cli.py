@@ -153,6 +153,50 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
     click.echo(sref_summary(run_sref_sensitivity(kw.pop("index_dir"), out, list(srefs), **kw), out))
 
 
+@main.command("grid")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
+@click.option("--protocol", type=click.Choice(["focused", "highrecall", "both", "none"]), default="both", show_default=True,
+              help="NT protocol(s) to evaluate the grid under (none: human judgments only).")
+@click.option("--system", default="bm25", show_default=True,
+              help="An algorithm (bm25, qld, bm25_rm3, ...) or a system name from --systems / the shipped sets.")
+@click.option("--systems", default=None, help="Systems YAML where --system is looked up.")
+@click.option("--param", "params", multiple=True, required=True,
+              help="NAME=START:STOP:STEP or NAME=V1,V2,... (one or two), e.g. k1=0.2:2.0:0.2.")
+@click.option("--measure", "measures", multiple=True,
+              help="ir_measures name(s) for every protocol.  [default: focused RR; highrecall AP Bpref; human AP nDCG@10]")
+@click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as NT topics (D0).")
+@click.option("--seed", default=42, show_default=True, help="Sampling seed.")
+@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
+@click.option("--queries", default=None, type=click.Path(path_type=Path), help="Human topics (to evaluate the grid against human judgments too).")
+@click.option("--qrels", default=None, type=click.Path(path_type=Path), help="Human qrels (TREC or BEIR layout).")
+@click.option("--field", default=None, help="Topic field(s) for XML topics.")
+@click.option("--human-index", type=click.Choice(["all", "nt"]), default="all", show_default=True,
+              help="Index the human queries search.")
+@click.option("--sref", default=None, help="High-recall reference system (fixed while the grid varies).  [default: BM25 k1=0.9 b=0.4]")
+@_highrecall_options
+@click.option("--language", default=None, help="Only documents in this language (e.g. eng).")
+@click.option("--year-min", type=int, default=None)
+@click.option("--year-max", type=int, default=None)
+@click.option("--min-sentences", default=3, show_default=True)
+@click.option("--min-title-tokens", default=3, show_default=True)
+@click.option("--jobs", default=1, show_default=True, help="Worker processes (each starts its JVM once).")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly_errors
+def grid_cmd(params, measures, quiet, **kw) -> None:
+    """Tune a system's parameters without human judgments: evaluate every cell of a 1–2 parameter
+    grid under the NT protocols; grid.tsv, grid.json, contour PNGs; prints the best cell and the
+    region within 1 % of it. Interrupt and re-run: finished cells are kept."""
+    from .grid import parse_axis, run_grid
+    from .report.text import grid_summary
+
+    axes = [parse_axis(p) for p in params]
+    names = [m for spec in measures for m in spec.replace(",", " ").split()]
+    res = run_grid(kw.pop("index_dir"), kw.pop("out"), axes, measures=names or None,
+                   progress=not quiet and sys.stderr.isatty(), **kw)
+    click.echo(grid_summary(res))
+
+
 @main.command("evaluate")
 @click.option("--qrels", required=True, type=click.Path(path_type=Path), help="TREC qrels file.")
 @click.option("--measures", default=None, help='ir_measures names.  [default: "RR AP Bpref P@10 nDCG@10 R@1000"]')

@@ -121,16 +121,8 @@ def resolve_sref(sref: str | Path | None, systems_path: Path | None = None) -> S
                            "(give a name from them or a YAML file with one system)")
 
 
-def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
-                   sref: str | Path | None = None, k: int = 1000, zt: float = 2.0, sentence: int = 3,
-                   judged: str = "topk-nonrelevant", std: str = "population", fallback: str = "skip",
-                   systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
-                   progress: bool = True, runs_dir: str | Path | None = None, **filters: Any) -> dict[str, Any]:
-    """High-recall NT protocol (see :mod:`nteval.topics.highrecall`): S_ref over ``all`` with the
-    titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt``."""
-    import statistics
-
-    from .topics.highrecall import JUDGED_POLICIES, STD_KINDS, pseudo_qrels, sentence_query
+def _check_highrecall(k: int, judged: str, std: str, sentence: int) -> None:
+    from .topics.highrecall import JUDGED_POLICIES, STD_KINDS
 
     if judged not in JUDGED_POLICIES:
         raise InputError(None, f"--judged must be one of {', '.join(JUDGED_POLICIES)}")
@@ -138,12 +130,22 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
         raise InputError(None, f"--std must be one of {', '.join(STD_KINDS)}")
     if sentence < 1 or k < 2:
         raise InputError(None, "--sentence must be ≥ 1 and --k ≥ 2")
-    index_dir, out = Path(index_dir), Path(out)
+
+
+def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System, out: Path, k: int = 1000, zt: float = 2.0,
+                      sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
+                      fallback: str = "skip", progress: bool = True) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str]]:
+    """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, and the
+    sentence of every sampled doc that has one (runs over those are shared across S_refs).
+
+    Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
+    OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
+    import statistics
+
+    from .topics.highrecall import pseudo_qrels, sentence_query
+
+    _check_highrecall(k, judged, std, sentence)
     manifest = read_manifest(index_dir)
-    measures = [str(m) for m in parse_measures(measures or list(HIGHRECALL_MEASURES))]
-    systems_path, system_list = resolve_systems(systems)
-    sref_system = resolve_sref(sref, systems_path)
-    spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
     store = DocStore(index_dir / STORE)
     try:
         titles, _ = focused_topics(store, ids)
@@ -159,16 +161,13 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
     sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, [sref_system], out / "sref",
                            depth=k, progress=progress)
-    sref_run = sref_runs[sref_system.name]
-    qrels_all = pseudo_qrels(sref_run, k=k, zt=zt, std=std, judged=judged)
+    qrels_all = pseudo_qrels(sref_runs[sref_system.name], k=k, zt=zt, std=std, judged=judged)
     qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
     if not qrels:
         raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")
     topics = {q: sentences[q] for q in qrels}
     write_topics(out / "topics.tsv", topics)
     write_qrels(out / "qrels.txt", qrels)
-    runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
-                          Path(runs_dir) if runs_dir else out / "runs", depth=depth, progress=progress)
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
     write_text(out / "pseudo_relevant_counts.tsv",
                "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
@@ -176,16 +175,41 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
     for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
         label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
         hist[label] = sum(lo <= n <= hi for n in sizes)
-    extra = {
-        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
-        "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible, "topics_requested": n_topics,
+    stats = {
         "sref": {"name": sref_system.name, "algorithm": sref_system.algorithm, "params": sref_system.params,
                  "index": "all", "query": "title"},
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
         "dropped": {"no_sentence": len(ids) - len(sentences),
                     "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
-        "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes), "mean": round(statistics.mean(sizes), 2),
-                                      "max": max(sizes), "total": sum(sizes), "histogram": hist},
+        "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
+                                      "mean": round(statistics.mean(sizes), 2), "max": max(sizes), "total": sum(sizes),
+                                      "histogram": hist},
+    }
+    return topics, qrels, stats, sentences
+
+
+def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
+                   sref: str | Path | None = None, k: int = 1000, zt: float = 2.0, sentence: int = 3,
+                   judged: str = "topk-nonrelevant", std: str = "population", fallback: str = "skip",
+                   systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
+                   progress: bool = True, runs_dir: str | Path | None = None, **filters: Any) -> dict[str, Any]:
+    """High-recall NT protocol (see :mod:`nteval.topics.highrecall`): S_ref over ``all`` with the
+    titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt``."""
+    _check_highrecall(k, judged, std, sentence)
+    index_dir, out = Path(index_dir), Path(out)
+    manifest = read_manifest(index_dir)
+    measures = [str(m) for m in parse_measures(measures or list(HIGHRECALL_MEASURES))]
+    systems_path, system_list = resolve_systems(systems)
+    sref_system = resolve_sref(sref, systems_path)
+    spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
+    _, qrels, stats, sentences = highrecall_topics(index_dir, ids, sref_system, out, k=k, zt=zt, sentence=sentence,
+                                             judged=judged, std=std, fallback=fallback, progress=progress)
+    runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
+                          Path(runs_dir) if runs_dir else out / "runs", depth=depth, progress=progress)
+    extra = {
+        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
+        "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible, "topics_requested": n_topics,
+        **stats,
     }
     return write_results(out, "highrecall", spec, measures, runs, infos, qrels, extra)
 

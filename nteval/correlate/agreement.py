@@ -17,7 +17,7 @@ import numpy as np
 from ..atomic import write_text
 from ..errors import InputError
 from ..evaluate import evaluate_run
-from ..formats.topics import load_qrels, load_topics
+from ..formats.topics import load_judged_topics
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..runs import run_all
@@ -70,12 +70,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     systems_path, system_list = resolve_systems(systems)
     if len(system_list) < 3:
         raise InputError(systems_path, "need at least 3 systems to correlate rankings")
-    qrels = load_qrels(qrels_path)
-    topics_all = load_topics(queries, field)
-    topics = {q: t for q, t in topics_all.items() if q in qrels and any(r > 0 for r in qrels[q].values()) and t.strip()}
-    if len(topics) < 2:
-        raise InputError(queries, "fewer than 2 topics have both text and a relevant document in the qrels")
-    qrels = {q: qrels[q] for q in topics}
+    topics, qrels = load_judged_topics(queries, qrels_path, field)
     nt = {
         "focused": run_focused(index_dir, out / "focused", n_topics=n_topics, seed=seed, systems=systems_path,
                                depth=depth, progress=progress),

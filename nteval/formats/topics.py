@@ -131,3 +131,13 @@ def load_qrels(path: str | Path) -> Qrels:
     if first.startswith("query-id") or len(first.split()) == 3:
         return read_beir_qrels(path)
     return read_qrels(path)
+
+
+def load_judged_topics(queries: str | Path, qrels_path: str | Path, field: str | None = None) -> tuple[Topics, Qrels]:
+    """Human topics that have text and at least one relevant document, with their qrels."""
+    qrels = load_qrels(qrels_path)
+    topics = {q: t for q, t in load_topics(queries, field).items()
+              if q in qrels and any(r > 0 for r in qrels[q].values()) and t.strip()}
+    if len(topics) < 2:
+        raise InputError(queries, "fewer than 2 topics have both text and a relevant document in the qrels")
+    return topics, {q: qrels[q] for q in topics}

@@ -66,3 +66,34 @@ def sref_summary(res: dict[str, Any], out: Any) -> str:
             lines.append(f"  {m:<8} {vals}")
     lines.append(f"(scatter plots and sref_sensitivity.json in {out})")
     return "\n".join(lines)
+
+
+def _fmt_range(lo: float, hi: float) -> str:
+    return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
+
+
+def grid_summary(res: dict[str, Any]) -> str:
+    """Best cell and the region within 1 % of it, per protocol and measure; then where the
+    protocols' best cells sit on each axis (the paper: focused prefers a higher BM25 b)."""
+    axes = res["axes"]
+    c, t = res["cells"], res["timing"]
+    shape = " × ".join(f"{n} ({len(v)} values {_fmt_range(min(v), max(v))})" for n, v in axes.items())
+    lines = [f"grid: {res['system']['name']} over {shape}",
+             f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused; "
+             f"{t['compute_seconds']:.1f} s with {t['workers']} worker(s)"
+             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")]
+    for name, p in res["protocols"].items():
+        lines.append(f"{name} (index {p['index']}, {p['topics']} topics)")
+        for m, r in p["measures"].items():
+            best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
+            nb = r["near_best"]
+            region = ", ".join(f"{k} {_fmt_range(*v)}" for k, v in nb["ranges"].items())
+            lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cells ({region})")
+    if len(res["protocols"]) > 1:
+        for axis in axes:
+            where = [f"{name} {next(iter(p['measures'].values()))['best']['params'][axis]:g}"
+                     for name, p in res["protocols"].items()]
+            lines.append(f"best {axis} by protocol (first measure): " + ", ".join(where))
+    if res.get("plots"):
+        lines.append("plots: " + ", ".join(res["plots"]))
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""One grid cell = one system run over one protocol's topics, evaluated, stored as a small JSON.
+
+Cells are written atomically the moment they finish, under a key of everything that decides
+their value, so a killed grid resumes where it stopped and a changed input never reuses a stale
+cell. Runs are not kept (100 cells × 1,000 queries × 1,000 hits would be gigabytes).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from ..runs import RUN_FORMAT
+from ..systems.base import System
+
+CELL_FORMAT = 1  # bump when what a cell stores, or how it is computed, changes
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a worker needs for one cell (paths, not data: workers cache topics, qrels, indexes)."""
+    protocol: str
+    index: str          # Lucene index directory searched
+    topics: str         # topics.tsv of the protocol
+    qrels: str          # qrels.txt of the protocol
+    system: System
+    params: dict[str, float]
+    depth: int
+    measures: tuple[str, ...]
+    path: str           # where the cell's JSON goes
+
+
+def file_digest(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def cell_key(fingerprint: str, index_name: str, topics_digest: str, qrels_digest: str, system: System, depth: int,
+             measures: tuple[str, ...]) -> str:
+    blob = json.dumps([CELL_FORMAT, RUN_FORMAT, fingerprint, index_name, topics_digest, qrels_digest, system.key(),
+                       depth, sorted(measures)])
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def read_cell(path: Path, key: str) -> dict[str, Any] | None:
+    """A finished cell with this key, or None (missing, from other inputs, or unreadable)."""
+    try:
+        cell = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return cell if isinstance(cell, dict) and cell.get("key") == key else None
+
+
+# per worker process: open indexes and parsed topics/qrels, reused by all the cells it computes
+_INDEXES: dict[str, Any] = {}
+_FILES: dict[str, Any] = {}
+
+
+def _cached(path: str, reader):
+    if path not in _FILES:
+        _FILES[path] = reader(Path(path))
+    return _FILES[path]
+
+
+def compute_cell(task: Task, key: str) -> dict[str, Any]:
+    """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
+    from ..evaluate import evaluate_run
+    from ..formats.trec import read_qrels, read_topics, trec_order
+    from ..lucene.searcher import Index
+    from ..systems.execute import run_system
+
+    t0 = time.perf_counter()
+    topics = _cached(task.topics, read_topics)
+    qrels = _cached(task.qrels, read_qrels)
+    index = _INDEXES.get(task.index)
+    if index is None:
+        index = _INDEXES[task.index] = Index(task.index)
+    raw = run_system(index, task.system, topics, task.depth)
+    run = {q: trec_order(raw.get(q, []))[: task.depth] for q in topics}
+    means, per_topic = evaluate_run(qrels, run, list(task.measures))
+    cell = {
+        "key": key, "protocol": task.protocol, "params": task.params,
+        "system": {"algorithm": task.system.algorithm, "params": task.system.params},
+        "measures": {m: round(v, 6) for m, v in means.items()},
+        "per_topic": {m: {q: round(v[m], 6) for q, v in per_topic.items()} for m in task.measures},
+        "topics": len(topics), "empty_queries": sum(1 for q in topics if not run[q]),
+        "seconds": round(time.perf_counter() - t0, 3), "pid": os.getpid(),
+    }
+    write_text(Path(task.path), json.dumps(cell, separators=(",", ":")) + "\n")
+    return cell

@@ -1,0 +1,214 @@
+"""``nteval grid``: evaluate every cell of a 1–2 parameter grid under the NT protocols (and human
+judgments when given), in parallel worker processes, resuming from the cells already on disk."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from ..errors import InputError
+from ..evaluate import parse_measures
+from ..formats.trec import write_qrels, write_topics
+from ..index import read_manifest
+from ..systems.base import ALGORITHMS, System, make_system
+from .cells import Task, cell_key, compute_cell, file_digest, read_cell
+from .spec import Axis, grid_systems
+
+PROTOCOLS = ("focused", "highrecall")
+#: measures per protocol when --measure is not given (the first one is plotted side by side)
+DEFAULT_MEASURES = {"focused": ("RR",), "highrecall": ("AP", "Bpref"), "human": ("AP", "nDCG@10")}
+NEAR_BEST = 0.01  # "region within 1 % of the best cell"
+
+
+@dataclass
+class Judgments:
+    """One protocol's evaluation set: which index its queries search, its topics and qrels."""
+    name: str
+    index_name: str
+    dir: Path
+    measures: tuple[str, ...]
+    n_topics: int
+
+
+def find_system(spec: str, systems: str | Path | None) -> System:
+    """``--system``: an algorithm name (its default parameters), or a system's name in ``--systems``
+    (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
+    from ..experiment import builtin_systems, resolve_systems
+
+    if spec in ALGORITHMS:
+        return make_system(spec, spec)
+    candidates = [resolve_systems(systems)[0]] if systems else []
+    candidates += [builtin_systems("table1"), builtin_systems("wide"), builtin_systems("default")]
+    from ..systems.base import load_systems
+
+    for path in candidates:
+        for s in load_systems(path):
+            if s.name == spec:
+                if s.algorithm == "rrf":
+                    raise InputError(path, f"--system {spec}: a fusion of runs has no gridable parameter of its own")
+                return s
+    raise InputError(None, f"--system {spec!r}: neither an algorithm ({', '.join(a for a in ALGORITHMS if a != 'rrf')}) "
+                           "nor a system name in the systems file or the shipped sets")
+
+
+def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, seed: int, measures: list[str] | None,
+            queries: str | Path | None, qrels: str | Path | None, field: str | None, human_index: str,
+            sref: str | Path | None, highrecall: dict[str, Any], progress: bool,
+            filters: dict[str, Any]) -> tuple[list[Judgments], dict[str, Any]]:
+    """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (same sample D0 for both NT
+    protocols, as in ``nteval focused`` / ``nteval highrecall`` with the same seed)."""
+    from ..corpus.store import FILENAME as STORE
+    from ..corpus.store import DocStore
+    from ..experiment import _sample, highrecall_topics, resolve_sref
+    from ..formats.topics import load_judged_topics
+    from ..topics.focused import focused_topics
+
+    info: dict[str, Any] = {}
+    human = None
+    if queries is not None or qrels is not None:  # read (and reject) human judgments before writing anything
+        if queries is None or qrels is None:
+            raise InputError(None, "human judgments need both --queries and --qrels")
+        human = load_judged_topics(queries, qrels, field)
+    out_js: list[Judgments] = []
+    chosen = lambda p: tuple(measures) if measures else DEFAULT_MEASURES[p]  # noqa: E731
+    if protocols:
+        spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
+        info["sample"] = {**spec.as_dict(), "eligible_documents": n_eligible}
+    if "focused" in protocols:
+        store = DocStore(index_dir / STORE)
+        try:
+            topics, fqrels = focused_topics(store, ids)
+        finally:
+            store.close()
+        write_topics(out / "focused" / "topics.tsv", topics)
+        write_qrels(out / "focused" / "qrels.txt", fqrels)
+        out_js.append(Judgments("focused", "nt", out / "focused", chosen("focused"), len(topics)))
+    if "highrecall" in protocols:
+        topics, hqrels, stats, _ = highrecall_topics(index_dir, ids, resolve_sref(sref), out / "highrecall",
+                                                     progress=progress, **highrecall)
+        info["highrecall"] = stats
+        out_js.append(Judgments("highrecall", "nt", out / "highrecall", chosen("highrecall"), len(topics)))
+    if human is not None:
+        write_topics(out / "human" / "topics.tsv", human[0])
+        write_qrels(out / "human" / "qrels.txt", human[1])
+        info["human"] = {"queries": str(queries), "qrels": str(qrels), "field": field, "index": human_index}
+        out_js.append(Judgments("human", human_index, out / "human", chosen("human"), len(human[0])))
+    return out_js, info
+
+
+def _parallel(todo: list[tuple[Task, str]], jobs: int, bar) -> int:
+    """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells."""
+    if jobs == 1 or len(todo) == 1:
+        for task, key in todo:
+            bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
+            compute_cell(task, key)
+            bar.update(1)
+        return 1
+    from joblib import Parallel, delayed
+
+    workers = min(jobs, len(todo))
+    par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
+    for cell in par(delayed(compute_cell)(task, key) for task, key in todo):
+        bar.set_postfix_str(f"{cell['protocol']} pid {cell['pid']}", refresh=False)
+        bar.update(1)
+    return workers
+
+
+def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) -> dict[str, Any]:
+    best_params, best = max(cells, key=lambda c: c[1])  # first maximum in row-major order
+    threshold = best - abs(best) * NEAR_BEST
+    near = [p for p, v in cells if v >= threshold]
+    return {"best": {"params": best_params, "value": best},
+            "near_best": {"tolerance": NEAR_BEST, "threshold": round(threshold, 6), "cells": len(near),
+                          "ranges": {a.name: [min(p[a.name] for p in near), max(p[a.name] for p in near)] for a in axes}}}
+
+
+def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",
+             systems: str | Path | None = None, measures: list[str] | None = None, n_topics: int = 1000,
+             seed: int = 42, depth: int = 1000, queries: str | Path | None = None, qrels: str | Path | None = None,
+             field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
+             zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
+             fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
+             **filters: Any) -> dict[str, Any]:
+    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
+    both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs."""
+    from tqdm import tqdm
+
+    t_start = time.perf_counter()
+    index_dir, out = Path(index_dir), Path(out)
+    if protocol not in (*PROTOCOLS, "both", "none"):
+        raise InputError(None, f"--protocol must be one of {', '.join((*PROTOCOLS, 'both', 'none'))}")
+    if jobs < 1:
+        raise InputError(None, "--jobs must be ≥ 1")
+    protocols = list(PROTOCOLS) if protocol == "both" else ([] if protocol == "none" else [protocol])
+    if not protocols and queries is None:
+        raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
+    if human_index not in ("all", "nt"):
+        raise InputError(None, "--human-index must be all or nt")
+    manifest = read_manifest(index_dir)
+    if measures:
+        measures = [str(m) for m in parse_measures(measures)]
+    base = find_system(system, systems)
+    cells = grid_systems(base, params)
+    judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
+                              sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
+                                     "fallback": fallback}, progress, filters)
+
+    digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
+    # cell-major order: an interrupted grid has covered every protocol evenly
+    plan: list[tuple[Judgments, dict[str, float], Task, str]] = []
+    for cell_params, s in cells:
+        for j in judgments:
+            key = cell_key(manifest["fingerprint"], j.index_name, *digests[j.name], s, depth, j.measures)
+            path = out / "cells" / j.name / f"{key[:32]}.json"
+            task = Task(j.name, str(index_dir / j.index_name), str(j.dir / "topics.tsv"), str(j.dir / "qrels.txt"), s,
+                        cell_params, depth, j.measures, str(path))
+            plan.append((j, cell_params, task, key))
+    for stale in (out / "cells").glob("*/.*.json.*"):  # temp files of cells a killed run was writing
+        stale.unlink(missing_ok=True)
+    todo = [(task, key) for _, _, task, key in plan if read_cell(Path(task.path), key) is None]
+    bar = tqdm(total=len(plan), initial=len(plan) - len(todo), unit=" cell", desc="grid", disable=not progress,
+               file=sys.stderr, mininterval=0.5)
+    t0 = time.perf_counter()
+    try:
+        workers = _parallel(todo, jobs, bar) if todo else 0
+    finally:
+        bar.close()
+    compute_s = time.perf_counter() - t0
+
+    result: dict[str, Any] = {
+        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+        "system": {"name": base.name, "algorithm": base.algorithm, "params": base.params},
+        "axes": {a.name: list(a.values) for a in params}, "depth": depth, "seed": seed, "topics_requested": n_topics,
+        **info, "protocols": {},
+        "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
+        "timing": {"jobs": jobs, "workers": workers, "compute_seconds": round(compute_s, 3),
+                   "cells_per_minute": round(len(todo) / compute_s * 60, 2) if todo and compute_s > 0 else None,
+                   "total_seconds": None},
+    }
+    names = [a.name for a in params]
+    rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics"]
+    for j in judgments:
+        stored = [(p, read_cell(Path(t.path), key)) for jj, p, t, key in plan if jj is j]
+        missing = [p for p, c in stored if c is None]
+        if missing:
+            raise RuntimeError(f"{len(missing)} cells of {j.name} are missing after the run")
+        pres: dict[str, Any] = {"index": j.index_name, "topics": j.n_topics, "measures": {}}
+        for m in j.measures:
+            vals = [(p, float(c["measures"][m])) for p, c in stored]  # type: ignore[index]
+            pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals]}
+            rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
+        pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
+        result["protocols"][j.name] = pres
+    write_text(out / "grid.tsv", "\n".join(rows) + "\n")
+    if plots:
+        from ..report.contours import grid_plots
+
+        result["plots"] = [str(p.relative_to(out)) for p in grid_plots(result, params, out)]
+    result["timing"]["total_seconds"] = round(time.perf_counter() - t_start, 3)
+    write_text(out / "grid.json", json.dumps(result, indent=2) + "\n")
+    return result

@@ -1,0 +1,132 @@
+"""`nteval grid` on real indexes: axes, cells, outputs, agreement with the protocol commands,
+parallel workers, and resuming after a real kill."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from nteval.errors import InputError
+from nteval.experiment import run_focused
+from nteval.grid import parse_axis, run_grid
+from nteval.grid.spec import grid_systems
+from nteval.systems.base import make_system
+
+
+def test_axes_are_exact_decimal_ranges_or_lists():
+    b = parse_axis("b=0.0:1.0:0.1")
+    assert b.values == (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  # no 0.30000000000000004
+    assert parse_axis("k1 = 0.9, 1.2 ,2").values == (0.9, 1.2, 2.0)
+    assert parse_axis("mu=500:2000:500").values == (500.0, 1000.0, 1500.0, 2000.0)
+    for bad in ["k1", "k1=", "k1=0.2:3.0", "k1=1:0:0.1", "k1=0:1:0", "k1=a,b", "k1=0.5,0.5", "k1=nan"]:
+        with pytest.raises(InputError, match="--param"):
+            parse_axis(bad)
+
+
+def test_cells_are_validated_against_the_algorithm():
+    bm25 = make_system("bm25", "bm25")
+    cells = grid_systems(bm25, [parse_axis("k1=0.5,1.0"), parse_axis("b=0.2:0.4:0.1")])
+    assert [p for p, _ in cells][:2] == [{"k1": 0.5, "b": 0.2}, {"k1": 0.5, "b": 0.3}]
+    assert len({s.key() for _, s in cells}) == 6
+    with pytest.raises(InputError, match=r"--param b=1\.1: .*within \[0, 1\]"):
+        grid_systems(bm25, [parse_axis("b=0.9:1.2:0.1")])
+    with pytest.raises(InputError, match="not a numeric parameter of bm25.*gridable: k1, b"):
+        grid_systems(bm25, [parse_axis("mu=100,200")])
+    with pytest.raises(InputError, match="one or two"):
+        grid_systems(bm25, [parse_axis("k1=1,2"), parse_axis("b=0.1,0.2"), parse_axis("k1=3,4")])
+    rm3 = grid_systems(make_system("x", "bm25_rm3"), [parse_axis("fb_terms=5:20:5")])
+    assert [s.params["fb_terms"] for _, s in rm3] == [5, 10, 15, 20]
+    with pytest.raises(InputError, match="whole number"):
+        grid_systems(make_system("x", "bm25_rm3"), [parse_axis("fb_docs=1.5,2")])
+
+
+def test_grid_outputs_and_agreement_with_nteval_focused(first200_index, tmp_path):
+    res = run_grid(first200_index, tmp_path / "g", [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")],
+                   protocol="both", n_topics=40, seed=3, jobs=2, progress=False)
+    out = tmp_path / "g"
+    rows = (out / "grid.tsv").read_text().splitlines()
+    assert rows[0] == "protocol\tk1\tb\tmeasure\tvalue\ttopics"
+    assert len(rows) == 1 + 4 * (1 + 2)  # 4 cells: focused RR + high-recall AP, Bpref
+    assert res["cells"] == {"per_protocol": 4, "total": 8, "computed": 8, "reused": 0}
+    for name in ("grid_focused_RR.png", "grid_highrecall_AP.png", "grid_highrecall_Bpref.png", "grid_compare.png"):
+        assert (out / name).stat().st_size > 10_000
+    saved = json.loads((out / "grid.json").read_text())
+    rr = saved["protocols"]["focused"]["measures"]["RR"]
+    assert rr["best"]["value"] == max(rr["values"])
+    assert rr["near_best"]["cells"] >= 1
+    # the grid cell at BM25's defaults is exactly what `nteval focused` reports for bm25
+    ref = run_focused(first200_index, tmp_path / "f", n_topics=40, seed=3, systems="default", progress=False)
+    cell = [float(r.split("\t")[4]) for r in rows[1:] if r.startswith("focused\t0.9\t0.4\tRR")]
+    assert cell == [pytest.approx(ref["systems"]["bm25"]["RR"], abs=1e-6)]
+    assert (out / "focused" / "topics.tsv").read_bytes() == (tmp_path / "f" / "topics.tsv").read_bytes()
+    # same inputs again: nothing recomputed; another measure: recomputed under a new key
+    again = run_grid(first200_index, out, [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")], protocol="both",
+                     n_topics=40, seed=3, jobs=1, progress=False)
+    assert again["cells"]["computed"] == 0 and again["protocols"] == res["protocols"]
+    other = run_grid(first200_index, out, [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")], protocol="focused",
+                     measures=["nDCG@10"], n_topics=40, seed=3, progress=False)
+    assert other["cells"]["computed"] == 4
+
+
+def test_one_parameter_grid_with_human_judgments(tmp_path):
+    from nteval.demo import scifact_slice
+    from nteval.index import build_index
+
+    idx = tmp_path / "sf"
+    build_index([scifact_slice() / "corpus.jsonl.gz"], idx)
+    res = run_grid(idx, tmp_path / "g", [parse_axis("mu=200,1000,3000")], system="qld", protocol="focused",
+                   queries=scifact_slice() / "queries.jsonl", qrels=scifact_slice() / "qrels.tsv", n_topics=60,
+                   progress=False)
+    assert set(res["protocols"]) == {"focused", "human"}
+    assert res["protocols"]["human"]["index"] == "all"
+    assert len(res["protocols"]["human"]["measures"]["nDCG@10"]["values"]) == 3
+    assert (tmp_path / "g" / "grid_human_nDCG_at_10.png").is_file() and (tmp_path / "g" / "grid_compare.png").is_file()
+
+
+def _cells(out):
+    return {p: p.stat().st_mtime_ns for p in (out / "cells").glob("*/*.json")}
+
+
+def test_killed_grid_resumes_without_recomputing_or_losing_cells(first200_index, tmp_path):
+    """SIGKILL a real parallel grid mid-way (no chance to clean up), then re-run it."""
+    args = [sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--protocol", "both",
+            "--param", "k1=0.3:1.5:0.3", "--param", "b=0.2:0.8:0.3", "--topics", "60", "--seed", "5", "--quiet"]
+    out = tmp_path / "killed"
+    p = subprocess.Popen(args + ["--out", str(out), "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and p.poll() is None and len(_cells(out)) < 6:
+        time.sleep(0.02)
+    os.killpg(p.pid, signal.SIGKILL)  # the parent and its workers
+    p.wait(timeout=30)
+    before = _cells(out)
+    assert 6 <= len(before) < 30, "kill the grid while it is running"
+    assert not (out / "grid.tsv").exists()
+    for path in before:  # every stored cell is complete
+        assert json.loads(path.read_text())["measures"]
+    resumed = subprocess.run(args + ["--out", str(out), "--jobs", "2"], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{30 - len(before)} computed, {len(before)} reused" in resumed.stdout
+    after = _cells(out)
+    assert len(after) == 30 and all(after[p] == t for p, t in before.items())  # not recomputed
+    assert not list((out / "cells").glob("*/.*"))  # no temp file left behind
+    full = subprocess.run(args + ["--out", str(tmp_path / "full"), "--jobs", "1"], capture_output=True, text=True,
+                          timeout=300)
+    assert full.returncode == 0, full.stderr
+    assert (out / "grid.tsv").read_bytes() == (tmp_path / "full" / "grid.tsv").read_bytes()
+
+
+def test_bad_grid_input_is_one_line_and_writes_nothing(first200_index, tmp_path):
+    out = tmp_path / "g"
+    for extra, msg in [(["--param", "b=0.5:1.5:0.5"], "--param b=1.5"), (["--param", "k1=x"], "--param k1=x"),
+                       (["--param", "k1=1,2", "--system", "nope"], "--system 'nope'"),
+                       (["--param", "k1=1,2", "--qrels", str(tmp_path / "missing.txt")], "human judgments need both")]:
+        r = subprocess.run([sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--out", str(out),
+                            *extra], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert not out.exists()
