@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import write_text
-from .formats.trec import Run, format_run, read_run, trec_order
+from .formats.trec import Run, canonical, format_run, read_run
 from .systems.base import System
 
 RUN_FORMAT = 2  # bump when the way runs are computed changes (2: exact Lucene scores, fast path)
@@ -77,7 +77,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             t0 = time.perf_counter()
             raw = run_system(index, s, topics, depth, done=runs, threads=threads, tick=bar.update)
             secs = time.perf_counter() - t0
-            run = {q: trec_order(raw.get(q, []))[:depth] for q in topics}
+            run = {q: canonical(raw.get(q, []), depth) for q in topics}
             empty = sum(1 for q in topics if not run[q])
             write_text(path, format_run(run, s.name))
             meta = {"key": key, "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},

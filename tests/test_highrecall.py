@@ -49,6 +49,10 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
     run_highrecall(first200_index, tmp_path / "b", **kw)
     for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    # again into "a": S_ref's run now comes back from its file, and the pseudo-qrels must not move
+    fresh = (tmp_path / "a" / "qrels.txt").read_bytes()
+    again = run_highrecall(first200_index, tmp_path / "a", **kw)
+    assert (tmp_path / "a" / "qrels.txt").read_bytes() == fresh and again["systems"] == a["systems"]
     assert a["protocol"] == "highrecall" and a["measures"] == ["AP", "Bpref", "P@10", "nDCG@10", "R@1000"]
     assert a["sref"]["index"] == "all" and a["judged"] == "topk-nonrelevant"
     topics = read_topics(tmp_path / "a" / "topics.tsv")

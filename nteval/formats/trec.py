@@ -89,6 +89,12 @@ def read_qrels(path: Path) -> Qrels:
     return out
 
 
+def canonical(ranking: Iterable[tuple[str, float]], depth: int | None = None) -> list[tuple[str, float]]:
+    """Scores as a run file stores them (6 decimals), in trec_eval order, cut at ``depth``: a run
+    used straight from memory then evaluates (and z-scores) exactly like the same run read back."""
+    return trec_order((d, float(f"{s:.6f}")) for d, s in ranking)[:depth]
+
+
 def format_run(run: Run, tag: str) -> str:
     """A run as TREC text, each topic in trec_eval order with ranks 1..n."""
     buf = io.StringIO()

@@ -18,7 +18,7 @@ from ..atomic import write_text
 from ..runs import RUN_FORMAT
 from ..systems.base import System
 
-CELL_FORMAT = 1  # bump when what a cell stores, or how it is computed, changes
+CELL_FORMAT = 2  # bump when what a cell stores, or how it is computed, changes
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _cached(path: str, reader):
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
     from ..evaluate import evaluate_run
-    from ..formats.trec import read_qrels, read_topics, trec_order
+    from ..formats.trec import canonical, read_qrels, read_topics
     from ..lucene.searcher import Index
     from ..systems.execute import run_system
 
@@ -80,7 +80,7 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
     if index is None:
         index = _INDEXES[task.index] = Index(task.index)
     raw = run_system(index, task.system, topics, task.depth)
-    run = {q: trec_order(raw.get(q, []))[: task.depth] for q in topics}
+    run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
     means, per_topic = evaluate_run(qrels, run, list(task.measures))
     cell = {
         "key": key, "protocol": task.protocol, "params": task.params,

@@ -122,9 +122,35 @@ def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) ->
     best_params, best = max(cells, key=lambda c: c[1])  # first maximum in row-major order
     threshold = best - abs(best) * NEAR_BEST
     near = [p for p, v in cells if v >= threshold]
-    return {"best": {"params": best_params, "value": best},
+    # a best cell on the border of an axis may not be the optimum: the grid should be widened there
+    edge = [a.name for a in axes if len(a.values) > 2 and best_params[a.name] in (min(a.values), max(a.values))]
+    return {"best": {"params": best_params, "value": best, "on_edge": edge},
             "near_best": {"tolerance": NEAR_BEST, "threshold": round(threshold, 6), "cells": len(near),
                           "ranges": {a.name: [min(p[a.name] for p in near), max(p[a.name] for p in near)] for a in axes}}}
+
+
+def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
+    """Would tuning with an NT protocol have picked a good cell for humans? The human score at the NT
+    protocol's best cell (and its share of the human best), and how the two surfaces correlate."""
+    from ..correlate.stats import correlations
+
+    human = protocols["human"]["measures"]
+    out: dict[str, Any] = {}
+    for name, p in protocols.items():
+        if name == "human":
+            continue
+        m = next(iter(p["measures"]))
+        x = p["measures"][m]["values"]
+        i = x.index(max(x))
+        per: dict[str, Any] = {"nt_measure": m, "nt_best": params[i]}
+        for hm, hres in human.items():
+            y = hres["values"]
+            c = correlations(x, y)
+            per[hm] = {"human_at_nt_best": y[i], "share_of_human_best": round(y[i] / max(y), 4) if max(y) > 0 else None,
+                       "human_best": max(y), "spearman": c["spearman"]["value"], "kendall": c["kendall"]["value"],
+                       "pearson": c["pearson"]["value"]}
+        out[name] = per
+    return out
 
 
 def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",
@@ -205,6 +231,8 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         result["protocols"][j.name] = pres
     write_text(out / "grid.tsv", "\n".join(rows) + "\n")
+    if "human" in result["protocols"]:
+        result["human_agreement"] = human_agreement(result["protocols"], [p for p, _ in cells])
     if plots:
         from ..report.contours import grid_plots
 

@@ -88,12 +88,22 @@ def grid_summary(res: dict[str, Any]) -> str:
             best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
             nb = r["near_best"]
             region = ", ".join(f"{k} {_fmt_range(*v)}" for k, v in nb["ranges"].items())
-            lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cells ({region})")
+            edge = r["best"].get("on_edge")
+            lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cells ({region})"
+                         + (f" — best on the edge of {', '.join(edge)}: widen the grid there" if edge else ""))
     if len(res["protocols"]) > 1:
         for axis in axes:
             where = [f"{name} {next(iter(p['measures'].values()))['best']['params'][axis]:g}"
                      for name, p in res["protocols"].items()]
             lines.append(f"best {axis} by protocol (first measure): " + ", ".join(where))
+    for name, per in res.get("human_agreement", {}).items():
+        at = ", ".join(f"{k}={v:g}" for k, v in per["nt_best"].items())
+        for hm, a in per.items():
+            if isinstance(a, dict) and "human_at_nt_best" in a:
+                rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
+                lines.append(f"human {hm} at {name}'s best cell ({at}): {a['human_at_nt_best']:.4f} = "
+                             f"{a['share_of_human_best']:.1%} of the human best {a['human_best']:.4f}; "
+                             f"Spearman over the cells {rho}")
     if res.get("plots"):
         lines.append("plots: " + ", ".join(res["plots"]))
     return "\n".join(lines)
