@@ -53,18 +53,18 @@ def run_demo(out: Path, n_topics: int = 300) -> None:
     click.echo(results_table(hr, sort_by="AP"))
     click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")
     click.echo()
-    run_grid_demo(index_dir, out / "grid", n_topics=n_topics)
+    run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150))
     click.echo()
     run_agreement_demo(out, n_topics=min(n_topics, 200))
 
 
-def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 300) -> None:
+def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150) -> None:
     """A small BM25 k1 × b grid under both NT protocols (judge-free tuning)."""
     from .grid import parse_axis, run_grid
     from .report.text import grid_summary
 
-    click.echo("Tuning BM25 without judges: a 4 × 4 k1 × b grid under both NT protocols")
-    res = run_grid(index_dir, out, [parse_axis("k1=0.4:1.6:0.4"), parse_axis("b=0.25:1.0:0.25")], protocol="both",
+    click.echo("Tuning BM25 without judges: a 3 × 3 k1 × b grid under both NT protocols (try a 10 × 10 with `nteval grid`)")
+    res = run_grid(index_dir, out, [parse_axis("k1=0.6,1.2,2.0"), parse_axis("b=0.3,0.6,0.9")], protocol="both",
                    n_topics=n_topics, seed=42, jobs=2, progress=False)
     click.echo(grid_summary(res))
     click.echo(f"(contour maps in {out})")

@@ -21,6 +21,7 @@ def test_demo_runs_both_protocols(tmp_path, capsys):
     assert "focused protocol: 25 topics" in out
     assert "highrecall protocol:" in out and "pseudo-relevant per topic" in out
     assert "Agreement of NT rankings with human judgments" in out and "Human-vs-human ceiling" in out
+    assert "cells: 18 (9 per protocol) — 18 computed" in out and (tmp_path / "demo" / "grid" / "grid_compare.png").is_file()
     # second run reuses the index and every run
     r = CliRunner().invoke(main, ["manifest", str(tmp_path / "demo" / "index")])
     assert r.exit_code == 0 and "pubmed21n1298_first2000.xml.gz" in r.output
