@@ -125,7 +125,9 @@ def test_bad_grid_input_is_one_line_and_writes_nothing(first200_index, tmp_path)
     out = tmp_path / "g"
     for extra, msg in [(["--param", "b=0.5:1.5:0.5"], "--param b=1.5"), (["--param", "k1=x"], "--param k1=x"),
                        (["--param", "k1=1,2", "--system", "nope"], "--system 'nope'"),
-                       (["--param", "k1=1,2", "--qrels", str(tmp_path / "missing.txt")], "human judgments need both")]:
+                       (["--param", "k1=1,2", "--qrels", str(tmp_path / "missing.txt")], "human judgments need both"),
+                       (["--param", "k1=1,2", "--protocol", "none"], "--protocol none needs human judgments"),
+                       (["--param", "k1=1,2", "--measure", "NoSuchMeasure"], "NoSuchMeasure")]:
         r = subprocess.run([sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--out", str(out),
                             *extra], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
