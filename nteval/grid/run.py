@@ -126,7 +126,8 @@ def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) ->
     edge = [a.name for a in axes if len(a.values) > 2 and best_params[a.name] in (min(a.values), max(a.values))]
     return {"best": {"params": best_params, "value": best, "on_edge": edge},
             "near_best": {"tolerance": NEAR_BEST, "threshold": round(threshold, 6), "cells": len(near),
-                          "ranges": {a.name: [min(p[a.name] for p in near), max(p[a.name] for p in near)] for a in axes}}}
+                          "ranges": {a.name: [min(p[a.name] for p in near), max(p[a.name] for p in near)] for a in axes},
+                          "values": {a.name: sorted({p[a.name] for p in near}) for a in axes}}}
 
 
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:

@@ -72,6 +72,15 @@ def _fmt_range(lo: float, hi: float) -> str:
     return f"{lo:g}" if lo == hi else f"{lo:g}–{hi:g}"
 
 
+def _fmt_values(name: str, near: list[float], axis: list[float]) -> str:
+    """An axis's values in the near-best region: a range when they are contiguous on the axis,
+    else the values themselves (a range would claim cells that are not near the best)."""
+    idx = [axis.index(v) for v in near]
+    if max(idx) - min(idx) + 1 == len(idx):
+        return f"{name} {_fmt_range(near[0], near[-1])}"
+    return f"{name} ∈ {{{', '.join(f'{v:g}' for v in near)}}}"
+
+
 def grid_summary(res: dict[str, Any]) -> str:
     """Best cell and the region within 1 % of it, per protocol and measure; then where the
     protocols' best cells sit on each axis (the paper: focused prefers a higher BM25 b)."""
@@ -87,9 +96,9 @@ def grid_summary(res: dict[str, Any]) -> str:
         for m, r in p["measures"].items():
             best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
             nb = r["near_best"]
-            region = ", ".join(f"{k} {_fmt_range(*v)}" for k, v in nb["ranges"].items())
+            region = ", ".join(_fmt_values(k, nb["values"][k], axes[k]) for k in nb["ranges"])
             edge = r["best"].get("on_edge")
-            lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cells ({region})"
+            lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cell{'s' if nb['cells'] != 1 else ''} ({region})"
                          + (f" — best on the edge of {', '.join(edge)}: widen the grid there" if edge else ""))
     if len(res["protocols"]) > 1:
         for axis in axes:
