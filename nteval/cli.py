@@ -70,12 +70,22 @@ def _protocol_options(fn):
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
         click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
         click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
+        _sample_filter_options,
+        click.option("--quiet", is_flag=True, help="No progress bar."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def _sample_filter_options(fn):
+    """Which documents may become NT topics (shared by every command that samples D0)."""
+    opts = [
         click.option("--language", default=None, help="Only documents in this language (e.g. eng)."),
         click.option("--year-min", type=int, default=None),
         click.option("--year-max", type=int, default=None),
         click.option("--min-sentences", default=3, show_default=True, help="Abstract sentences a topic document needs."),
         click.option("--min-title-tokens", default=3, show_default=True, help="Title tokens a topic document needs."),
-        click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -174,11 +184,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
               help="Index the human queries search.")
 @click.option("--sref", default=None, help="High-recall reference system (fixed while the grid varies).  [default: BM25 k1=0.9 b=0.4]")
 @_highrecall_options
-@click.option("--language", default=None, help="Only documents in this language (e.g. eng).")
-@click.option("--year-min", type=int, default=None)
-@click.option("--year-max", type=int, default=None)
-@click.option("--min-sentences", default=3, show_default=True)
-@click.option("--min-title-tokens", default=3, show_default=True)
+@_sample_filter_options
 @click.option("--jobs", default=1, show_default=True, help="Worker processes (each starts its JVM once).")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")

@@ -99,6 +99,16 @@ def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, se
 HIGHRECALL_MEASURES = ("AP", "Bpref", "P@10", "nDCG@10", "R@1000")
 
 
+def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path] | None:
+    """The first system called ``name`` in the given systems files (missing ones skipped), and its file."""
+    for path in files:
+        if path is not None and Path(path).is_file():
+            for s in load_systems(path):
+                if s.name == name:
+                    return s, Path(path)
+    return None
+
+
 def resolve_sref(sref: str | Path | None, systems_path: Path | None = None) -> System:
     """S_ref: default BM25 (k1 0.9, b 0.4); a YAML file holding one system; or a system name
     looked up in the systems file in use, then in the shipped sets."""
@@ -112,11 +122,9 @@ def resolve_sref(sref: str | Path | None, systems_path: Path | None = None) -> S
         if len(found) != 1:
             raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
         return found[0]
-    for candidate in [systems_path, builtin_systems("table1"), builtin_systems("default")]:
-        if candidate is not None and Path(candidate).is_file():
-            for s in load_systems(candidate):
-                if s.name == str(sref):
-                    return s
+    found = find_named_system(str(sref), [systems_path, builtin_systems("table1"), builtin_systems("default")])
+    if found is not None:
+        return found[0]
     raise InputError(None, f"--sref {sref!r}: no such system in {systems_path or 'the systems file'} or the shipped sets "
                            "(give a name from them or a YAML file with one system)")
 

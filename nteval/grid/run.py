@@ -37,20 +37,17 @@ class Judgments:
 def find_system(spec: str, systems: str | Path | None) -> System:
     """``--system``: an algorithm name (its default parameters), or a system's name in ``--systems``
     (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
-    from ..experiment import builtin_systems, resolve_systems
+    from ..experiment import builtin_systems, find_named_system, resolve_systems
 
     if spec in ALGORITHMS:
         return make_system(spec, spec)
-    candidates = [resolve_systems(systems)[0]] if systems else []
-    candidates += [builtin_systems("table1"), builtin_systems("wide"), builtin_systems("default")]
-    from ..systems.base import load_systems
-
-    for path in candidates:
-        for s in load_systems(path):
-            if s.name == spec:
-                if s.algorithm == "rrf":
-                    raise InputError(path, f"--system {spec}: a fusion of runs has no gridable parameter of its own")
-                return s
+    found = find_named_system(spec, [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"),
+                                     builtin_systems("wide"), builtin_systems("default")])
+    if found is not None:
+        s, path = found
+        if s.algorithm == "rrf":
+            raise InputError(path, f"--system {spec}: a fusion of runs has no gridable parameter of its own")
+        return s
     raise InputError(None, f"--system {spec!r}: neither an algorithm ({', '.join(a for a in ALGORITHMS if a != 'rrf')}) "
                            "nor a system name in the systems file or the shipped sets")
 

@@ -38,6 +38,7 @@ class Index:
         self._feedback = False
         self._fast = jvm.autoclass("org.apache.lucene.search.IndexSearcher")(self._reader)
         self._fast.setSimilarity(self._searcher.get_similarity())
+        self._analyzer = self._searcher.get_analyzer()
         self._bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
         self._sort = jvm.autoclass("io.anserini.search.SearchCollection").BREAK_SCORE_TIES_BY_DOCID
         self._docids: list[str] | None = None
@@ -65,8 +66,7 @@ class Index:
 
     def analyze(self, text: str) -> list[str]:
         """Terms of ``text`` under the index's analyzer (Porter stemming, stopwords removed)."""
-        analyzer = self._searcher.get_analyzer()
-        return [str(t) for t in jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze(analyzer, text)]
+        return [str(t) for t in jvm.autoclass("io.anserini.analysis.AnalyzerUtils").analyze(self._analyzer, text)]
 
     def doc_freq(self, term: str) -> int:
         """Document frequency of an already-analyzed term (0 if absent); cached."""
@@ -115,7 +115,7 @@ class Index:
         """Bag-of-words search (Lucene syntax in ``query`` is not interpreted)."""
         if self._feedback:
             return _convert(self._searcher.search(query, int(k)))
-        return self.search_query(self._bow.buildQuery(FIELD, self._searcher.get_analyzer(), query), k)
+        return self.search_query(self._bow.buildQuery(FIELD, self._analyzer, query), k)
 
     def batch_search(self, queries: dict[str, str], k: int = 1000, threads: int = 2) -> dict[str, Ranking]:
         """Bag-of-words search of many queries (Java threads when feedback is on)."""

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..grid.spec import Axis
+from .plots import save_png
 
 
 def _safe(name: str) -> str:
@@ -50,18 +51,6 @@ def _panel(fig, ax, axes: list[Axis], res: dict[str, Any], title: str) -> None:
     ax.set_title(title, fontsize=10)
 
 
-def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.png")
-    fig.tight_layout()
-    fig.savefig(tmp)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
-
-
 def _title(name: str, m: str, res: dict[str, Any], p: dict[str, Any]) -> str:
     best = ", ".join(f"{k}={v:g}" for k, v in res["best"]["params"].items())
     return f"{name} ({p['topics']} topics, index {p['index']}): {m}\nbest {res['best']['value']:.4f} at {best}"
@@ -82,7 +71,7 @@ def grid_plots(result: dict[str, Any], axes: list[Axis], out: Path) -> list[Path
         for m, res in p["measures"].items():
             fig, ax = plt.subplots(figsize=(6.2, 4.8), dpi=110)
             _panel(fig, ax, axes, res, f"{system}: " + _title(name, m, res, p))
-            paths.append(_save(fig, out / f"grid_{name}_{_safe(m)}.png"))
+            paths.append(save_png(fig, out / f"grid_{name}_{_safe(m)}.png"))
     protos = list(result["protocols"].items())
     if len(protos) > 1:
         fig, axs = plt.subplots(1, len(protos), figsize=(5.6 * len(protos), 4.6), dpi=110, squeeze=False)
@@ -90,5 +79,5 @@ def grid_plots(result: dict[str, Any], axes: list[Axis], out: Path) -> list[Path
             m = next(iter(p["measures"]))
             _panel(fig, ax, axes, p["measures"][m], _title(name, m, p["measures"][m], p))
         fig.suptitle(f"{system}: the same grid under each protocol", fontsize=11)
-        paths.append(_save(fig, out / "grid_compare.png"))
+        paths.append(save_png(fig, out / "grid_compare.png"))
     return paths

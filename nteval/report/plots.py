@@ -24,10 +24,17 @@ def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabe
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
+    return save_png(fig, path)
+
+
+def save_png(fig, path: Path) -> Path:
+    """Lay out, write atomically (temp file, rename) and close a figure."""
+    import matplotlib.pyplot as plt
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp.png")
+    fig.tight_layout()
     fig.savefig(tmp)
     plt.close(fig)
     tmp.replace(path)
