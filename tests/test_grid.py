@@ -132,3 +132,6 @@ def test_bad_grid_input_is_one_line_and_writes_nothing(first200_index, tmp_path)
                             *extra], capture_output=True, text=True, timeout=120)
         assert r.returncode == 2 and msg in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert not out.exists()
+    with pytest.raises(InputError, match="--judged"):  # the API checks the high-recall options before writing too
+        run_grid(first200_index, out, [parse_axis("k1=1,2")], protocol="both", judged="bogus", progress=False)
+    assert not out.exists()

@@ -177,6 +177,10 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
     if measures:
         measures = [str(m) for m in parse_measures(measures)]
     base = find_system(system, systems)
+    if "highrecall" in protocols:  # before the focused topics are written
+        from ..experiment import _check_highrecall
+
+        _check_highrecall(k, judged, std, sentence)
     cells = grid_systems(base, params)
     judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
                               sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
