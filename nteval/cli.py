@@ -70,6 +70,10 @@ def _protocol_options(fn):
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
         click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
         click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
+        click.option("--min-topics", default=50, show_default=True,
+                     help="Fail when fewer topics are usable: below it a system ranking is mostly noise."),
+        click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+                     help="Multiple-comparison correction of the paired tests between systems (Holm: FWER; BH: FDR)."),
         _sample_filter_options,
         click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
@@ -109,8 +113,12 @@ def focused_cmd(**kw) -> None:
     from .experiment import run_focused
     from .report.text import results_table
 
+    from .verdict import verdict_text
+
     kw = _protocol_kwargs(kw)
-    click.echo(results_table(run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)))
+    res = run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)
+    click.echo(verdict_text("focused", res["verdict"]) + "\n")
+    click.echo(results_table(res))
 
 
 def _highrecall_options(fn):
@@ -124,6 +132,12 @@ def _highrecall_options(fn):
                      show_default=True, help="Write S_ref's other top-k hits as judged non-relevant (rel 0), or not."),
         click.option("--std", type=click.Choice(["population", "sample"]), default="population", show_default=True,
                      help="Standard deviation used in the z-scores."),
+        click.option("--combine", type=click.Choice(["vote", "mean"]), default="vote", show_default=True,
+                     help="With several --sref: pseudo-relevant when most references give z ≥ ZT (vote) or the mean z is."),
+        click.option("--graded/--binary", default=False, show_default=True,
+                     help="Graded pseudo-qrels: relevance 2 where z ≥ ZT + 1 (for nDCG), else 1."),
+        click.option("--holdout/--no-holdout", default=False, show_default=True,
+                     help="Search each topic with its source document held out of the index (no feedback leak)."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -132,7 +146,8 @@ def _highrecall_options(fn):
 
 @main.command("highrecall")
 @_protocol_options
-@click.option("--sref", default=None, help="Reference system: a name from the systems sets, or a YAML with one system.  [default: BM25 k1=0.9 b=0.4]")
+@click.option("--sref", multiple=True, help="Reference system: a name from the systems sets, or a YAML with one system; "
+                                            "give several to fuse them (--combine).  [default: BM25 k1=0.9 b=0.4]")
 @_highrecall_options
 @_friendly_errors
 def highrecall_cmd(**kw) -> None:
@@ -143,7 +158,11 @@ def highrecall_cmd(**kw) -> None:
 
     kw = _protocol_kwargs(kw)
     kw["measures"] = kw["measures"] or None
+    from .verdict import verdict_text
+
+    kw["sref"] = list(kw["sref"]) or None
     res = run_highrecall(kw.pop("index_dir"), kw.pop("out"), **kw)
+    click.echo(verdict_text("highrecall", res["verdict"]) + "\n")
     click.echo(highrecall_summary(res))
     click.echo(results_table(res, sort_by="AP" if "AP" in res["measures"] else None))
 
@@ -186,6 +205,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @_highrecall_options
 @_sample_filter_options
 @click.option("--jobs", default=1, show_default=True, help="Worker processes (each starts its JVM once).")
+@click.option("--min-topics", default=50, show_default=True, help="Fail when fewer topics are usable.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
@@ -239,17 +259,27 @@ def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[P
 @click.option("--seed", default=42, show_default=True)
 @click.option("--depth", default=1000, show_default=True)
 @click.option("--bootstrap", "n_boot", default=1000, show_default=True, help="Bootstrap replicates (topics resampled).")
+@click.option("--min-topics", default=50, show_default=True, help="Fail when fewer NT topics are usable.")
+@click.option("--min-human-topics", default=20, show_default=True, help="Fail when fewer human topics are judged.")
+@click.option("--min-systems", default=5, show_default=True, help="Fail when fewer systems are compared.")
+@click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="Multiple-comparison correction of the paired tests between systems.")
+@click.option("--sref", multiple=True, help="High-recall reference system(s).")
+@_highrecall_options
 @click.option("--out", required=True, type=click.Path(path_type=Path))
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
-def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, out, quiet) -> None:
+def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
+                  min_systems, correction, sref, out, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
     from .correlate.agreement import run_correlate
     from .report.agreement import summary_markdown
 
     rep = run_correlate(index_dir, queries, qrels, out, systems=systems, n_topics=n_topics, seed=seed, field=field,
-                        depth=depth, n_boot=n_boot, progress=not quiet and sys.stderr.isatty())
+                        depth=depth, n_boot=n_boot, progress=not quiet and sys.stderr.isatty(), min_topics=min_topics,
+                        min_human_topics=min_human_topics, min_systems=min_systems, correction=correction,
+                        highrecall={"sref": list(sref) or None, **hr})
     click.echo(summary_markdown(rep))
     click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")
 

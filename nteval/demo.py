@@ -33,7 +33,8 @@ def ensure_sample_index(out: Path) -> Path:
     return index_dir
 
 
-def run_demo(out: Path, n_topics: int = 300) -> None:
+def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> None:
+    """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
     from .experiment import run_focused
     from .index import read_manifest
     from .report.text import manifest_summary, results_table
@@ -42,30 +43,37 @@ def run_demo(out: Path, n_topics: int = 300) -> None:
     index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
     click.echo()
-    res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False)
+    from .verdict import MIN_TOPICS, verdict_text
+
+    floor = MIN_TOPICS if min_topics is None else min_topics
+    res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False,
+                      min_topics=floor)
+    click.echo(verdict_text("focused", res["verdict"]) + "\n")
     click.echo(results_table(res))
     click.echo()
     from .experiment import run_highrecall
     from .report.text import highrecall_summary
 
-    hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False)
+    hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False,
+                        min_topics=floor)
+    click.echo(verdict_text("highrecall", hr["verdict"]) + "\n")
     click.echo(highrecall_summary(hr))
     click.echo(results_table(hr, sort_by="AP"))
     click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")
     click.echo()
-    run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150))
+    run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=floor)
     click.echo()
-    run_agreement_demo(out, n_topics=min(n_topics, 200))
+    run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=floor)
 
 
-def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150) -> None:
+def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: int | None = None) -> None:
     """A small BM25 k1 × b grid under both NT protocols (judge-free tuning)."""
     from .grid import parse_axis, run_grid
     from .report.text import grid_summary
 
     click.echo("Tuning BM25 without judges: a 3 × 3 k1 × b grid under both NT protocols (try a 10 × 10 with `nteval grid`)")
     res = run_grid(index_dir, out, [parse_axis("k1=0.6,1.2,2.0"), parse_axis("b=0.3,0.6,0.9")], protocol="both",
-                   n_topics=n_topics, seed=42, jobs=2, progress=False)
+                   n_topics=n_topics, seed=42, jobs=2, progress=False, min_topics=min_topics)
     click.echo(grid_summary(res))
     click.echo(f"(contour maps in {out})")
 
@@ -75,7 +83,7 @@ def scifact_slice() -> Path:
     return Path(str(resources.files("nteval") / "data" / "scifact_slice"))
 
 
-def run_agreement_demo(out: Path, n_topics: int = 200) -> None:
+def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int | None = None) -> None:
     """NT scores, human scores and their agreement on the bundled judged SciFact slice."""
     from .correlate.agreement import run_correlate
     from .index import build_index, read_manifest, sha256_file
@@ -92,7 +100,7 @@ def run_agreement_demo(out: Path, n_topics: int = 200) -> None:
         click.echo(f"indexing the bundled SciFact slice → {index_dir}")
         build_index([corpus], index_dir, force=True)
     rep = run_correlate(index_dir, sl / "queries.jsonl", sl / "qrels.tsv", Path(out) / "agreement", systems="default",
-                        n_topics=n_topics, seed=42, n_boot=300, progress=False)
+                        n_topics=n_topics, seed=42, n_boot=300, progress=False, min_topics=min_topics)
     click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?")
     click.echo(summary_markdown(rep))
     click.echo(f"(full report: {Path(out) / 'agreement' / 'report.html'})")

@@ -17,6 +17,7 @@ from .runs import run_all
 from .systems.base import System, load_systems
 from .topics.focused import focused_topics
 from .topics.sample import SampleSpec, sample_ids
+from .verdict import MIN_TOPICS, check_topic_floor
 
 
 def builtin_systems(name: str) -> Path:
@@ -34,20 +35,44 @@ def resolve_systems(spec: str | Path | None) -> tuple[Path, list[System]]:
 
 
 def write_results(out: Path, protocol: str, spec: SampleSpec, measures: list[str], runs: dict, infos: list,
-                  qrels: dict, extra: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate every run and write per-topic scores, results.tsv and results.json."""
+                  qrels: dict, extra: dict[str, Any], correction: str = "holm") -> dict[str, Any]:
+    """Evaluate every run and write per-topic scores, results.tsv and results.json, and the
+    protocol's verdict (significance groups, reliability) in results.json and significance.tsv."""
+    from .verdict import VERDICTS, make_verdict
+
+    vspec = VERDICTS.get(protocol)
+    evaluated = measures + ([vspec.measure] if vspec and vspec.measure not in measures else [])
     systems: dict[str, dict[str, float]] = {}
+    per_all: dict[str, dict[str, dict[str, float]]] = {}
     lines = ["system\tqid\tmeasure\tvalue"]
     for info in infos:
         name = info.system.name
-        means, per_topic = evaluate_run(qrels, runs[name], measures)
-        systems[name] = {m: round(v, 6) for m, v in means.items()}
+        means, per_topic = evaluate_run(qrels, runs[name], evaluated)
+        per_all[name] = per_topic
+        systems[name] = {m: round(v, 6) for m, v in means.items() if m in measures}
         for qid, vals in per_topic.items():
             for m, v in vals.items():
-                lines.append(f"{name}\t{qid}\t{m}\t{v:.6f}")
+                if m in measures:
+                    lines.append(f"{name}\t{qid}\t{m}\t{v:.6f}")
     write_text(out / "per_topic.tsv", "\n".join(lines) + "\n")
+    verdict = make_verdict(protocol, per_all, correction=correction, seed=spec.seed) if vspec and per_all else None
+    if verdict and verdict.get("reliability") and verdict["reliability"]["curve"]:
+        from .report.plots import topics_curve
+
+        rel = verdict["reliability"]
+        topics_curve({f"{protocol} {rel['measure']}": rel["curve"]}, out / f"reliability_{rel['measure']}.png",
+                     f"How many topics are enough? {protocol} protocol, {rel['systems']} systems\n"
+                     f"(split-half τ, {rel['topics']} topics available)")
+    if verdict and verdict["significance"]:
+        sig = verdict["significance"]
+        write_text(out / "significance.tsv", "system_a\tsystem_b\tmeasure\tdiff\tp\tp_adjusted\tsignificant\n" + "".join(
+            f"{p['a']}\t{p['b']}\t{sig['measure']}\t{p['diff']:.6f}\t{p['p']:.6g}\t{p['p_adjusted']:.6g}\t{int(p['significant'])}\n"
+            for p in sig["pairs"]))
     results = {
         "protocol": protocol, "n_topics": len(qrels), "seed": spec.seed, "measures": measures,
+        "verdict": verdict,
+        "topic_counts": {"requested": extra.get("topics_requested"), "eligible": extra.get("eligible_documents"),
+                         "used": len(qrels)},
         "systems": systems,
         "empty_queries": {i.system.name: i.empty_queries for i in infos},
         "system_configs": {i.system.name: {"algorithm": i.system.algorithm, "params": i.system.params} for i in infos},
@@ -71,15 +96,21 @@ def _sample(index_dir: Path, n_topics: int, seed: int, filters: dict[str, Any]) 
     return spec, ids, n_eligible
 
 
+FOCUSED_MEASURES = ("RR", "Success@1", "Success@10", "nDCG@10", "R@1000")
+
+
 def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
                 systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
-                progress: bool = True, **filters: Any) -> dict[str, Any]:
-    """Focused NT protocol: sample D0, titles → queries over ``nt``, each doc its own relevant."""
+                progress: bool = True, min_topics: int = MIN_TOPICS, correction: str = "holm",
+                **filters: Any) -> dict[str, Any]:
+    """Focused NT protocol: sample D0, titles → queries over ``nt``, each doc its own relevant.
+    Fails (InputError) when fewer than ``min_topics`` documents can become topics."""
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
-    measures = [str(m) for m in parse_measures(measures or list(DEFAULT_MEASURES))]
+    measures = [str(m) for m in parse_measures(measures or list(FOCUSED_MEASURES))]
     systems_path, system_list = resolve_systems(systems)
     spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
+    check_topic_floor("focused", len(ids), n_topics, n_eligible, min_topics, index_dir)
     store = DocStore(index_dir / STORE)
     try:
         topics, qrels = focused_topics(store, ids)
@@ -93,7 +124,7 @@ def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, se
     extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
              "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible,
              "topics_requested": n_topics}
-    return write_results(out, "focused", spec, measures, runs, infos, qrels, extra)
+    return write_results(out, "focused", spec, measures, runs, infos, qrels, extra, correction=correction)
 
 
 HIGHRECALL_MEASURES = ("AP", "Bpref", "P@10", "nDCG@10", "R@1000")
@@ -140,19 +171,34 @@ def _check_highrecall(k: int, judged: str, std: str, sentence: int) -> None:
         raise InputError(None, "--sentence must be ≥ 1 and --k ≥ 2")
 
 
-def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System, out: Path, k: int = 1000, zt: float = 2.0,
-                      sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
-                      fallback: str = "skip", progress: bool = True) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str]]:
+#: Named high-recall settings. ``paper``: Campagne 2008 as published (one BM25 S_ref, binary
+#: pseudo-qrels, relevant-only judgments, the source document left in the searched index).
+HIGHRECALL_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"sref": None, "combine": "vote", "graded": False, "holdout": False, "judged": "relevant-only"},
+}
+
+
+def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
+                      zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
+                      fallback: str = "skip", progress: bool = True, combine: str = "vote", graded: bool = False,
+                      holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str]]:
     """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, and the
     sentence of every sampled doc that has one (runs over those are shared across S_refs).
+
+    Several S_refs are fused (``combine``: vote or mean z, see
+    :func:`nteval.topics.highrecall.fused_pseudo_qrels`); ``graded`` gives grade 2 to z ≥ ZT + 1;
+    ``holdout``: each topic will be searched with its source document (and its fold-mates) held
+    out of the index, so they leave its qrels too (``stats["holdout_folds"]``).
 
     Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
     import statistics
 
-    from .topics.highrecall import pseudo_qrels, sentence_query
+    from .runs import holdout_folds
+    from .topics.highrecall import fused_pseudo_qrels, sentence_query
 
     _check_highrecall(k, judged, std, sentence)
+    refs = sref_system if isinstance(sref_system, list) else [sref_system]
     manifest = read_manifest(index_dir)
     store = DocStore(index_dir / STORE)
     try:
@@ -167,9 +213,16 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System, out:
     out.mkdir(parents=True, exist_ok=True)
     write_topics(out / "titles.tsv", titles)
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
-    sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, [sref_system], out / "sref",
+    sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, refs, out / "sref",
                            depth=k, progress=progress)
-    qrels_all = pseudo_qrels(sref_runs[sref_system.name], k=k, zt=zt, std=std, judged=judged)
+    qrels_all = fused_pseudo_qrels([sref_runs[r.name] for r in refs], k=k, zt=zt, std=std, judged=judged,
+                                   combine=combine, graded=graded)
+    folds: list[list[str]] = []
+    if holdout:
+        folds = holdout_folds(list(sentences), int(manifest["indexes"]["nt"]["documents"]))
+        held = {q: set(f) for f in folds for q in f}
+        qrels_all = {q: kept for q, v in qrels_all.items() if q in held
+                     for kept in [{d: r for d, r in v.items() if d not in held[q]}] if any(r > 0 for r in kept.values())}
     qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
     if not qrels:
         raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")
@@ -183,43 +236,68 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System, out:
     for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
         label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
         hist[label] = sum(lo <= n <= hi for n in sizes)
+    first = refs[0]
     stats = {
-        "sref": {"name": sref_system.name, "algorithm": sref_system.algorithm, "params": sref_system.params,
-                 "index": "all", "query": "title"},
+        "sref": {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
+                 "params": first.params if len(refs) == 1 else {r.name: {"algorithm": r.algorithm, "params": r.params}
+                                                                for r in refs},
+                 "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None},
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
+        "graded": graded, "holdout": holdout,
         "dropped": {"no_sentence": len(ids) - len(sentences),
                     "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
         "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
                                       "mean": round(statistics.mean(sizes), 2), "max": max(sizes), "total": sum(sizes),
                                       "histogram": hist},
     }
+    if holdout:
+        stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}
     return topics, qrels, stats, sentences
 
 
+def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | None = None) -> list[System]:
+    """One or several S_refs (several are fused)."""
+    if isinstance(sref, (list, tuple)):
+        return [resolve_sref(s, systems_path) for s in sref] or [resolve_sref(None)]
+    return [resolve_sref(sref, systems_path)]
+
+
 def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
-                   sref: str | Path | None = None, k: int = 1000, zt: float = 2.0, sentence: int = 3,
+                   sref: str | Path | list | None = None, k: int = 1000, zt: float = 2.0, sentence: int = 3,
                    judged: str = "topk-nonrelevant", std: str = "population", fallback: str = "skip",
                    systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
-                   progress: bool = True, runs_dir: str | Path | None = None, **filters: Any) -> dict[str, Any]:
+                   progress: bool = True, runs_dir: str | Path | None = None, min_topics: int = MIN_TOPICS,
+                   correction: str = "holm", combine: str = "vote", graded: bool = False, holdout: bool = False,
+                   **filters: Any) -> dict[str, Any]:
     """High-recall NT protocol (see :mod:`nteval.topics.highrecall`): S_ref over ``all`` with the
-    titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt``."""
+    titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt`` (with the
+    source documents held out of it when ``holdout``)."""
+    from .runs import run_all_holdout
+
     _check_highrecall(k, judged, std, sentence)
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
     measures = [str(m) for m in parse_measures(measures or list(HIGHRECALL_MEASURES))]
     systems_path, system_list = resolve_systems(systems)
-    sref_system = resolve_sref(sref, systems_path)
+    refs = resolve_srefs(sref, systems_path)
     spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
-    _, qrels, stats, sentences = highrecall_topics(index_dir, ids, sref_system, out, k=k, zt=zt, sentence=sentence,
-                                             judged=judged, std=std, fallback=fallback, progress=progress)
-    runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
-                          Path(runs_dir) if runs_dir else out / "runs", depth=depth, progress=progress)
+    _, qrels, stats, sentences = highrecall_topics(index_dir, ids, refs, out, k=k, zt=zt, sentence=sentence,
+                                                   judged=judged, std=std, fallback=fallback, progress=progress,
+                                                   combine=combine, graded=graded, holdout=holdout)
+    check_topic_floor("highrecall", len(qrels), n_topics, n_eligible, min_topics, index_dir)
+    rdir = Path(runs_dir) if runs_dir else out / "runs"
+    if holdout:
+        runs, infos, _ = run_all_holdout(index_dir, "nt", manifest["fingerprint"], sentences, system_list,
+                                         rdir / "holdout", depth=depth, progress=progress)
+    else:
+        runs, infos = run_all(index_dir, "nt", manifest["fingerprint"], sentences, system_list, rdir, depth=depth,
+                              progress=progress)
     extra = {
         "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
         "depth": depth, "sample": spec.as_dict(), "eligible_documents": n_eligible, "topics_requested": n_topics,
         **stats,
     }
-    return write_results(out, "highrecall", spec, measures, runs, infos, qrels, extra)
+    return write_results(out, "highrecall", spec, measures, runs, infos, qrels, extra, correction=correction)
 
 
 def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str], **kwargs: Any) -> dict[str, Any]:

@@ -35,23 +35,29 @@ class RunInfo:
     queries_per_s: float | None
 
 
-def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2) -> tuple[dict[str, Run], list[RunInfo]]:
-    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order."""
-    from tqdm import tqdm
-
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    tkey = topics_key(topics)
+def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: str, depth: int) -> dict[str, str]:
     keys: dict[str, str] = {}
-    runs: dict[str, Run] = {}
-    infos: list[RunInfo] = []
-    index = None
-    todo = []
     for s in systems:
         deps = [keys[d] for d in s.params.get("systems", [])] if s.algorithm == "rrf" else []
         blob = json.dumps([fingerprint, index_name, tkey, s.key(), deps, depth, RUN_FORMAT])
         keys[s.name] = hashlib.sha256(blob.encode()).hexdigest()
-        todo.append(s)
+    return keys
+
+
+def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
+            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2,
+            key_name: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
+    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order.
+    ``key_name`` names the index in the cache key when the directory name is not stable."""
+    from tqdm import tqdm
+
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    tkey = topics_key(topics)
+    runs: dict[str, Run] = {}
+    infos: list[RunInfo] = []
+    index = None
+    keys = _run_keys(systems, fingerprint, key_name or index_name, tkey, depth)
+    todo = list(systems)
     bar = tqdm(total=len(todo) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
@@ -91,3 +97,83 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
         if index is not None:
             index.close()
     return runs, infos
+
+
+def holdout_folds(topic_ids: list[str], num_docs: int, max_share: float = 0.02, max_fold: int = 100) -> list[list[str]]:
+    """Topics (in sample order) cut into folds whose source documents are held out together: at
+    most ``max_share`` of the collection and ``max_fold`` documents per fold, so holding them out
+    changes what other topics can find by little (a topic's own fold-mates leave its qrels)."""
+    size = max(1, min(max_fold, int(num_docs * max_share)))
+    return [topic_ids[i:i + size] for i in range(0, len(topic_ids), size)]
+
+
+def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
+                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2
+                    ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
+    """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index
+    in which its source document and its fold-mates are held out (see :mod:`nteval.lucene.holdout`).
+
+    Returns the merged runs, one summed RunInfo per system, and each topic's held-out documents
+    (to drop from its qrels). Fold runs are cached in ``runs_dir/folds/fold-NNN/``; the index
+    copies live in ``runs_dir/folds/`` only while their fold runs."""
+    import shutil
+
+    from .lucene.holdout import holdout_copy
+
+    manifest_docs = _num_docs(index_dir / index_name)
+    folds = holdout_folds(list(topics), manifest_docs)
+    merged: dict[str, Run] = {s.name: {} for s in systems}
+    totals: dict[str, list[float]] = {s.name: [0.0, 0, 0] for s in systems}
+    reused_all: dict[str, bool] = {s.name: True for s in systems}
+    held: dict[str, list[str]] = {}
+    base = runs_dir / "folds"
+    for i, fold in enumerate(folds):
+        fold_topics = {q: topics[q] for q in fold}
+        for q in fold:
+            held[q] = fold
+        name = f"fold-{i:03d}"
+        fold_runs = base / name
+        fkey = hashlib.sha256(json.dumps([fingerprint, index_name, sorted(fold)]).encode()).hexdigest()[:16]
+        copy_dir = base / f"index-{fkey}"
+        # the fold's index copy is keyed by its held-out set; its runs are cached like any run
+        needs = not _all_cached(fold_runs, fold_topics, systems, fingerprint, f"{index_name}-holdout-{fkey}", depth)
+        if needs and not copy_dir.exists():
+            holdout_copy(index_dir / index_name, copy_dir, fold)
+        runs, infos = run_all(base, copy_dir.name, f"{fingerprint}", fold_topics, systems, fold_runs, depth=depth,
+                              progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}")
+        if copy_dir.exists():
+            shutil.rmtree(copy_dir)
+        for info in infos:
+            merged[info.system.name].update(runs[info.system.name])
+            t = totals[info.system.name]
+            t[0] += info.seconds
+            t[1] += info.empty_queries
+            reused_all[info.system.name] &= info.reused
+    out_infos = []
+    for s in systems:
+        run = {q: merged[s.name].get(q, []) for q in topics}
+        path = runs_dir / f"{s.name}.run"
+        write_text(path, format_run(run, s.name))
+        secs = totals[s.name][0]
+        out_infos.append(RunInfo(s, path, "holdout", reused_all[s.name], secs, int(totals[s.name][1]),
+                                 round(len(topics) / secs, 1) if secs > 0 else None))
+    return merged, out_infos, held
+
+
+def _num_docs(index_path: Path) -> int:
+    from .lucene.searcher import Index
+
+    with Index(index_path) as index:
+        return index.num_docs
+
+
+def _all_cached(runs_dir: Path, topics: dict[str, str], systems: list[System], fingerprint: str, key_name: str,
+                depth: int) -> bool:
+    keys = _run_keys(systems, fingerprint, key_name, topics_key(topics), depth)
+    for s in systems:
+        meta = runs_dir / f"{s.name}.meta.json"
+        if not (runs_dir / f"{s.name}.run").is_file() or not meta.is_file():
+            return False
+        if json.loads(meta.read_text()).get("key") != keys[s.name]:
+            return False
+    return True

@@ -21,7 +21,7 @@ def scifact_index(tmp_path_factory):
 def test_correlate_report(scifact_index, tmp_path):
     sl = scifact_slice()
     r = CliRunner().invoke(main, ["correlate", "--index", str(scifact_index), "--queries", str(sl / "queries.jsonl"),
-                                  "--qrels", str(sl / "qrels.tsv"), "--topics", "40", "--bootstrap", "50",
+                                  "--qrels", str(sl / "qrels.tsv"), "--topics", "40", "--bootstrap", "50", "--min-topics", "10",
                                   "--out", str(tmp_path / "c"), "--quiet"])
     assert r.exit_code == 0, r.output + r.stderr
     rep = json.loads((tmp_path / "c" / "report.json").read_text())
@@ -37,6 +37,21 @@ def test_correlate_report(scifact_index, tmp_path):
     assert rep["human_ceiling"]["AP"]["splits"] == 20
     # the weak one-word system is last for the humans too
     assert min(rep["human"]["scores"], key=lambda n: rep["human"]["scores"][n]["AP"]) == "disjunctive_1"
+    # the verdict contract (tools read it); human.scores unchanged
+    for side, measure in (("focused", "RR"), ("highrecall", "AP")):
+        v = rep["verdict"][side]
+        assert v["measure"] == measure and v["task"] and set(v["scores"]) == set(rep["systems"])
+        assert {s for g in v["groups"] for s in g} == set(rep["systems"])
+        assert v["agreement_with_human"]["human_measure"] == "AP"
+        assert rep["nt"][side]["topic_counts"]["requested"] == 40
+    assert set(rep["human"]["scores"]["bm25"]) >= {"AP", "nDCG@10"}
+    # every CI contains its point estimate on real data, and says its method
+    for p in rep["pairs"]:
+        assert p["ci_method"]["name"].startswith("BCa")
+        for k, (lo, hi) in p["ci95"].items():
+            est = p["stats"][k]["value"]
+            assert est is None or lo - 1e-12 <= est <= hi + 1e-12, (p["nt"], k, est, lo, hi)
+    assert (tmp_path / "c" / "report.md").read_text().startswith("## Verdicts")
     html = (tmp_path / "c" / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
     assert (tmp_path / "c" / "report.md").read_text().count("![") == len(rep["pairs"])

@@ -46,3 +46,38 @@ def test_bootstrap_ci_contains_point_estimate_and_is_seeded():
         lo, hi = ci[k]
         assert lo <= point[k]["value"] <= hi and -1 <= lo < hi <= 1
     assert bootstrap_ci(xt, yt, n_boot=300, seed=3) == ci
+
+
+def test_tau_ap_ties_are_left_out():
+    """Issue: tau_ap(x, x) gave 0.2 for x = [0.9667]*5 + [0.6] (Kendall τ-b gives 1.0)."""
+    x = [0.9667] * 5 + [0.6]
+    assert tau_ap(x, x) == 1.0
+    assert stats.kendalltau(x, x).statistic == pytest.approx(1.0)
+    # ties in the estimate only: the pairs it ties carry no order, the rest are concordant
+    assert tau_ap([2, 2, 1], [3, 2, 1]) == 1.0
+    # hand case with a tie in the truth: estimate A > B > C, truth A = B > C
+    # item B: its one item above (A) is tied in the truth → not counted; item C: A and B above, both
+    # above in the truth → 2/2. τ_AP = 2 · (1/1) − 1 = 1
+    assert tau_ap([3, 2, 1], [2, 2, 1]) == 1.0
+    # reversed with ties: every counted pair discordant
+    assert tau_ap([1, 2, 3], [2, 2, 1]) == -1.0
+    assert tau_ap([1, 1, 1], [1, 2, 3]) is None
+
+
+def test_vectorised_kendall_equals_scipy():
+    from nteval.correlate.stats import _kendall_b_rows
+
+    rng = np.random.default_rng(5)
+    for _ in range(100):
+        a, b = rng.integers(0, 4, 9).astype(float), rng.integers(0, 4, 9).astype(float)
+        want = stats.kendalltau(a, b).statistic
+        got = _kendall_b_rows(a[None], b[None])[0]
+        assert (np.isnan(want) and np.isnan(got)) or got == pytest.approx(want)
+
+
+def test_bca_ci_says_its_method():
+    rng = np.random.default_rng(2)
+    q = np.linspace(0.2, 0.6, 10)
+    ci = bootstrap_ci(q[:, None] + rng.normal(0, 0.2, (10, 200)), q[:, None] + rng.normal(0, 0.2, (10, 80)), n_boot=200)
+    assert ci["method"]["name"].startswith("BCa") and set(ci["method"]["per_statistic"]) == {
+        "pearson", "spearman", "kendall", "tau_ap"}

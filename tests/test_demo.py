@@ -15,7 +15,7 @@ def test_bundled_sample_is_real_pubmed():
 
 
 def test_demo_runs_both_protocols(tmp_path, capsys):
-    run_demo(tmp_path / "demo", n_topics=25)
+    run_demo(tmp_path / "demo", n_topics=25, min_topics=10)
     out = capsys.readouterr().out
     assert "kept 1,708" in out
     assert "focused protocol: 25 topics" in out

@@ -16,18 +16,18 @@ from nteval.topics.sample import SampleSpec, sample_ids
 
 
 def test_same_seed_gives_byte_identical_topics_and_qrels(first200_index, tmp_path):
-    a = run_focused(first200_index, tmp_path / "a", n_topics=40, seed=7, systems="default", progress=False)
-    b = run_focused(first200_index, tmp_path / "b", n_topics=40, seed=7, systems="default", progress=False)
+    a = run_focused(first200_index, tmp_path / "a", n_topics=40, seed=7, systems="default", progress=False, min_topics=10)
+    b = run_focused(first200_index, tmp_path / "b", n_topics=40, seed=7, systems="default", progress=False, min_topics=10)
     for f in ("topics.tsv", "qrels.txt"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
-    c = run_focused(first200_index, tmp_path / "c", n_topics=40, seed=8, systems="default", progress=False)
+    c = run_focused(first200_index, tmp_path / "c", n_topics=40, seed=8, systems="default", progress=False, min_topics=10)
     assert (tmp_path / "c" / "topics.tsv").read_bytes() != (tmp_path / "a" / "topics.tsv").read_bytes()
     assert a["systems"] == b["systems"]
     assert c["n_topics"] == 40
 
 
 def test_topics_respect_filters_and_qrels_point_to_self(first200_index, tmp_path):
-    run_focused(first200_index, tmp_path / "o", n_topics=30, seed=1, systems="default", progress=False)
+    run_focused(first200_index, tmp_path / "o", n_topics=30, seed=1, systems="default", progress=False, min_topics=10)
     topics = read_topics(tmp_path / "o" / "topics.tsv")
     qrels = read_qrels(tmp_path / "o" / "qrels.txt")
     store = DocStore(first200_index / "docs.sqlite")
@@ -46,9 +46,11 @@ def test_outputs_schema_and_rerun_reuses_runs(first200_index, tmp_path):
     res = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", progress=False)
     on_disk = json.loads((out / "results.json").read_text())
     assert on_disk["protocol"] == "focused" and on_disk["n_topics"] == 50 and on_disk["seed"] == 3
-    assert on_disk["measures"] == ["RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000"]
+    # measures that mean something with one relevant document (AP would equal RR, Bpref R@1000)
+    assert on_disk["measures"] == ["RR", "Success@1", "Success@10", "nDCG@10", "R@1000"]
+    assert on_disk["topic_counts"] == {"requested": 50, "eligible": on_disk["eligible_documents"], "used": 50}
     assert set(on_disk["systems"]) == {"bm25", "bm25_k1.2_b0.75", "qld_mu1000", "bm25_rm3", "and_then_5", "disjunctive_1"}
-    assert (out / "per_topic.tsv").read_text().count("\n") == 1 + 6 * 50 * 6
+    assert (out / "per_topic.tsv").read_text().count("\n") == 1 + 6 * 50 * 5
     assert res["systems"]["disjunctive_1"]["RR"] < res["systems"]["bm25"]["RR"]
     for line in (out / "runs" / "bm25.run").read_text().splitlines()[:3]:
         qid, q0, docid, rank, score, tag = line.split()
@@ -100,3 +102,23 @@ def test_query_generators_follow_document_frequency(first200_index):
         scores = [s for _, s in staged]
         assert scores == sorted(scores, reverse=True)
         assert len(staged) == len(disjunctive(ix, text, 1000, 5))  # the final OR stage fills the rest
+
+
+def test_topic_floor_is_loud(first200_index, tmp_path):
+    """Too few topics for a meaningful ranking: a one-line error saying why, exit 2, no runs."""
+    import pytest
+    from click.testing import CliRunner
+
+    from nteval.cli import main
+    from nteval.errors import InputError
+
+    with pytest.raises(InputError, match="below the floor of 50 topics"):
+        run_focused(first200_index, tmp_path / "f", n_topics=40, seed=7, systems="default", progress=False)
+    assert not (tmp_path / "f" / "runs").exists()
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "30", "--out", str(tmp_path / "g"),
+                                  "--quiet"])
+    assert r.exit_code == 2 and "only 30 usable topics (asked for 30" in r.stderr and len(r.stderr.splitlines()) == 1
+    # lowered on purpose: runs
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "30", "--min-topics", "20",
+                                  "--out", str(tmp_path / "g"), "--quiet"])
+    assert r.exit_code == 0 and r.output.startswith("VERDICT (focused protocol, RR)")

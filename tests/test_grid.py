@@ -47,7 +47,7 @@ def test_cells_are_validated_against_the_algorithm():
 
 def test_grid_outputs_and_agreement_with_nteval_focused(first200_index, tmp_path):
     res = run_grid(first200_index, tmp_path / "g", [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")],
-                   protocol="both", n_topics=40, seed=3, jobs=2, progress=False)
+                   protocol="both", n_topics=40, seed=3, jobs=2, progress=False, min_topics=10)
     out = tmp_path / "g"
     rows = (out / "grid.tsv").read_text().splitlines()
     assert rows[0] == "protocol\tk1\tb\tmeasure\tvalue\ttopics"
@@ -60,16 +60,16 @@ def test_grid_outputs_and_agreement_with_nteval_focused(first200_index, tmp_path
     assert rr["best"]["value"] == max(rr["values"])
     assert rr["near_best"]["cells"] >= 1
     # the grid cell at BM25's defaults is exactly what `nteval focused` reports for bm25
-    ref = run_focused(first200_index, tmp_path / "f", n_topics=40, seed=3, systems="default", progress=False)
+    ref = run_focused(first200_index, tmp_path / "f", n_topics=40, seed=3, systems="default", progress=False, min_topics=10)
     cell = [float(r.split("\t")[4]) for r in rows[1:] if r.startswith("focused\t0.9\t0.4\tRR")]
     assert cell == [pytest.approx(ref["systems"]["bm25"]["RR"], abs=1e-6)]
     assert (out / "focused" / "topics.tsv").read_bytes() == (tmp_path / "f" / "topics.tsv").read_bytes()
     # same inputs again: nothing recomputed; another measure: recomputed under a new key
     again = run_grid(first200_index, out, [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")], protocol="both",
-                     n_topics=40, seed=3, jobs=1, progress=False)
+                     n_topics=40, seed=3, jobs=1, progress=False, min_topics=10)
     assert again["cells"]["computed"] == 0 and again["protocols"] == res["protocols"]
     other = run_grid(first200_index, out, [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")], protocol="focused",
-                     measures=["nDCG@10"], n_topics=40, seed=3, progress=False)
+                     measures=["nDCG@10"], n_topics=40, seed=3, progress=False, min_topics=10)
     assert other["cells"]["computed"] == 4
 
 
@@ -95,7 +95,7 @@ def _cells(out):
 def test_killed_grid_resumes_without_recomputing_or_losing_cells(first200_index, tmp_path):
     """SIGKILL a real parallel grid mid-way (no chance to clean up), then re-run it."""
     args = [sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--protocol", "both",
-            "--param", "k1=0.3:1.5:0.3", "--param", "b=0.2:0.8:0.3", "--topics", "60", "--seed", "5", "--quiet"]
+            "--param", "k1=0.3:1.5:0.3", "--param", "b=0.2:0.8:0.3", "--topics", "60", "--seed", "5", "--quiet", "--min-topics", "10"]
     out = tmp_path / "killed"
     p = subprocess.Popen(args + ["--out", str(out), "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True)

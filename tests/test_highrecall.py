@@ -44,7 +44,7 @@ def test_sentence_query():
 
 
 def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
-    kw = dict(n_topics=40, seed=5, systems="default", progress=False)
+    kw = dict(n_topics=40, seed=5, systems="default", progress=False, min_topics=10)
     a = run_highrecall(first200_index, tmp_path / "a", **kw)
     run_highrecall(first200_index, tmp_path / "b", **kw)
     for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
@@ -79,7 +79,7 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
 
 
 def test_relevant_only_is_the_relevant_part_of_topk(first200_index, tmp_path):
-    kw = dict(n_topics=30, seed=9, systems="default", progress=False)
+    kw = dict(n_topics=30, seed=9, systems="default", progress=False, min_topics=10)
     run_highrecall(first200_index, tmp_path / "t", judged="topk-nonrelevant", **kw)
     run_highrecall(first200_index, tmp_path / "r", judged="relevant-only", **kw)
     t = read_qrels(tmp_path / "t" / "qrels.txt")
@@ -88,7 +88,7 @@ def test_relevant_only_is_the_relevant_part_of_topk(first200_index, tmp_path):
 
 
 def test_sref_sensitivity_outputs(first200_index, tmp_path):
-    res = run_sref_sensitivity(first200_index, tmp_path / "s", ["bm25", "qld_mu1000"], n_topics=30, seed=2,
+    res = run_sref_sensitivity(first200_index, tmp_path / "s", ["bm25", "qld_mu1000"], n_topics=30, seed=2, min_topics=10,
                                systems="default", progress=False)
     c = res["correlations"]["bm25 vs qld_mu1000"]
     assert set(c) == set(res["measures"])

@@ -22,7 +22,12 @@ from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..runs import run_all
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
-from .stats import bootstrap_ci, correlations
+from .stats import bootstrap_ci, correlations, point_estimates
+
+#: Fewer systems than this and a rank correlation is noise (τ over 4 systems takes 7 values).
+MIN_SYSTEMS = 5
+#: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
+MIN_HUMAN_TOPICS = 20
 
 #: (NT side, NT measure, human measure)
 DEFAULT_PAIRS = (
@@ -62,20 +67,30 @@ def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[st
 def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
-                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True) -> dict[str, Any]:
+                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True, min_topics: int | None = None,
+                  min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
+                  correction: str = "holm", highrecall: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``highrecall``: keyword arguments for :func:`run_highrecall` (S_ref, k, zt, sentence…)."""
     from ..experiment import resolve_systems, run_focused, run_highrecall
+    from ..verdict import MIN_TOPICS
 
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
     systems_path, system_list = resolve_systems(systems)
-    if len(system_list) < 3:
-        raise InputError(systems_path, "need at least 3 systems to correlate rankings")
+    if len(system_list) < min_systems:
+        raise InputError(systems_path, f"{len(system_list)} systems: need at least {min_systems} to correlate rankings "
+                                       "(a rank correlation over fewer systems takes a handful of values; --min-systems)")
     topics, qrels = load_judged_topics(queries, qrels_path, field)
+    if len(qrels) < min_human_topics:
+        raise InputError(qrels_path, f"{len(qrels)} judged human topics: need at least {min_human_topics} for a human "
+                                     "ranking that means something (--min-human-topics)")
+    floor = MIN_TOPICS if min_topics is None else min_topics
     nt = {
         "focused": run_focused(index_dir, out / "focused", n_topics=n_topics, seed=seed, systems=systems_path,
-                               depth=depth, progress=progress),
+                               depth=depth, progress=progress, min_topics=floor, correction=correction),
         "highrecall": run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=seed,
-                                     systems=systems_path, depth=depth, progress=progress),
+                                     systems=systems_path, depth=depth, progress=progress, min_topics=floor,
+                                     correction=correction, **(highrecall or {})),
     }
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
@@ -94,15 +109,20 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
 
     report_pairs = []
     for side, ntm, hm in pairs:
-        x = [nt[side]["systems"][n][ntm] for n in names]
-        y = [human_scores[n][hm] for n in names]
         xt = _per_topic_matrix(out / side / "per_topic.tsv", names, ntm)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
+        # the estimate is computed from the same per-topic values the bootstrap resamples
+        x, y = [float(v) for v in xt.mean(axis=1)], [float(v) for v in yt.mean(axis=1)]
         # weak systems that both sides find weak inflate rank correlations: also report the
         # agreement among the better half of the systems (by the human score)
         top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
+        ci = bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed)
+        ci_method = ci.pop("method")
+        top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
+        top_ci.pop("method")
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm,
-                             "stats": correlations(x, y), "ci95": bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed),
+                             "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
+                             "ci95_top_half": top_ci,
                              "stats_top_half": correlations([x[i] for i in top], [y[i] for i in top]),
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
@@ -119,11 +139,23 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         baselines[b] = {"scores": bscores,
                         "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
                                          for hm in sorted({p[2] for p in pairs})}}
+    verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
+                      "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
+                      "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
+                                                     "ci95": p["ci95"], "stats_top_half": p["stats_top_half"]}
+                                                    for p in report_pairs if p["nt"] == side
+                                                    and p["nt_measure"] == r["verdict"]["measure"]
+                                                    and p["human_measure"] == "AP"), None),
+                      "reliability": {k: r["verdict"]["reliability"][k] for k in ("split_half", "stable_from_topics")}
+                      if r["verdict"].get("reliability") else None}
+               for side, r in nt.items() if r.get("verdict")}
     report = {
         "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
         "systems": names, "human": {"queries": str(queries), "qrels": str(qrels_path), "topics": len(topics),
-                                    "field": field, "scores": human_scores},
-        "nt": {side: {"n_topics": r["n_topics"], "scores": r["systems"]} for side, r in nt.items()},
+                                    "judged_topics": len(qrels), "field": field, "scores": human_scores},
+        "verdict": verdict,
+        "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"]}
+               for side, r in nt.items()},
         "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
         "settings": {"n_topics": n_topics, "seed": seed, "depth": depth, "bootstrap": n_boot, "splits": splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},

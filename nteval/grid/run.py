@@ -15,6 +15,7 @@ from ..evaluate import parse_measures
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..systems.base import ALGORITHMS, System, make_system
+from ..verdict import MIN_TOPICS, check_topic_floor
 from .cells import Task, cell_key, compute_cell, file_digest, read_cell
 from .spec import Axis, grid_systems
 
@@ -55,7 +56,7 @@ def find_system(spec: str, systems: str | Path | None) -> System:
 def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, seed: int, measures: list[str] | None,
             queries: str | Path | None, qrels: str | Path | None, field: str | None, human_index: str,
             sref: str | Path | None, highrecall: dict[str, Any], progress: bool,
-            filters: dict[str, Any]) -> tuple[list[Judgments], dict[str, Any]]:
+            filters: dict[str, Any], min_topics: int = 1) -> tuple[list[Judgments], dict[str, Any]]:
     """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (same sample D0 for both NT
     protocols, as in ``nteval focused`` / ``nteval highrecall`` with the same seed)."""
     from ..corpus.store import FILENAME as STORE
@@ -75,6 +76,7 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
     if protocols:
         spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
         info["sample"] = {**spec.as_dict(), "eligible_documents": n_eligible}
+        check_topic_floor("grid", len(ids), n_topics, n_eligible, min_topics, index_dir)
     if "focused" in protocols:
         store = DocStore(index_dir / STORE)
         try:
@@ -85,9 +87,12 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         write_qrels(out / "focused" / "qrels.txt", fqrels)
         out_js.append(Judgments("focused", "nt", out / "focused", chosen("focused"), len(topics)))
     if "highrecall" in protocols:
-        topics, hqrels, stats, _ = highrecall_topics(index_dir, ids, resolve_sref(sref), out / "highrecall",
+        from ..experiment import resolve_srefs
+
+        topics, hqrels, stats, _ = highrecall_topics(index_dir, ids, resolve_srefs(sref), out / "highrecall",
                                                      progress=progress, **highrecall)
         info["highrecall"] = stats
+        check_topic_floor("grid highrecall", len(topics), n_topics, n_eligible, min_topics, index_dir)
         out_js.append(Judgments("highrecall", "nt", out / "highrecall", chosen("highrecall"), len(topics)))
     if human is not None:
         write_topics(out / "human" / "topics.tsv", human[0])
@@ -127,6 +132,19 @@ def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) ->
                           "values": {a.name: sorted({p[a.name] for p in near}) for a in axes}}}
 
 
+def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> dict[str, Any]:
+    """The cells a paired randomization test (Holm over the comparisons with the best) cannot tell
+    apart from the best cell — beside the 1 % region, which ignores topic noise."""
+    from ..significance import indistinguishable_from_best
+
+    label = lambda p: ",".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    per = {label(p): c["per_topic"][measure] for p, c in stored}
+    res = indistinguishable_from_best(per, seed=seed)
+    tied = set(res["indistinguishable"])
+    return {"test": res["test"], "correction": res["correction"], "alpha": res["alpha"], "cells": len(tied),
+            "params": [p for p, _ in stored if label(p) in tied]}
+
+
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
     """Would tuning with an NT protocol have picked a good cell for humans? The human score at the NT
     protocol's best cell (and its share of the human best), and how the two surfaces correlate."""
@@ -157,6 +175,7 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
              field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
              zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
+             combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int | None = None,
              **filters: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
     both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs."""
@@ -173,6 +192,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
     if human_index not in ("all", "nt"):
         raise InputError(None, "--human-index must be all or nt")
+    if holdout and "highrecall" in protocols:
+        raise InputError(None, "--holdout is not supported by nteval grid yet: run the grid without it, and check "
+                               "the chosen cell with `nteval highrecall --holdout`")
     manifest = read_manifest(index_dir)
     if measures:
         measures = [str(m) for m in parse_measures(measures)]
@@ -184,7 +206,8 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
     cells = grid_systems(base, params)
     judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
                               sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
-                                     "fallback": fallback}, progress, filters)
+                                     "fallback": fallback, "combine": combine, "graded": graded}, progress, filters,
+                              MIN_TOPICS if min_topics is None else min_topics)
 
     digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
     # cell-major order: an interrupted grid has covered every protocol evenly
@@ -228,7 +251,8 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         pres: dict[str, Any] = {"index": j.index_name, "topics": j.n_topics, "measures": {}}
         for m in j.measures:
             vals = [(p, float(c["measures"][m])) for p, c in stored]  # type: ignore[index]
-            pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals]}
+            pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals],
+                                   "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
             rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         result["protocols"][j.name] = pres

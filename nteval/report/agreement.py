@@ -51,8 +51,38 @@ def write_reports(report: dict[str, Any], out: Path) -> None:
                + "\n".join(body) + "</body></html>\n")
 
 
+def verdict_markdown(r: dict[str, Any]) -> list[str]:
+    """The verdicts first: per protocol, its task, its ranking's agreement with the humans'."""
+    lines = ["## Verdicts: which NT protocol to believe for which task", ""]
+    for side, v in (r.get("verdict") or {}).items():
+        a = v.get("agreement_with_human")
+        tc = r["nt"][side].get("topic_counts") or {}
+        lines.append(f"- **{side}** ({v['measure']}) — {v['task']}. Topics: {tc.get('used', r['nt'][side]['n_topics'])} used "
+                     f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible documents).")
+        if a:
+            k, kt = a["stats"]["kendall"]["value"], a["stats_top_half"]["kendall"]["value"]
+            lines.append(f"  Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])}, "
+                         f"among the better half {_fmt(kt)}. {_plain_tau(k)}")
+        rel = v.get("reliability") or {}
+        h = rel.get("split_half")
+        if h:
+            stable = rel.get("stable_from_topics")
+            lines.append(f"  Split-half reliability: τ {h['tau_mean']:.3f} between two disjoint sets of {h['topics']} topics"
+                         + (f"; stable (τ ≥ 0.9) from ~{stable} topics." if stable else "; never reaches τ 0.9 here."))
+        lines.append("  Groups that cannot be told apart: " + " > ".join("{" + ", ".join(g) + "}" for g in v["groups"][:4])
+                     + (" > …" if len(v["groups"]) > 4 else ""))
+    return lines + [""]
+
+
+def _plain_tau(k: float | None) -> str:
+    """Kendall τ in plain words: the share of system pairs both rankings order the same way."""
+    if k is None:
+        return ""
+    return f"In plain words: for a random pair of systems, the two rankings agree on which is better {100 * (1 + k) / 2:.0f} % of the time (ties aside)."
+
+
 def summary_markdown(r: dict[str, Any]) -> str:
-    lines = ["## Agreement of NT rankings with human judgments", "",
+    lines = verdict_markdown(r) + ["## Agreement of NT rankings with human judgments", "",
              "| pair | Pearson [95% CI] | Spearman [95% CI] | Kendall τ-b (p) [95% CI] | τ_AP [95% CI] |",
              "|---|---|---|---|---|"]
     for p in r["pairs"]:
@@ -61,6 +91,9 @@ def summary_markdown(r: dict[str, Any]) -> str:
                      f"{_fmt(s['spearman']['value'])} {_ci(ci['spearman'])} | "
                      f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) {_ci(ci['kendall'])} | "
                      f"{_fmt(s['tau_ap']['value'])} {_ci(ci['tau_ap'])} |")
+    if r["pairs"] and r["pairs"][0].get("ci_method"):
+        cm = r["pairs"][0]["ci_method"]
+        lines += ["", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}."]
     lines += ["", "## The same among the better half of the systems (by human score)", "",
               "| pair | systems | Pearson | Spearman | Kendall τ-b (p) | τ_AP |", "|---|---|---|---|---|---|"]
     for p in r["pairs"]:

@@ -100,6 +100,10 @@ def grid_summary(res: dict[str, Any]) -> str:
             edge = r["best"].get("on_edge")
             lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cell{'s' if nb['cells'] != 1 else ''} ({region})"
                          + (f" — best on the edge of {', '.join(edge)}: widen the grid there" if edge else ""))
+            tied = r.get("indistinguishable_from_best")
+            if tied:
+                lines.append(f"  {'':<8} cannot be told apart from the best: {tied['cells']} cell{'s' if tied['cells'] != 1 else ''} "
+                             f"(paired randomization test vs the best, {tied['correction'].split(' ')[0]}, alpha {tied['alpha']})")
     if len(res["protocols"]) > 1:
         for axis in axes:
             where = [f"{name} {next(iter(p['measures'].values()))['best']['params'][axis]:g}"

@@ -72,3 +72,52 @@ def sentence_query(sentences: Sequence[str], n: int = 3, fallback: str = "skip")
     if fallback == "last" and sentences:
         return sentences[-1]
     return None
+
+
+COMBINE = ("vote", "mean")
+
+
+def fused_pseudo_qrels(sref_runs: Sequence[Run], k: int = 1000, zt: float = 2.0, std: str = "population",
+                       judged: str = "relevant-only", combine: str = "vote", graded: bool = False) -> Qrels:
+    """Pseudo-qrels from several reference systems (each searched ``all`` with the titles).
+
+    - ``vote``: a document is pseudo-relevant when a majority of the references give it z ≥ ZT
+      (a document one reference alone favours is that reference's taste, not the topic's);
+    - ``mean``: when its mean z over the references is ≥ ZT (a reference that did not return it
+      in its top k gives it its lowest z there).
+
+    ``graded``: relevance 2 where the (median/mean) z ≥ ZT + 1, else 1 — for graded measures
+    such as nDCG; binary measures (AP) treat both grades alike. One reference, binary, is exactly
+    :func:`pseudo_qrels`. Judged non-relevant (``topk-nonrelevant``): the union of the references'
+    top k.
+    """
+    import statistics
+
+    if combine not in COMBINE:
+        raise ValueError(f"combine must be one of {COMBINE}")
+    if len(sref_runs) == 1 and not graded:
+        return pseudo_qrels(sref_runs[0], k, zt, std, judged)
+    out: Qrels = {}
+    for qid in sref_runs[0]:
+        per_ref: list[dict[str, float]] = []
+        for run in sref_runs:
+            top = trec_order(run.get(qid, []))[:k]
+            z = zscores([s for _, s in top], std)
+            per_ref.append({d: zi for (d, _), zi in zip(top, z)})
+        if not all(per_ref):
+            continue
+        docs = sorted({d for r in per_ref for d in r})
+        floor = [min(r.values()) for r in per_ref]
+        rel: dict[str, int] = {}
+        for d in docs:
+            zs = [r.get(d, f) for r, f in zip(per_ref, floor)]
+            level = statistics.median(zs) if combine == "vote" else sum(zs) / len(zs)
+            if level >= zt:
+                rel[d] = 2 if graded and level >= zt + 1 else 1
+        if not rel:
+            continue
+        if judged == "topk-nonrelevant":
+            for d in docs:
+                rel.setdefault(d, 0)
+        out[qid] = rel
+    return out
