@@ -138,6 +138,9 @@ def _highrecall_options(fn):
                      help="Graded pseudo-qrels: relevance 2 where z ≥ ZT + 1 (for nDCG), else 1."),
         click.option("--holdout/--no-holdout", default=False, show_default=True,
                      help="Search each topic with its source document held out of the index (no feedback leak)."),
+        click.option("--preset", type=click.Choice(["paper"]), default=None,
+                     help="paper: Campagne 2008 as published (one BM25 S_ref, binary, relevant-only, source kept); "
+                          "overrides --sref/--combine/--graded/--holdout/--judged."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)

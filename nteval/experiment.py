@@ -268,11 +268,18 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
                    systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
                    progress: bool = True, runs_dir: str | Path | None = None, min_topics: int = MIN_TOPICS,
                    correction: str = "holm", combine: str = "vote", graded: bool = False, holdout: bool = False,
-                   **filters: Any) -> dict[str, Any]:
+                   preset: str | None = None, **filters: Any) -> dict[str, Any]:
     """High-recall NT protocol (see :mod:`nteval.topics.highrecall`): S_ref over ``all`` with the
     titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt`` (with the
-    source documents held out of it when ``holdout``)."""
+    source documents held out of it when ``holdout``). ``preset`` (:data:`HIGHRECALL_PRESETS`)
+    replaces the S_ref, combination, grading, hold-out and judged settings."""
     from .runs import run_all_holdout
+
+    if preset is not None:
+        if preset not in HIGHRECALL_PRESETS:
+            raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
+        p = HIGHRECALL_PRESETS[preset]
+        sref, combine, graded, holdout, judged = p["sref"], p["combine"], p["graded"], p["holdout"], p["judged"]
 
     _check_highrecall(k, judged, std, sentence)
     index_dir, out = Path(index_dir), Path(out)

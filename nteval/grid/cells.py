@@ -33,6 +33,7 @@ class Task:
     depth: int
     measures: tuple[str, ...]
     path: str           # where the cell's JSON goes
+    exclude: str | None = None  # TSV qid → held-out docids (high-recall --holdout), removed from the rankings
 
 
 def file_digest(path: Path) -> str:
@@ -60,6 +61,14 @@ _INDEXES: dict[str, Any] = {}
 _FILES: dict[str, Any] = {}
 
 
+def read_exclusions(path: Path) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        qid, docs = line.split("\t")
+        out[qid] = set(docs.split(","))
+    return out
+
+
 def _cached(path: str, reader):
     if path not in _FILES:
         _FILES[path] = reader(Path(path))
@@ -79,7 +88,15 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
     index = _INDEXES.get(task.index)
     if index is None:
         index = _INDEXES[task.index] = Index(task.index)
-    raw = run_system(index, task.system, topics, task.depth)
+    if task.exclude:
+        # held-out source documents: for a system without feedback, removing them from its ranking
+        # is exactly searching an index they are deleted from (deletions leave every other score
+        # as it is); feedback systems are refused before the grid starts
+        held = _cached(task.exclude, read_exclusions)
+        raw = run_system(index, task.system, topics, task.depth + max(len(v) for v in held.values()))
+        raw = {q: [h for h in r if h[0] not in held.get(q, ())] for q, r in raw.items()}
+    else:
+        raw = run_system(index, task.system, topics, task.depth)
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
     means, per_topic = evaluate_run(qrels, run, list(task.measures))
     cell = {

@@ -19,6 +19,8 @@ from ..verdict import MIN_TOPICS, check_topic_floor
 from .cells import Task, cell_key, compute_cell, file_digest, read_cell
 from .spec import Axis, grid_systems
 
+FEEDBACK = {"bm25_rm3", "bm25_rocchio", "rrf"}
+
 PROTOCOLS = ("focused", "highrecall")
 #: measures per protocol when --measure is not given (the first one is plotted side by side)
 DEFAULT_MEASURES = {"focused": ("RR",), "highrecall": ("AP", "Bpref"), "human": ("AP", "nDCG@10")}
@@ -89,11 +91,18 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
     if "highrecall" in protocols:
         from ..experiment import resolve_srefs
 
-        topics, hqrels, stats, _ = highrecall_topics(index_dir, ids, resolve_srefs(sref), out / "highrecall",
-                                                     progress=progress, **highrecall)
+        topics, hqrels, stats, sentences = highrecall_topics(index_dir, ids, resolve_srefs(sref), out / "highrecall",
+                                                             progress=progress, **highrecall)
         info["highrecall"] = stats
+        if highrecall.get("holdout"):
+            from ..runs import holdout_folds
+
+            folds = holdout_folds(list(sentences), int(read_manifest(index_dir)["indexes"]["nt"]["documents"]))
+            write_text(out / "highrecall" / "holdout.tsv",
+                       "".join(f"{q}\t{','.join(f)}\n" for f in folds for q in f if q in topics))
         check_topic_floor("grid highrecall", len(topics), n_topics, n_eligible, min_topics, index_dir)
-        out_js.append(Judgments("highrecall", "nt", out / "highrecall", chosen("highrecall"), len(topics)))
+        out_js.append(Judgments("highrecall", "nt-holdout" if highrecall.get("holdout") else "nt", out / "highrecall",
+                                chosen("highrecall"), len(topics)))
     if human is not None:
         write_topics(out / "human" / "topics.tsv", human[0])
         write_qrels(out / "human" / "qrels.txt", human[1])
@@ -176,6 +185,7 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
              zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
              combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int | None = None,
+             preset: str | None = None,
              **filters: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
     both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs."""
@@ -192,9 +202,16 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
     if human_index not in ("all", "nt"):
         raise InputError(None, "--human-index must be all or nt")
-    if holdout and "highrecall" in protocols:
-        raise InputError(None, "--holdout is not supported by nteval grid yet: run the grid without it, and check "
-                               "the chosen cell with `nteval highrecall --holdout`")
+    if preset is not None:
+        from ..experiment import HIGHRECALL_PRESETS
+
+        if preset not in HIGHRECALL_PRESETS:
+            raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
+        p = HIGHRECALL_PRESETS[preset]
+        sref, combine, graded, holdout, judged = p["sref"], p["combine"], p["graded"], p["holdout"], p["judged"]
+    if holdout and "highrecall" in protocols and find_system(system, systems).algorithm in FEEDBACK:
+        raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid yet: "
+                               "grid it with --no-holdout, and check the chosen cell with `nteval highrecall --holdout`")
     manifest = read_manifest(index_dir)
     if measures:
         measures = [str(m) for m in parse_measures(measures)]
@@ -206,7 +223,8 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
     cells = grid_systems(base, params)
     judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
                               sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
-                                     "fallback": fallback, "combine": combine, "graded": graded}, progress, filters,
+                                     "fallback": fallback, "combine": combine, "graded": graded, "holdout": holdout},
+                              progress, filters,
                               MIN_TOPICS if min_topics is None else min_topics)
 
     digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
@@ -216,8 +234,10 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         for j in judgments:
             key = cell_key(manifest["fingerprint"], j.index_name, *digests[j.name], s, depth, j.measures)
             path = out / "cells" / j.name / f"{key[:32]}.json"
-            task = Task(j.name, str(index_dir / j.index_name), str(j.dir / "topics.tsv"), str(j.dir / "qrels.txt"), s,
-                        cell_params, depth, j.measures, str(path))
+            held = j.index_name == "nt-holdout"
+            task = Task(j.name, str(index_dir / ("nt" if held else j.index_name)), str(j.dir / "topics.tsv"),
+                        str(j.dir / "qrels.txt"), s, cell_params, depth, j.measures, str(path),
+                        exclude=str(j.dir / "holdout.tsv") if held else None)
             plan.append((j, cell_params, task, key))
     for stale in (out / "cells").glob("*/.*.json.*"):  # temp files of cells a killed run was writing
         stale.unlink(missing_ok=True)
