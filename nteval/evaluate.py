@@ -8,13 +8,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import InputError
+from .errors import InputError, short
 from .formats.trec import Qrels, Run
 
 DEFAULT_MEASURES = ("RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000")
 
 
+def _check_measure(name: str, m) -> None:
+    """Refuse parameter values trec_eval/pytrec_eval cannot take (``P@0`` aborts the interpreter
+    inside pytrec_eval, ``Judged@0`` divides by zero, ``nDCG@1e3`` trips an assertion) and
+    measures no installed provider computes, before any work is done."""
+    from ir_measures import DefaultPipeline
+
+    for key, value in m.params.items():
+        if key in ("cutoff", "rel") and value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                what = "cutoff" if key == "cutoff" else "relevance level (rel=)"
+                raise InputError(None, f"measure {short(name)}: the {what} must be a positive whole number, "
+                                       f"got {short(value)}")
+    if not any(p.supports(m) and p.is_available() for p in DefaultPipeline.providers):
+        raise InputError(None, f"measure {short(name)}: no installed evaluator computes it "
+                               "(use trec_eval measures, e.g. AP Bpref RR P@10 nDCG@10 R@1000)")
+
+
 def parse_measures(names: Sequence[str] | str) -> list:
+    """ir_measures names → measure objects, validated (one-line InputError on the first bad one)."""
     import ir_measures
 
     if isinstance(names, str):
@@ -22,9 +40,13 @@ def parse_measures(names: Sequence[str] | str) -> list:
     out = []
     for n in names:
         try:
-            out.append(ir_measures.parse_measure(n))
+            m = ir_measures.parse_measure(n)
         except Exception:
-            raise InputError(None, f"unknown measure {n!r} (ir_measures names, e.g. AP Bpref RR P@10 nDCG@10 R@1000)") from None
+            raise InputError(None, f"unknown measure {short(n)} (ir_measures names, e.g. AP Bpref RR P@10 nDCG@10 R@1000)") from None
+        _check_measure(n, m)
+        out.append(m)
+    if not out:
+        raise InputError(None, "no measure given (e.g. --measures \"AP nDCG@10\")")
     return out
 
 
