@@ -29,6 +29,20 @@ def _friendly_errors(fn):
     return wrapper
 
 
+def _locks_out(fn):
+    """Hold a lock on the command's --out for its whole run: two nteval processes writing the same
+    OUT would mix their runs, cells and results (one-line error for the second one)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .atomic import out_dir_lock
+
+        with out_dir_lock(kwargs["out"]):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
 def _terminate(signum, _frame):
     # SIGTERM unwinds like Ctrl-C so atomic builds remove their temporary directories.
     raise KeyboardInterrupt(f"signal {signum}")
@@ -103,6 +117,7 @@ def _protocol_kwargs(kw: dict) -> dict:
 @main.command("focused")
 @_protocol_options
 @_friendly_errors
+@_locks_out
 def focused_cmd(**kw) -> None:
     """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
     is its one relevant document. Prints systems sorted by MRR (RR)."""
@@ -135,6 +150,7 @@ def _highrecall_options(fn):
 @click.option("--sref", default=None, help="Reference system: a name from the systems sets, or a YAML with one system.  [default: BM25 k1=0.9 b=0.4]")
 @_highrecall_options
 @_friendly_errors
+@_locks_out
 def highrecall_cmd(**kw) -> None:
     """High-recall NT protocol: S_ref searches the WITH-title index with each title; hits with
     z ≥ ZT are pseudo-relevant; the n-th abstract sentence is the query over the title-less index."""
@@ -153,6 +169,7 @@ def highrecall_cmd(**kw) -> None:
 @click.option("--sref", "srefs", multiple=True, required=True, help="A reference system (give two or more).")
 @_highrecall_options
 @_friendly_errors
+@_locks_out
 def sref_sensitivity_cmd(srefs, **kw) -> None:
     """Evaluate the systems under two S_ref choices and correlate their scores (paper's Figure 3)."""
     from .experiment import run_sref_sensitivity
@@ -189,6 +206,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
+@_locks_out
 def grid_cmd(params, measures, quiet, **kw) -> None:
     """Tune a system's parameters without human judgments: evaluate every cell of a 1–2 parameter
     grid under the NT protocols; grid.tsv, grid.json, contour PNGs; prints the best cell and the
@@ -242,6 +260,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[P
 @click.option("--out", required=True, type=click.Path(path_type=Path))
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
+@_locks_out
 def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, out, quiet) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""

@@ -190,7 +190,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
-    with atomic_dir(out, force=force) as tmp:
+    with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
         store = DocStore(tmp / STORE_FILENAME, create=True)
         feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections"))
         try:
@@ -232,6 +232,12 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
         manifest["fingerprint"] = fingerprint(manifest)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def is_index_dir(path: Path) -> bool:
+    """An nteval index directory (what ``--force`` may replace): a real directory with a manifest."""
+    path = Path(path)
+    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
 
 
 def read_manifest(index_dir: str | Path) -> dict[str, Any]:

@@ -75,3 +75,122 @@ def test_focused_bad_measure_fails_before_any_work(tmp_path, first200_index):
     assert r.returncode == 2, r.stderr[-2000:]
     one_line_error(r.stderr, "P@0")
     assert not out.exists()
+
+
+# --- 2. index --force only replaces an nteval index ---------------------------------------------
+
+def test_index_force_refuses_a_users_folder(tmp_path):
+    papers = tmp_path / "papers"
+    papers.mkdir()
+    (papers / "thesis.pdf").write_bytes(b"%PDF precious")
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(papers), "--force", "--quiet"])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, str(papers), "--force refused")
+    assert (papers / "thesis.pdf").read_bytes() == b"%PDF precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["papers"]  # no temp dir, no lock file
+
+
+def test_index_force_refuses_a_file(tmp_path):
+    f = tmp_path / "notes.txt"
+    f.write_text("keep me")
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(f), "--force", "--quiet"])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, "--force refused", "a file")
+    assert f.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_index_force_replaces_an_empty_dir_and_an_index(tmp_path):
+    out = tmp_path / "idx"
+    out.mkdir()
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(out), "--force", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert (out / "manifest.json").is_file()
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(out), "--force", "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_index_out_dot_is_a_one_line_error_and_leaves_nothing(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    r = nteval("index", str(FIRST200), "--out", ".", "--force", "--quiet", cwd=work)
+    assert r.returncode == 2, r.stderr[-2000:]
+    one_line_error(r.stderr, "current directory")
+    assert list(work.iterdir()) == [] and sorted(p.name for p in tmp_path.iterdir()) == ["work"]
+
+
+# --- 3. concurrent writers of one OUT ---------------------------------------------------------
+
+def test_atomic_dir_checks_again_at_the_rename(tmp_path):
+    from nteval.atomic import atomic_dir
+
+    final = tmp_path / "idx"
+    with pytest.raises(FileExistsError):
+        with atomic_dir(final) as tmp:
+            (tmp / "mine").write_text("1")
+            final.mkdir()  # another build finished meanwhile
+            (final / "theirs").write_text("2")
+    assert [p.name for p in final.iterdir()] == ["theirs"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+
+
+def test_second_index_on_the_same_out_is_refused_while_the_first_runs(tmp_path):
+    from nteval.atomic import out_lock
+
+    out = tmp_path / "idx"
+    with out_lock(out):  # this process plays the first, still running, `nteval index`
+        r = nteval("index", str(FIRST200), "--out", str(out), "--quiet")
+    assert r.returncode == 2, r.stderr[-2000:]
+    one_line_error(r.stderr, str(out), "another nteval process", f"pid {os.getpid()}")
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # lock file removed on release
+
+
+@pytest.mark.parametrize("cmd", ["focused", "highrecall", "grid", "correlate", "sref-sensitivity"])
+def test_commands_writing_one_out_take_a_lock(tmp_path, cmd):
+    from nteval.atomic import out_lock
+
+    out = tmp_path / "out"
+    args = {"focused": ["focused", "--index", "X", "--out", str(out)],
+            "highrecall": ["highrecall", "--index", "X", "--out", str(out)],
+            "grid": ["grid", "--index", "X", "--param", "k1=0.5,1", "--out", str(out)],
+            "correlate": ["correlate", "--index", "X", "--queries", "q", "--qrels", "r", "--out", str(out)],
+            "sref-sensitivity": ["sref-sensitivity", "--index", "X", "--sref", "bm25", "--sref", "qld", "--out", str(out)],
+            }[cmd]
+    with out_lock(out):
+        r = nteval(*args)
+    assert r.returncode == 2, r.stderr[-2000:]
+    one_line_error(r.stderr, "another nteval process")
+
+
+@pytest.mark.parametrize("cmd", ["grid", "correlate", "sref-sensitivity", "focused"])
+def test_out_an_existing_file_is_a_one_line_error(tmp_path, first200_index, cmd):
+    out = tmp_path / "results.txt"
+    out.write_text("keep")
+    args = {"focused": ["focused", "--index", str(first200_index), "--topics", "3", "--out", str(out)],
+            "grid": ["grid", "--index", str(first200_index), "--param", "k1=0.5,1", "--topics", "3", "--out", str(out)],
+            "correlate": ["correlate", "--index", str(first200_index), "--queries", "q", "--qrels", "r", "--out", str(out)],
+            "sref-sensitivity": ["sref-sensitivity", "--index", str(first200_index), "--topics", "3", "--sref", "bm25",
+                                 "--sref", "qld", "--out", str(out)],
+            }[cmd]
+    r = CliRunner().invoke(main, [*args, "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, str(out), "not a directory")
+    assert out.read_text() == "keep"
+
+
+# --- 6 (part). temp dirs of killed runs are swept -----------------------------------------------
+
+def test_stale_temp_dirs_of_dead_owners_are_swept(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".idx.tmp-{dead.pid}-abc123"
+    (stale / "all").mkdir(parents=True)
+    live = tmp_path / f".idx.tmp-{os.getppid()}-def456"  # a live owner: kept
+    live.mkdir()
+    other = tmp_path / f".other.tmp-{dead.pid}-x"  # another output's: kept
+    other.mkdir()
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(tmp_path / "idx"), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert not stale.exists() and live.exists() and other.exists()
