@@ -26,7 +26,7 @@ from .corpus.store import DocStore
 from .lucene import indexer, jvm
 
 MANIFEST = "manifest.json"
-SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book")
+SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book", "too_large")
 
 
 def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:

@@ -194,3 +194,145 @@ def test_stale_temp_dirs_of_dead_owners_are_swept(tmp_path):
     r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(tmp_path / "idx"), "--quiet"])
     assert r.exit_code == 0, r.output
     assert not stale.exists() and live.exists() and other.exists()
+
+
+# --- 5. bombs ---------------------------------------------------------------------------------
+
+def medline_bomb(path: Path, abstract_chars: int) -> Path:
+    """The real 100-record slice with one abstract replaced by ``abstract_chars`` characters of text:
+    a few KB gzipped, arbitrarily large inflated."""
+    import gzip
+    import re
+
+    text = gzip.open(FIRST100_PATH()).read().decode()
+    m = re.search(r"(<AbstractText[^>]*>)(.*?)(</AbstractText>)", text, re.S)
+    filler = "compression bomb text "
+    bomb = filler * (abstract_chars // len(filler))
+    with gzip.open(path, "wt", encoding="utf-8") as fh:
+        fh.write(text[: m.start(2)])
+        fh.write(bomb)
+        fh.write(text[m.end(2):])
+    return path
+
+
+def FIRST100_PATH() -> Path:
+    from conftest import FIRST100
+
+    return FIRST100
+
+
+def test_oversized_medline_record_is_a_counted_skip(tmp_path):
+    from nteval.corpus.document import MAX_RECORD_CHARS
+    from nteval.index import parse_file
+
+    bomb = medline_bomb(tmp_path / "bomb.xml.gz", 2 * MAX_RECORD_CHARS)
+    assert bomb.stat().st_size < 100_000
+    ops = parse_file(bomb)
+    skips = [op for op in ops if op[0] == "skip" and op[2] == "too_large"]
+    assert len(skips) == 1 and skips[0][1].isdigit()
+    assert sum(op[0] == "put" for op in ops) > 20  # the other records are kept
+
+
+def test_oversized_beir_line_is_a_counted_skip(tmp_path):
+    import gzip
+
+    from nteval.corpus.document import MAX_RECORD_CHARS
+
+    lines = gzip.open(SCIFACT300_PATH(), "rt", encoding="utf-8").read().splitlines()[:20]
+    big = '{"_id": "huge", "title": "t", "text": "' + "w " * MAX_RECORD_CHARS + '"}'
+    src = tmp_path / "corpus.jsonl"
+    src.write_text("\n".join(lines[:10] + [big] + lines[10:]) + "\n")
+    out = tmp_path / "idx"
+    r = CliRunner().invoke(main, ["index", str(src), "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    counts = json.loads((out / "manifest.json").read_text())["counts"]
+    assert counts["skipped"]["too_large"] == 1 and counts["kept"] == 20
+
+
+def SCIFACT300_PATH() -> Path:
+    from conftest import SCIFACT300
+
+    return SCIFACT300
+
+
+def test_compression_bomb_parses_in_bounded_memory(tmp_path):
+    """40 MB of inflated abstract (a 64 KB .gz): parsing stays well under 400 MB RSS."""
+    bomb = medline_bomb(tmp_path / "bomb.xml.gz", 40_000_000)
+    code = ("import resource, sys\nfrom pathlib import Path\nfrom nteval.index import parse_file\nops = parse_file(Path(sys.argv[1]))\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, "
+            "sum(op[0] == 'skip' and op[2] == 'too_large' for op in ops))")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    r = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    mb, skipped = map(int, r.stdout.split())
+    assert skipped == 1
+    assert mb < 400, f"{mb} MB"
+
+
+def test_yaml_alias_bomb_is_refused_quickly_with_a_short_message(tmp_path, first200_index):
+    import time
+
+    levels = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, 7):
+        levels.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]")
+    yml = tmp_path / "bomb.yaml"
+    yml.write_text("defs:\n" + "\n".join("  " + x for x in levels)
+                   + "\nsystems:\n  - name: b\n    algorithm: bm25\n    params: {k1: *a6}\n")
+    assert yml.stat().st_size < 1000
+    t0 = time.perf_counter()
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--systems", str(yml),
+                                  "--out", str(tmp_path / "o"), "--quiet"])
+    assert r.exit_code == 2, (r.output[:500], r.exception)
+    err = one_line_error(r.stderr, str(yml), "alias")
+    assert len(err) < 300 and time.perf_counter() - t0 < 10
+
+
+def test_huge_parameter_value_is_quoted_short(tmp_path):
+    from nteval.errors import InputError
+    from nteval.systems.base import load_systems
+
+    yml = tmp_path / "s.yaml"
+    yml.write_text("- name: b\n  algorithm: bm25\n  params: {k1: [" + ", ".join(["'" + "x" * 1000 + "'"] * 500) + "]}\n")
+    with pytest.raises(InputError) as e:
+        load_systems(yml)
+    assert len(str(e.value)) < 300 and "k1 must be a number" in str(e.value)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("- name: b\n  algorithm: bm25\n  params: {k1: .inf}\n", "finite"),
+    ("- name: b\n  algorithm: bm25\n  params: {k1: .nan}\n", "finite"),
+    ("- name: b\n  algorithm: bm25\n  params: {fb_docs: 1}\n", "unknown parameter"),
+    ("- name: b\n  algorithm: bm25_rm3\n  params: {fb_docs: " + "9" * 400 + "}\n", "at most"),
+    ("- name: " + "n" * 300 + "\n  algorithm: bm25\n", "at most 100"),
+    ("- name: [1, 2]\n  algorithm: bm25\n", "name must be a string"),
+    ("- name: b\n  algorithm: [bm25]\n", "algorithm must be a name"),
+])
+def test_bad_systems_yaml_values(tmp_path, text, needle):
+    from nteval.errors import InputError
+    from nteval.systems.base import load_systems
+
+    yml = tmp_path / "s.yaml"
+    yml.write_text(text)
+    with pytest.raises(InputError) as e:
+        load_systems(yml)
+    assert needle in str(e.value) and len(str(e.value)) < 300, str(e.value)[:500]
+
+
+def test_non_utf8_systems_yaml_is_a_one_line_error(tmp_path, first200_index):
+    yml = tmp_path / "latin1.yaml"
+    yml.write_bytes("- name: b\n  algorithm: bm25\n# r\xe9sum\xe9\n".encode("latin-1"))
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--systems", str(yml),
+                                  "--out", str(tmp_path / "o"), "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, str(yml), "not UTF-8", "line 3")
+    assert not (tmp_path / "o").exists()
+
+
+def test_grid_param_overflowing_to_inf_is_refused(tmp_path, first200_index):
+    r = CliRunner().invoke(main, ["grid", "--index", str(first200_index), "--protocol", "focused",
+                                  "--param", "k1=0.5,1e400", "--topics", "3", "--out", str(tmp_path / "g"), "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, "k1", "finite")
+    assert not (tmp_path / "g").exists()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import InputError
-from .document import Document, Skipped
+from .document import MAX_RECORD_CHARS, Document, Skipped
 
 
 def json_object(path: Path, line: str, lineno: int) -> dict:
@@ -26,13 +26,34 @@ def json_object(path: Path, line: str, lineno: int) -> dict:
     return obj
 
 
-def read_beir(path: str | Path) -> Iterator[Document | Skipped]:
+def bounded_lines(fh, limit: int) -> Iterator[tuple[str, bool]]:
+    """(line, too_long) for each line of a text stream, never holding more than ``limit`` + 1
+    characters of one line: a longer line is read through in chunks and yielded as ``("", True)``."""
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith("\n"):
+            while True:  # drain the rest of the oversized line
+                rest = fh.readline(1 << 20)
+                if not rest or rest.endswith("\n"):
+                    break
+            yield "", True
+        else:
+            yield line, False
+
+
+def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Document | Skipped]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
+    limit = MAX_RECORD_CHARS if max_chars is None else max_chars
     lineno = 0
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, (line, too_long) in enumerate(bounded_lines(fh, limit), 1):
+                if too_long:
+                    yield Skipped(None, "too_large")
+                    continue
                 if not line.strip():
                     continue
                 obj = json_object(path, line, lineno)

@@ -15,7 +15,7 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import InputError
-from .document import Deletion, Document, Skipped
+from .document import MAX_RECORD_CHARS, Deletion, Document, Skipped
 
 ROOTS = ("PubmedArticleSet", "MedlineCitationSet")
 _RECORD_TAGS = ("MedlineCitation", "PubmedArticle", "PubmedBookArticle", "DeleteCitation")
@@ -72,9 +72,21 @@ def _year(article: etree._Element, citation: etree._Element) -> int | None:
     return None
 
 
-def parse_citation(mc: etree._Element) -> Document | Skipped:
+def _too_large(mc: etree._Element, limit: int) -> bool:
+    """More than ``limit`` characters of text in the record (counted piece by piece, stopping early)."""
+    total = 0
+    for piece in mc.itertext():
+        total += len(piece)
+        if total > limit:
+            return True
+    return False
+
+
+def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document | Skipped:
     """One ``<MedlineCitation>`` element → a Document, or the reason it cannot be used."""
     pmid = (mc.findtext("PMID") or "").strip()
+    if _too_large(mc, MAX_RECORD_CHARS if max_chars is None else max_chars):
+        return Skipped(pmid[:100] or None, "too_large")
     article = mc.find("Article")
     if not pmid or article is None:
         return Skipped(pmid or None, "malformed")
