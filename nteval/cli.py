@@ -30,13 +30,18 @@ def _friendly_errors(fn):
 
 
 def _locks_out(fn):
-    """Hold a lock on the command's --out for its whole run: two nteval processes writing the same
-    OUT would mix their runs, cells and results (one-line error for the second one)."""
+    """Check the counts every OUT-writing command shares (--topics, --depth ≥ 1), then hold a lock
+    on its --out for the whole run: two nteval processes writing the same OUT would mix their
+    runs, cells and results (one-line error for the second one)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from .atomic import out_dir_lock
+        from .errors import InputError
 
+        for opt, key in (("--topics", "n_topics"), ("--depth", "depth")):
+            if key in kwargs and kwargs[key] < 1:
+                raise InputError(None, f"{opt} must be ≥ 1, got {kwargs[key]}")
         with out_dir_lock(kwargs["out"]):
             return fn(*args, **kwargs)
 

@@ -35,11 +35,38 @@ class RunInfo:
     queries_per_s: float | None
 
 
+def _file_stamp(data: bytes) -> dict:
+    return {"bytes": len(data), "lines": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _cached_meta(path: Path, meta_path: Path, key: str) -> dict | None:
+    """The sidecar of a reusable cached run, or None: the key must match AND the run file must be
+    exactly the one written (line count + sha256), so a run truncated at a line boundary, edited, or
+    half-copied is recomputed instead of silently scoring fewer hits."""
+    if not (path.is_file() and meta_path.is_file()):
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return None  # a corrupt sidecar: recompute
+    if not isinstance(meta, dict) or meta.get("key") != key or not isinstance(meta.get("file"), dict):
+        return None
+    try:
+        stamp = _file_stamp(path.read_bytes())
+    except OSError:
+        return None
+    return meta if stamp == meta["file"] else None
+
+
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
             runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2) -> tuple[dict[str, Run], list[RunInfo]]:
     """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order."""
     from tqdm import tqdm
 
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        from .errors import InputError
+
+        raise InputError(None, f"--depth must be a whole number ≥ 1, got {depth!r}")
     runs_dir.mkdir(parents=True, exist_ok=True)
     tkey = topics_key(topics)
     keys: dict[str, str] = {}
@@ -60,14 +87,14 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             meta_path = runs_dir / f"{s.name}.meta.json"
             key = keys[s.name]
             bar.set_postfix_str(s.name)
-            if path.is_file() and meta_path.is_file():
-                meta = json.loads(meta_path.read_text())
-                if meta.get("key") == key:
-                    run = read_run(path)
-                    runs[s.name] = {q: run.get(q, []) for q in topics}
-                    infos.append(RunInfo(s, path, key, True, meta["seconds"], meta["empty_queries"], meta.get("queries_per_s")))
-                    bar.update(len(topics))
-                    continue
+            meta = _cached_meta(path, meta_path, key)
+            if meta is not None:
+                run = read_run(path)
+                runs[s.name] = {q: run.get(q, []) for q in topics}
+                infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),
+                                     meta.get("queries_per_s")))
+                bar.update(len(topics))
+                continue
             if index is None:
                 from .lucene.searcher import Index
 
@@ -79,8 +106,9 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             secs = time.perf_counter() - t0
             run = {q: canonical(raw.get(q, []), depth) for q in topics}
             empty = sum(1 for q in topics if not run[q])
-            write_text(path, format_run(run, s.name))
-            meta = {"key": key, "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
+            text = format_run(run, s.name)
+            write_text(path, text)
+            meta = {"key": key, "file": _file_stamp(text.encode("utf-8")), "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
                     "depth": depth, "topics": len(topics), "empty_queries": empty, "seconds": round(secs, 3),
                     "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
             write_text(meta_path, json.dumps(meta, indent=2) + "\n")

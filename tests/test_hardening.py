@@ -336,3 +336,125 @@ def test_grid_param_overflowing_to_inf_is_refused(tmp_path, first200_index):
     assert r.exit_code == 2, (r.output, r.exception)
     one_line_error(r.stderr, "k1", "finite")
     assert not (tmp_path / "g").exists()
+
+
+# --- 7. silently wrong inputs -------------------------------------------------------------------
+
+@pytest.mark.parametrize("score", ["nan", "inf", "-inf", "NaN"])
+def test_non_finite_run_score_is_refused(tmp_path, score):
+    qrels, run = write_qrels_and_run(tmp_path)
+    run.write_text(f"1 Q0 a 1 2.0 sys\n1 Q0 b 2 {score} sys\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), str(run)])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, f"{run}:line 2", "finite")
+
+
+def test_duplicate_docid_in_a_run_topic_is_refused(tmp_path):
+    """trec_eval refuses it ("duplicate docs"); nteval used to keep the first line silently."""
+    qrels, run = write_qrels_and_run(tmp_path)
+    run.write_text("1 Q0 a 1 2.0 sys\n1 Q0 b 2 1.0 sys\n2 Q0 a 1 1.0 sys\n1 Q0 a 3 0.5 sys\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), str(run)])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, f"{run}:line 4", "twice", "line 1")
+
+
+def test_duplicate_judgment_in_qrels_is_refused(tmp_path):
+    qrels, run = write_qrels_and_run(tmp_path)
+    qrels.write_text("1 0 a 1\n1 0 a 0\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), str(run)])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, f"{qrels}:line 2", "twice")
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_qrels_is_refused(tmp_path, content):
+    qrels, run = write_qrels_and_run(tmp_path)
+    qrels.write_text(content)
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), str(run)])
+    assert r.exit_code == 2, r.output
+    one_line_error(r.stderr, str(qrels), "empty")
+    from nteval.formats.topics import load_qrels
+    from nteval.errors import InputError
+
+    with pytest.raises(InputError, match="empty"):
+        load_qrels(qrels)
+
+
+def test_truncated_cached_run_is_recomputed(tmp_path, first200_index):
+    out = tmp_path / "f"
+    args = ["focused", "--index", str(first200_index), "--topics", "20", "--systems", "default", "--out", str(out),
+            "--quiet"]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    import json
+
+    results = json.loads((out / "results.json").read_text())["systems"]
+    run = out / "runs" / "bm25.run"
+    full = run.read_text()
+    lines = full.splitlines(keepends=True)
+    run.write_text("".join(lines[: len(lines) // 2]))  # cut at a line boundary: still a valid run
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert run.read_text() == full
+    assert json.loads((out / "results.json").read_text())["systems"] == results
+
+
+@pytest.mark.parametrize("n", ["-5", "0"])
+def test_topics_below_one_is_refused(tmp_path, first200_index, n):
+    for cmd in (["focused"], ["highrecall"], ["grid", "--param", "k1=0.5,1"]):
+        r = CliRunner().invoke(main, [*cmd, "--index", str(first200_index), "--topics", n,
+                                      "--out", str(tmp_path / "o"), "--quiet"])
+        assert r.exit_code == 2, (cmd, r.output, r.exception)
+        one_line_error(r.stderr, "--topics must be ≥ 1")
+        assert not (tmp_path / "o").exists()
+
+
+def test_depth_zero_is_refused(tmp_path, first200_index):
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "5", "--depth", "0",
+                                  "--out", str(tmp_path / "o"), "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, "--depth must be ≥ 1")
+
+
+def test_judged_query_with_empty_text_is_reported(tmp_path, capsys):
+    from nteval.formats.topics import load_judged_topics
+
+    q = tmp_path / "queries.jsonl"
+    q.write_text('{"_id": "1", "text": "insulin resistance"}\n{"_id": "2", "text": "  "}\n'
+                 '{"_id": "3", "text": "glucose uptake in muscle"}\n')
+    qrels = tmp_path / "qrels.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n1\td1\t1\n2\td2\t1\n3\td3\t1\n")
+    topics, _ = load_judged_topics(q, qrels)
+    assert sorted(topics) == ["1", "3"]
+    err = capsys.readouterr().err
+    assert "1 judged topic(s) with empty text left out (2)" in err
+
+
+@pytest.mark.parametrize("line, needle", [
+    ('{"_id": null, "title": "A title here", "text": "Some text."}', '"_id" must be a string or an integer'),
+    ('{"_id": true, "title": "A title here", "text": "Some text."}', '"_id" must be a string or an integer'),
+    ('{"_id": "d1", "title": ["A", "title"], "text": "Some text."}', '"title" must be a string'),
+    ('{"_id": "d1", "title": "A title", "text": {"p": 1}}', '"text" must be a string'),
+    ('{"_id": "d1", "title": "A \\ud800 title", "text": "Some text."}', "unpaired surrogate"),
+])
+def test_bad_beir_corpus_values_name_file_and_line(tmp_path, line, needle):
+    import gzip
+
+    good = gzip.open(SCIFACT300_PATH(), "rt", encoding="utf-8").read().splitlines()[:3]
+    src = tmp_path / "corpus.jsonl"
+    src.write_text("\n".join(good + [line]) + "\n")
+    out = tmp_path / "idx"
+    r = CliRunner().invoke(main, ["index", str(src), "--out", str(out), "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, f"{src}:line 4", needle)
+    assert not out.exists()
+
+
+def test_bad_beir_query_id_is_refused(tmp_path):
+    from nteval.errors import InputError
+    from nteval.formats.topics import read_beir_queries
+
+    q = tmp_path / "queries.jsonl"
+    q.write_text('{"_id": "1", "text": "a"}\n{"_id": null, "text": "b"}\n')
+    with pytest.raises(InputError, match="line 2"):
+        read_beir_queries(q)

@@ -168,6 +168,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         raise InputError(None, f"--protocol must be one of {', '.join((*PROTOCOLS, 'both', 'none'))}")
     if jobs < 1:
         raise InputError(None, "--jobs must be ≥ 1")
+    for opt, value in (("--topics", n_topics), ("--depth", depth)):
+        if value < 1:
+            raise InputError(None, f"{opt} must be ≥ 1, got {value}")
     protocols = list(PROTOCOLS) if protocol == "both" else ([] if protocol == "none" else [protocol])
     if not protocols and queries is None:
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
