@@ -102,6 +102,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             from .systems.execute import run_system
 
             t0 = time.perf_counter()
+            long_before = index.long_queries
             raw = run_system(index, s, topics, depth, done=runs, threads=threads, tick=bar.update)
             secs = time.perf_counter() - t0
             run = {q: canonical(raw.get(q, []), depth) for q in topics}
@@ -109,7 +110,8 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             text = format_run(run, s.name)
             write_text(path, text)
             meta = {"key": key, "file": _file_stamp(text.encode("utf-8")), "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
-                    "depth": depth, "topics": len(topics), "empty_queries": empty, "seconds": round(secs, 3),
+                    "depth": depth, "topics": len(topics), "empty_queries": empty,
+                    "long_queries": index.long_queries - long_before, "seconds": round(secs, 3),
                     "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
             write_text(meta_path, json.dumps(meta, indent=2) + "\n")
             runs[s.name] = run

@@ -458,3 +458,25 @@ def test_bad_beir_query_id_is_refused(tmp_path):
     q.write_text('{"_id": "1", "text": "a"}\n{"_id": null, "text": "b"}\n')
     with pytest.raises(InputError, match="line 2"):
         read_beir_queries(q)
+
+
+# --- 8. queries over Lucene's 1,024-clause limit -----------------------------------------------
+
+def test_long_query_runs_and_is_counted(tmp_path, first200_index):
+    """A 3,000-distinct-term query raised TooManyClauses and aborted every system's run."""
+    import json
+
+    from nteval.index import read_manifest
+    from nteval.runs import run_all
+    from nteval.systems.base import make_system
+
+    long_q = " ".join(f"term{i}q" for i in range(3000)) + " insulin glucose"
+    topics = {"long": long_q, "short": "insulin resistance in obese patients"}
+    systems = [make_system(a, a) for a in ("bm25", "bm25_rm3", "bm25_proximity", "qld")]
+    fp = read_manifest(first200_index)["fingerprint"]
+    runs, infos = run_all(first200_index, "nt", fp, topics, systems, tmp_path / "runs", depth=10, progress=False)
+    for s in systems:
+        assert runs[s.name]["short"], s.name
+        meta = json.loads((tmp_path / "runs" / f"{s.name}.meta.json").read_text())
+        assert meta["long_queries"] == 1, (s.name, meta)
+    assert any(d for d, _ in runs["bm25"]["long"])  # the long query still ranks documents
