@@ -43,6 +43,9 @@ def parse_file(path: Path) -> list[tuple]:
     ``("put", store_row)``, ``("skip", docid, reason)``, ``("delete", [docids])``: plain tuples of
     strings, cheap to send back from a worker.
     """
+    from .lifecycle import watch_parent
+
+    watch_parent()
     ops: list[tuple] = []
     for rec in read_records(path):
         if isinstance(rec, Document):
@@ -59,6 +62,9 @@ def _parsed(files: Sequence[Path], jobs: int):
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
 
+        from .lifecycle import mark_parent
+
+        mark_parent()  # parse workers exit as soon as this process is gone (parse_file watches)
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(delayed(parse_file)(p) for p in files)
         yield from zip(files, results)
     else:

@@ -480,3 +480,95 @@ def test_long_query_runs_and_is_counted(tmp_path, first200_index):
         meta = json.loads((tmp_path / "runs" / f"{s.name}.meta.json").read_text())
         assert meta["long_queries"] == 1, (s.name, meta)
     assert any(d for d, _ in runs["bm25"]["long"])  # the long query still ranks documents
+
+
+# --- 6. children die with their parent -----------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.split(")")[-1].split()[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_kill_9_of_a_parallel_grid_leaves_no_worker(tmp_path, first200_index):
+    import json
+    import signal
+    import time
+
+    out = tmp_path / "g"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--protocol",
+                          "focused", "--param", "k1=0.1:3.0:0.1", "--topics", "60", "--jobs", "2", "--out", str(out),
+                          "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        cells: list[Path] = []
+        while time.time() < deadline and p.poll() is None and len(cells) < 2:
+            cells = list((out / "cells").glob("*/*.json")) if (out / "cells").exists() else []
+            time.sleep(0.05)
+        assert len(cells) >= 2, "the grid must be running"
+        workers = {json.loads(c.read_text())["pid"] for c in cells} - {p.pid}
+        assert workers
+        os.kill(p.pid, signal.SIGKILL)  # the parent only, as a user's kill -9 does
+        p.wait(timeout=30)
+        time.sleep(3)
+        assert not [w for w in workers if _alive(w)], "orphan workers still running"
+        n = len(list((out / "cells").glob("*/*.json")))
+        time.sleep(2)
+        assert len(list((out / "cells").glob("*/*.json"))) == n  # nobody writes cells any more
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_kill_9_of_index_leaves_no_child_jvm(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "idx"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    src = SHARED_OR_BUNDLED()
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(src), "--out", str(out), "--quiet"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.time() + 120
+        jvms: list[int] = []
+        while time.time() < deadline and p.poll() is None and not jvms:
+            jvms = [c for c in _children(p.pid) if "java" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")]
+            time.sleep(0.02)
+        assert jvms, "a child JVM must be running"
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait(timeout=30)
+        time.sleep(2)
+        assert not [j for j in jvms if _alive(j)], "orphan JVMs still indexing"
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+    # the next run sweeps the dead build's temporary directory
+    leftovers = list(tmp_path.glob(".idx.tmp-*"))
+    assert leftovers
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert not list(tmp_path.glob(".idx.tmp-*"))
+
+
+def SHARED_OR_BUNDLED() -> Path:
+    return ROOT / "nteval" / "data" / "pubmed21n1298_first2000.xml.gz"

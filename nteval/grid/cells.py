@@ -72,6 +72,9 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
     from ..formats.trec import canonical, read_qrels, read_topics
     from ..lucene.searcher import Index
     from ..systems.execute import run_system
+    from ..lifecycle import watch_parent
+
+    watch_parent()  # a worker whose nteval parent was killed stops instead of computing on
 
     t0 = time.perf_counter()
     topics = _cached(task.topics, read_topics)

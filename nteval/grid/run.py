@@ -107,6 +107,9 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar) -> int:
         return 1
     from joblib import Parallel, delayed
 
+    from ..lifecycle import mark_parent
+
+    mark_parent()  # workers exit as soon as this process is gone (cells.compute_cell watches)
     workers = min(jobs, len(todo))
     par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
     for cell in par(delayed(compute_cell)(task, key) for task, key in todo):
