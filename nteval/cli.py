@@ -25,6 +25,9 @@ def _friendly_errors(fn):
         except (InputError, FileExistsError, FileNotFoundError) as err:
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
+            click.echo("nteval: interrupted", err=True)
+            sys.exit(143 if str(err) == "signal 15" else 130)
 
     return wrapper
 

@@ -247,9 +247,54 @@ def is_index_dir(path: Path) -> bool:
 
 
 def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
+    (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
+    the file, not a traceback later."""
     from .errors import InputError
 
     path = Path(index_dir) / MANIFEST
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "corrupt manifest: not UTF-8 text (rebuild the index with nteval index --force)") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"corrupt manifest: {err.msg} (rebuild the index with nteval index --force)",
+                         place=f"line {err.lineno}, column {err.colno}") from None
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise InputError(path, f"corrupt manifest: {problem} (rebuild the index with nteval index --force)")
+    store = Path(index_dir) / STORE_FILENAME
+    try:
+        with open(store, "rb") as fh:
+            header = fh.read(16)
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(store, "missing document store (rebuild the index with nteval index --force)") from None
+    if header != b"SQLite format 3\x00":
+        raise InputError(store, "not an SQLite database (rebuild the index with nteval index --force)")
+    return manifest
+
+
+def _manifest_problem(m: Any) -> str | None:
+    """What is missing or mistyped in a manifest (None if it has what nteval reads)."""
+    if not isinstance(m, dict):
+        return "not a JSON object"
+    fp = m.get("fingerprint")
+    if not isinstance(fp, str) or len(fp) != 64 or any(c not in "0123456789abcdef" for c in fp):
+        return '"fingerprint" missing or not a sha256 hex digest'
+    counts = m.get("counts")
+    if not isinstance(counts, dict) or not isinstance(counts.get("skipped"), dict) or not all(
+            isinstance(counts.get(k), int) for k in ("seen", "kept", "replaced", "deleted_pmids", "deleted_removed")):
+        return '"counts" missing or incomplete'
+    sources = m.get("sources")
+    if not isinstance(sources, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("counts"), dict) and "path" in s for s in sources):
+        return '"sources" missing or malformed'
+    idx = m.get("indexes")
+    if not isinstance(idx, dict) or not all(isinstance(idx.get(k), dict) and isinstance(idx[k].get("documents"), int)
+                                            for k in ("all", "nt")):
+        return '"indexes" missing or malformed'
+    if not isinstance(m.get("versions"), dict):
+        return '"versions" missing'
+    return None

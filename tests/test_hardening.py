@@ -572,3 +572,97 @@ def test_kill_9_of_index_leaves_no_child_jvm(tmp_path):
 
 def SHARED_OR_BUNDLED() -> Path:
     return ROOT / "nteval" / "data" / "pubmed21n1298_first2000.xml.gz"
+
+
+# --- B. one-line errors instead of tracebacks -----------------------------------------------------
+
+@pytest.mark.parametrize("which", ["run", "qrels"])
+@pytest.mark.parametrize("kind", ["binary", "directory", "latin1", "gzip-garbage"])
+def test_binary_or_directory_run_and_qrels(tmp_path, which, kind):
+    qrels, run = write_qrels_and_run(tmp_path)
+    bad = tmp_path / ("bad.gz" if kind == "gzip-garbage" else "bad")
+    if kind == "binary":
+        bad.write_bytes(bytes(range(256)) * 4)
+    elif kind == "directory":
+        bad.mkdir()
+    elif kind == "latin1":
+        bad.write_bytes("1 0 caf\xe9 1\n".encode("latin-1"))
+    else:
+        bad.write_bytes(b"this is not gzip at all\n")
+    args = ["evaluate", "--qrels", str(bad if which == "qrels" else qrels), str(bad if which == "run" else run)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, str(bad))
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{broken", "corrupt manifest"), ("{}", "corrupt manifest"), ("[1, 2]", "corrupt manifest"),
+    ('{"fingerprint": "x"}', "fingerprint"),
+])
+def test_corrupt_manifest_is_a_one_line_error(tmp_path, first200_index, content, needle):
+    import shutil
+
+    idx = tmp_path / "idx"
+    shutil.copytree(first200_index, idx)
+    (idx / "manifest.json").write_text(content)
+    for args in (["manifest", str(idx)], ["focused", "--index", str(idx), "--topics", "3", "--out", str(tmp_path / "o")]):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, (args, r.output, r.exception)
+        one_line_error(r.stderr, str(idx / "manifest.json"), needle)
+
+
+def test_store_that_is_not_a_database(tmp_path, first200_index):
+    import shutil
+
+    idx = tmp_path / "idx"
+    shutil.copytree(first200_index, idx)
+    (idx / "docs.sqlite").write_bytes(b"not a database at all" * 100)
+    r = CliRunner().invoke(main, ["focused", "--index", str(idx), "--topics", "3", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2, (r.output, r.exception)
+    one_line_error(r.stderr, "docs.sqlite", "not an SQLite database")
+
+
+@pytest.mark.parametrize("data, needle", [
+    (b"hello world, not xml\n", "not XML (starts with 'h'"),
+    (bytes(range(256)) * 8, "not XML (binary data)"),
+    (b'{"a": 1}\n', "not XML (starts with '{'"),
+    (b"\n \n\t\n", "empty file"),
+])
+def test_garbage_xml_message_says_what_it_is(tmp_path, data, needle):
+    bad = tmp_path / "garbage.xml"
+    bad.write_bytes(data)
+    r = CliRunner().invoke(main, ["index", str(bad), "--out", str(tmp_path / "idx"), "--quiet"])
+    assert r.exit_code == 2, (r.output, r.exception)
+    err = one_line_error(r.stderr, str(bad), needle)
+    assert "line 0" not in err and "column 0" not in err
+    if needle != "empty file":
+        assert "empty" not in err
+
+
+def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path):
+    import signal
+    import time
+
+    out = tmp_path / "idx"
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(SHARED_OR_BUNDLED()), "--out", str(out),
+                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while time.time() < deadline and not list(tmp_path.glob(".idx.tmp-*")):
+        time.sleep(0.02)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    _out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err[-2000:])
+    assert err.strip().splitlines()[-1] == "nteval: interrupted"
+    assert sorted(x.name for x in tmp_path.iterdir()) == []
+
+
+def test_pipe_in_a_system_name_is_refused(tmp_path):
+    from nteval.errors import InputError
+    from nteval.systems.base import load_systems
+
+    yml = tmp_path / "s.yaml"
+    yml.write_text("- name: bm25|tuned\n  algorithm: bm25\n")
+    with pytest.raises(InputError, match=r"'\|'"):
+        load_systems(yml)

@@ -49,12 +49,39 @@ def root_tag(path: Path) -> str:
     raise InputError(path, "empty file: no XML element")
 
 
+def _head(path: Path, n: int = 1 << 16) -> bytes | InputError:
+    """The first ``n`` (decompressed) bytes, or the error a broken gzip stream is."""
+    try:
+        with _open(path) as fh:
+            return fh.read(n)
+    except (EOFError, OSError, zlib.error) as err:
+        if path.suffix == ".gz":
+            return InputError(path, f"not a gzip file or a corrupt one: {err}")
+        return InputError(path, f"unreadable: {err}")
+
+
 def _syntax_error(path: Path, err: etree.XMLSyntaxError) -> InputError:
     msg = str(err.msg if getattr(err, "msg", None) else err)
-    if "Document is empty" in msg or "Start tag expected" in msg and err.lineno in (0, 1):
+    head = _head(path)
+    if isinstance(head, InputError):
+        return head
+    if not head.strip():
         return InputError(path, "empty file: no XML element", place="line 1")
     line, col = (err.position if err.position else (err.lineno, 0))
+    line, col = max(line or 0, 1), max(col or 0, 1)  # libxml2 says "line 0, column 0" for garbage
+    if "Document is empty" in msg or "Start tag expected" in msg and line == 1:
+        first = head.lstrip()[:1]
+        why = "binary data" if b"\x00" in head[:512] or not _utf8_prefix(head) else f"starts with {first.decode('utf-8', 'replace')!r}, not '<'"
+        return InputError(path, f"not XML ({why})", place="line 1")
     return InputError(path, f"malformed XML: {msg}", place=f"line {line}, column {col}")
+
+
+def _utf8_prefix(data: bytes) -> bool:
+    try:
+        data[:512].decode("utf-8")
+    except UnicodeDecodeError as err:
+        return err.start > 505  # a character cut at the end of the prefix is fine
+    return True
 
 
 def _year(article: etree._Element, citation: etree._Element) -> int | None:

@@ -140,8 +140,9 @@ def load_systems(path: str | Path) -> list[System]:
         if extra:
             raise InputError(path, f"system {short(name or i)}: unknown key {short(sorted(map(str, extra))[0])} (allowed: name, algorithm, params)",
                              place=f"systems[{i}]")
-        if not name or any(c.isspace() or c in "/\\" or not c.isprintable() for c in name) or name.startswith("."):
-            raise InputError(path, f"system #{i}: name must be non-empty, without spaces, slashes or control characters, "
+        if not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name) or name.startswith("."):
+            raise InputError(path, f"system #{i}: name must be non-empty, without spaces, slashes, '|' (it splits report tables) "
+                                   "or control characters, "
                                    "not starting with a dot", place=f"systems[{i}].name")
         if len(name) > MAX_NAME_CHARS:
             raise InputError(path, f"system #{i}: name has {len(name)} characters (at most {MAX_NAME_CHARS}; it becomes "
