@@ -666,3 +666,27 @@ def test_pipe_in_a_system_name_is_refused(tmp_path):
     yml.write_text("- name: bm25|tuned\n  algorithm: bm25\n")
     with pytest.raises(InputError, match=r"'\|'"):
         load_systems(yml)
+
+
+# --- C. install without the pyserini jar ----------------------------------------------------------
+
+def test_missing_pyserini_jar_says_how_to_install_it(tmp_path):
+    """A real environment without pyserini: every installed package but pyserini, linked into a
+    fresh directory, the interpreter started with -S (no site-packages of its own)."""
+    import site
+    import sysconfig
+
+    site_dir = Path(sysconfig.get_paths()["purelib"])
+    env_dir = tmp_path / "site"
+    env_dir.mkdir()
+    for entry in site_dir.iterdir():
+        if not entry.name.lower().startswith("pyserini") and not entry.name.endswith(".pth"):
+            (env_dir / entry.name).symlink_to(entry)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NTEVAL_", "PYTHON"))}
+    env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_dir}"
+    r = subprocess.run([sys.executable, "-S", "-m", "nteval.cli", "index", str(FIRST200), "--out",
+                        str(tmp_path / "idx"), "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 2, r.stderr[-2000:]
+    one_line_error(r.stderr, "pip install --no-deps pyserini==1.6.0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no index, no temp dir, no lock
+    assert site  # (imported for clarity: -S disables it in the child)
