@@ -230,29 +230,27 @@ def grid_cmd(params, measures, quiet, **kw) -> None:
 
 
 @main.command("evaluate")
-@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="TREC qrels file.")
+@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Qrels file (TREC or BEIR layout).")
 @click.option("--measures", default=None, help='ir_measures names.  [default: "RR AP Bpref P@10 nDCG@10 R@1000"]')
-@click.option("--json", "as_json", is_flag=True, help='Print {run_name: {measure: value}} as JSON.')
+@click.option("-q", "--per-query", is_flag=True, help="Per-topic values too, as trec_eval -q (measure, topic, value).")
+@click.option("--names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
+              help="Name runs by their tag (6th column; the file name when not unique) or by file name.")
+@click.option("--json", "as_json", is_flag=True, help='Print {run_name: {measure: value}} as JSON (with -q: per topic too).')
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_friendly_errors
-def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[Path, ...]) -> None:
+def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str, as_json: bool, runs: tuple[Path, ...]) -> None:
     """Score TREC RUN files (topics missing from a run score 0, as trec_eval -c)."""
-    from .evaluate import DEFAULT_MEASURES, evaluate_run, parse_measures
-    from .formats.trec import read_qrels, read_run
+    from .evaluate import DEFAULT_MEASURES, evaluate_files, format_results
 
-    names = [str(m) for m in parse_measures(measures or " ".join(DEFAULT_MEASURES))]
-    q = read_qrels(qrels)
-    results = {}
-    for path in runs:
-        means, _ = evaluate_run(q, read_run(path), names)
-        results[path.name] = {m: round(v, 6) for m, v in means.items()}
+    ms = measures or " ".join(DEFAULT_MEASURES)
+    results = evaluate_files(qrels, runs, ms, names=names)
     if as_json:
-        click.echo(json.dumps(results, indent=2))
+        out = {r: ({"means": {m: round(v, 6) for m, v in x["means"].items()},
+                    "per_query": {q: {m: round(v, 6) for m, v in vals.items()} for q, vals in x["per_query"].items()}}
+                   if per_query else {m: round(v, 6) for m, v in x["means"].items()}) for r, x in results.items()}
+        click.echo(json.dumps(out, indent=2))
         return
-    width = max(len(r) for r in results)
-    click.echo(f"{'run':<{width}}  " + "  ".join(f"{m:>8}" for m in names))
-    for r, vals in results.items():
-        click.echo(f"{r:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in names))
+    click.echo(format_results(results, ms.replace(",", " ").split(), per_query))
 
 
 @main.command("correlate")

@@ -65,3 +65,58 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[str] | str = DEFAULT
     n = len(per_topic)
     means = {name: (sum(v[name] for v in per_topic.values()) / n if n else 0.0) for name in names}
     return means, per_topic
+
+
+def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAULT_MEASURES, names: str = "tag"
+                   ) -> dict[str, dict]:
+    """``nteval evaluate``: score run files against a qrels file (TREC or BEIR layout).
+
+    Returns ``{run name: {"file", "means", "per_query"}}``. A run is named by its tag (6th column)
+    when the file has one tag and no other run uses it, else by its file name (``names="file"``:
+    always the file name)."""
+    from pathlib import Path
+
+    from .formats.topics import load_qrels
+    from .formats.trec import read_run
+
+    ms = [str(m) for m in parse_measures(measures)]
+    qrels = load_qrels(qrels_path)
+    scored = []
+    for path in run_paths:
+        tags: set[str] = set()
+        run = read_run(Path(path), tags)
+        means, per_query = evaluate_run(qrels, run, ms)
+        scored.append((Path(path), tags, means, per_query))
+    tag_count: dict[str, int] = {}
+    for _p, tags, _m, _q in scored:
+        if len(tags) == 1:
+            tag_count[next(iter(tags))] = tag_count.get(next(iter(tags)), 0) + 1
+    out: dict[str, dict] = {}
+    for path, tags, means, per_query in scored:
+        name = path.name
+        if names == "tag" and len(tags) == 1 and tag_count[next(iter(tags))] == 1:
+            name = next(iter(tags))
+        if name in out:  # the same file (or name) twice: keep both apart
+            name = str(path)
+        out[name] = {"file": str(path), "means": means, "per_query": per_query}
+    return out
+
+
+def format_results(results: dict[str, dict], measures: Sequence[str], per_query: bool = False) -> str:
+    """A table (run × measure); with ``per_query``, trec_eval ``-q`` lines instead:
+    ``measure<TAB>qid<TAB>value`` per topic then ``all``, prefixed by the run name when there are
+    several runs."""
+    names = [str(m) for m in parse_measures(list(measures))]
+    if per_query:
+        lines = []
+        for run, r in results.items():
+            prefix = f"{run}\t" if len(results) > 1 else ""
+            for qid, vals in r["per_query"].items():
+                lines += [f"{prefix}{m}\t{qid}\t{vals[m]:.4f}" for m in names]
+            lines += [f"{prefix}{m}\tall\t{r['means'][m]:.4f}" for m in names]
+        return "\n".join(lines)
+    width = max(len(r) for r in results)
+    lines = [f"{'run':<{width}}  " + "  ".join(f"{m:>8}" for m in names)]
+    for run, r in results.items():
+        lines.append(f"{run:<{width}}  " + "  ".join(f"{r['means'][m]:>8.4f}" for m in names))
+    return "\n".join(lines)

@@ -690,3 +690,24 @@ def test_missing_pyserini_jar_says_how_to_install_it(tmp_path):
     one_line_error(r.stderr, "pip install --no-deps pyserini==1.6.0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no index, no temp dir, no lock
     assert site  # (imported for clarity: -S disables it in the child)
+
+
+# --- C. nteval evaluate: -q, BEIR qrels, runs named by their tag ----------------------------------
+
+def test_evaluate_per_query_beir_qrels_and_tags(tmp_path):
+    qrels = tmp_path / "test.tsv"
+    qrels.write_text("query-id\tcorpus-id\tscore\n1\ta\t1\n1\tb\t0\n2\tc\t1\n")
+    run1 = tmp_path / "first.run"
+    run1.write_text("1 Q0 a 1 2.0 bm25\n1 Q0 b 2 1.0 bm25\n2 Q0 d 1 3.0 bm25\n2 Q0 c 2 1.5 bm25\n")
+    run2 = tmp_path / "second.run"
+    run2.write_text("1 Q0 b 1 2.0 qld\n1 Q0 a 2 1.0 qld\n")
+    r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), "--measures", "RR P@1", str(run1), str(run2)])
+    assert r.exit_code == 0, (r.output, r.exception)
+    lines = r.output.splitlines()
+    assert lines[1].split() == ["bm25", "0.7500", "0.5000"] and lines[2].split() == ["qld", "0.2500", "0.0000"]
+    r = CliRunner().invoke(main, ["evaluate", "-q", "--qrels", str(qrels), "--measures", "RR", str(run1)])
+    assert r.exit_code == 0, (r.output, r.exception)
+    assert r.output.splitlines() == ["RR\t1\t1.0000", "RR\t2\t0.5000", "RR\tall\t0.7500"]
+    r = CliRunner().invoke(main, ["evaluate", "--names", "file", "--json", "--qrels", str(qrels), "--measures", "RR",
+                                  str(run1)])
+    assert '"first.run"' in r.output

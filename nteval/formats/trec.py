@@ -129,14 +129,17 @@ def write_run(path: Path, run: Run, tag: str) -> None:
     write_text(path, format_run(run, tag))
 
 
-def read_run(path: Path) -> Run:
+def read_run(path: Path, tags: set[str] | None = None) -> Run:
     """A TREC run (6 columns). Scores must be finite numbers and a docid may appear once per topic
-    (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line."""
+    (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line.
+    The run tags seen (6th column) are added to ``tags`` when given."""
     import math
 
     out: Run = {}
     seen: dict[str, dict[str, int]] = {}
-    for n, (qid, _q0, docid, _rank, score, _tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+    for n, (qid, _q0, docid, _rank, score, tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+        if tags is not None:
+            tags.add(tag)
         try:
             s = float(score)
         except ValueError:
