@@ -319,6 +319,17 @@ def demo_cmd(out: Path) -> None:
     run_demo(out)
 
 
+@main.command("systems")
+@click.argument("name", required=False)
+@_friendly_errors
+def systems_cmd(name: str | None) -> None:
+    """List the shipped system sets and the algorithms with their parameters and defaults; with
+    NAME (a shipped set such as wide, or a systems YAML), that set's systems."""
+    from .systems.listing import overview, set_listing
+
+    click.echo(set_listing(name) if name else overview())
+
+
 @main.command("manifest")
 @click.argument("index_dir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the whole manifest as JSON.")

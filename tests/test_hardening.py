@@ -711,3 +711,15 @@ def test_evaluate_per_query_beir_qrels_and_tags(tmp_path):
     r = CliRunner().invoke(main, ["evaluate", "--names", "file", "--json", "--qrels", str(qrels), "--measures", "RR",
                                   str(run1)])
     assert '"first.run"' in r.output
+
+
+def test_systems_command_lists_sets_algorithms_and_a_set():
+    r = CliRunner().invoke(main, ["systems"])
+    assert r.exit_code == 0, (r.output, r.exception)
+    for s in ("default", "table1", "wide", "bm25_rm3", "k1=0.9", "mu=1000", "fb_terms=10"):
+        assert s in r.output, s
+    assert "24 systems" in r.output
+    r = CliRunner().invoke(main, ["systems", "wide"])
+    assert r.exit_code == 0 and "bm25_k1.2_b0.75   bm25(k1=1.2, b=0.75)" in r.output
+    r = CliRunner().invoke(main, ["systems", "nope"])
+    assert r.exit_code == 2 and "shipped: default, table1, wide" in r.stderr
