@@ -43,9 +43,6 @@ def parse_file(path: Path) -> list[tuple]:
     ``("put", store_row)``, ``("skip", docid, reason)``, ``("delete", [docids])``: plain tuples of
     strings, cheap to send back from a worker.
     """
-    from .lifecycle import watch_parent
-
-    watch_parent()
     ops: list[tuple] = []
     for rec in read_records(path):
         if isinstance(rec, Document):
@@ -57,15 +54,23 @@ def parse_file(path: Path) -> list[tuple]:
     return ops
 
 
+def _parse_in_worker(path: Path, parent: int) -> list[tuple]:
+    from .lifecycle import watch_parent
+
+    watch_parent(parent)
+    return parse_file(path)
+
+
 def _parsed(files: Sequence[Path], jobs: int):
     """(path, ops) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
 
-        from .lifecycle import mark_parent
+        import os
 
-        mark_parent()  # parse workers exit as soon as this process is gone (parse_file watches)
-        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(delayed(parse_file)(p) for p in files)
+        me = os.getpid()  # parse workers exit as soon as this process is gone
+        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(
+            delayed(_parse_in_worker)(p, me) for p in files)
         yield from zip(files, results)
     else:
         for p in files:

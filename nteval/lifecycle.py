@@ -4,11 +4,10 @@
 and ``kill -9`` of ``nteval index`` left its child JVMs indexing into a temporary directory: no
 handler runs on SIGKILL, so the children must notice by themselves.
 
-* Worker processes (joblib/loky) call :func:`watch_parent` at the start of each task: a daemon
-  thread checks every 0.2 s that the nteval process recorded by :func:`mark_parent` (the
-  ``NTEVAL_PARENT_PID`` variable the workers inherit) is still their parent, and ends the worker
-  (``os._exit``) as soon as it is not. Only workers watch: the main process never exits because
-  its own shell went away (``nohup`` keeps working).
+* Worker processes (joblib/loky) call :func:`watch_parent` with the pid of the nteval process that
+  submitted the task: a daemon thread checks every 0.2 s that this process is still their parent,
+  and ends the worker (``os._exit``) as soon as it is not. Only workers watch: the main process
+  never exits because its own shell went away (``nohup`` keeps working).
 * Child JVMs are started with :func:`die_with_parent` as ``preexec_fn``: Linux's
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` makes the kernel kill the JVM when the thread that started
   it ends (that thread waits for the JVM, so only the parent's death ends it early).
@@ -19,31 +18,21 @@ import os
 import signal
 import threading
 
-ENV = "NTEVAL_PARENT_PID"
 _PR_SET_PDEATHSIG = 1
-_watching = False
+_watching: set[int] = set()
 _lock = threading.Lock()
 
 
-def mark_parent() -> None:
-    """Record this process as the parent workers started from now on must outlive not."""
-    os.environ[ENV] = str(os.getpid())
-
-
-def watch_parent(interval: float = 0.2) -> bool:
-    """In a worker process: exit as soon as the recorded nteval parent is gone. Returns whether a
-    watch runs (False in the main process itself, or when no parent was recorded)."""
-    global _watching
-    raw = os.environ.get(ENV, "")
-    if not raw.isdigit() or int(raw) == os.getpid():
+def watch_parent(parent: int, interval: float = 0.2) -> bool:
+    """In a worker process started by nteval process ``parent``: exit as soon as that process is
+    gone. Returns whether a watch runs (not in ``parent`` itself, nor in a process that is not its
+    direct child)."""
+    if parent == os.getpid() or os.getppid() != parent:
         return False
-    parent = int(raw)
     with _lock:
-        if _watching:
+        if parent in _watching:
             return True
-        if os.getppid() != parent:  # already orphaned (or not started by it): nothing to do for it
-            os._exit(1)
-        _watching = True
+        _watching.add(parent)
 
     def loop() -> None:
         import time

@@ -3,6 +3,7 @@ judgments when given), in parallel worker processes, resuming from the cells alr
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -107,12 +108,12 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar) -> int:
         return 1
     from joblib import Parallel, delayed
 
-    from ..lifecycle import mark_parent
+    from .cells import compute_cell_in_worker
 
-    mark_parent()  # workers exit as soon as this process is gone (cells.compute_cell watches)
     workers = min(jobs, len(todo))
     par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
-    for cell in par(delayed(compute_cell)(task, key) for task, key in todo):
+    me = os.getpid()  # workers exit as soon as this process is gone
+    for cell in par(delayed(compute_cell_in_worker)(task, key, me) for task, key in todo):
         bar.set_postfix_str(f"{cell['protocol']} pid {cell['pid']}", refresh=False)
         bar.update(1)
     return workers
