@@ -1,40 +1,180 @@
 """Write results so that a crash or Ctrl-C never leaves a half-written file or directory under the
-final name, and an existing result is only replaced once its successor is complete."""
+final name, and an existing result is only replaced once its successor is complete.
+
+Also the guards around an output directory: :func:`out_lock` (one nteval process writing an OUT at
+a time) and the sweep of temporary directories left by killed runs (their names carry the owner's
+pid: ``.NAME.tmp-PID-XXXX``; a later run removes those whose owner is dead).
+"""
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from .errors import InputError
+
+_OWNED = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[^/]+$")
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # exists, owned by someone else
+        return True
+    return True
+
+
+def sweep_stale(parent: Path, name: str) -> list[Path]:
+    """Remove ``.NAME.tmp-PID-*`` / ``.NAME.old-PID-*`` beside NAME whose owner process is dead
+    (left by a run killed with SIGKILL, which no handler sees). Returns what was removed."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for p in Path(parent).iterdir():
+            m = _OWNED.match(p.name)
+            if m and m["name"] == name and int(m["pid"]) != os.getpid() and not pid_alive(int(m["pid"])):
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() and not p.is_symlink() else p.unlink(missing_ok=True)
+                removed.append(p)
+    return removed
+
+
+def _check_target(final: Path) -> None:
+    """Refuse output names whose parent cannot hold a sibling (``.``, ``/``, the working directory
+    or one of its parents): such a directory cannot be built beside and renamed into place."""
+    cwd = Path.cwd().resolve()
+    resolved = final.resolve()
+    if resolved == cwd or resolved in cwd.parents or resolved.parent == resolved:
+        raise InputError(final, "cannot be replaced: it is the current directory, one of its parents or the root "
+                                "(give a new directory name, e.g. --out idx)")
 
 
 @contextlib.contextmanager
-def atomic_dir(final: Path, force: bool = False) -> Iterator[Path]:
+def out_lock(out: str | os.PathLike[str], what: str = "--out") -> Iterator[Path]:
+    """Hold an exclusive lock on output ``out`` for the block: a file ``.NAME.lock`` beside it,
+    ``flock``-ed (released by the kernel if the process dies, so never stale). A second nteval
+    process writing the same ``out`` gets a one-line :class:`InputError` at once. The lock file is
+    removed on release. Re-entrant within one process."""
+    import fcntl
+
+    out = Path(out)
+    key = str(out.resolve())
+    if key in _HELD:
+        _HELD[key] += 1
+        try:
+            yield out
+        finally:
+            _HELD[key] -= 1
+        return
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    lock = parent / f".{out.resolve().name}.lock"
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            try:
+                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
+            finally:
+                os.close(fd)
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise InputError(out, f"another nteval process{who} is writing here; wait for it to finish or choose "
+                                  f"another {what}") from None
+        # The holder before us may have unlinked the file between our open and our lock: then we
+        # locked an orphan inode, and must retry on the current file.
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        _HELD[key] = 1
+        yield out
+    finally:
+        _HELD.pop(key, None)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+_HELD: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def out_dir_lock(out: str | os.PathLike[str]) -> Iterator[Path]:
+    """:func:`out_lock` for a command's output directory, which must be a directory if it exists
+    (``--out`` naming an existing file is a one-line error, not a traceback from mkdir)."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "--out exists and is not a directory")
+    with out_lock(out):
+        yield out
+
+
+def _replaceable_default(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+@contextlib.contextmanager
+def atomic_dir(final: Path, force: bool = False,
+               replaceable: Callable[[Path], bool] = _replaceable_default,
+               what: str = "a directory this command made") -> Iterator[Path]:
     """Yield a fresh temporary directory beside ``final``; rename it to ``final`` on success.
 
     On any exception (including KeyboardInterrupt) the temporary directory is removed and ``final``
     is untouched. With ``force`` an existing ``final`` is moved aside first and deleted only after
-    the new one is in place.
+    the new one is in place — and only if ``replaceable(final)`` (e.g. it is an nteval index or an
+    empty directory): ``--force`` never deletes a user's folder or file. The whole build holds
+    :func:`out_lock`, and ``final`` is checked again at the rename, so two builds of the same
+    ``final`` never silently replace each other.
     """
     final = Path(final)
-    if final.exists() and not force:
+    _check_target(final)
+    with out_lock(final):
+        _check_existing(final, force, replaceable, what)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        sweep_stale(final.parent, final.name)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-{os.getpid()}-", dir=final.parent))
+        try:
+            yield tmp
+            _check_existing(final, force, replaceable, what)  # again: it may have appeared meanwhile
+            old = None
+            if final.exists():
+                old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-{os.getpid()}-", dir=final.parent))
+                os.rename(final, old / "x")
+            try:
+                os.rename(tmp, final)
+            except BaseException:
+                if old is not None:  # put the old one back
+                    os.rename(old / "x", final)
+                    shutil.rmtree(old, ignore_errors=True)
+                raise
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _check_existing(final: Path, force: bool, replaceable: Callable[[Path], bool], what: str) -> None:
+    if not (final.exists() or final.is_symlink()):
+        return
+    if not force:
         raise FileExistsError(f"{final}: already exists (use --force to replace it)")
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-", dir=final.parent))
-    try:
-        yield tmp
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    old = None
-    if final.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
-        os.rename(final, old / "x")
-    os.rename(tmp, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    empty_dir = final.is_dir() and not final.is_symlink() and not any(final.iterdir())
+    if not (empty_dir or replaceable(final)):
+        kind = "a file" if not final.is_dir() else ("a symbolic link" if final.is_symlink() else "a directory")
+        raise InputError(final, f"--force refused: it is {kind} that is not {what} and not empty; "
+                                "nteval only replaces its own output (move it away or choose another --out)")
 
 
 def _umask() -> int:

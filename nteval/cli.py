@@ -25,6 +25,28 @@ def _friendly_errors(fn):
         except (InputError, FileExistsError, FileNotFoundError) as err:
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
+        except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
+            click.echo("nteval: interrupted", err=True)
+            sys.exit(143 if str(err) == "signal 15" else 130)
+
+    return wrapper
+
+
+def _locks_out(fn):
+    """Check the counts every OUT-writing command shares (--topics, --depth ≥ 1), then hold a lock
+    on its --out for the whole run: two nteval processes writing the same OUT would mix their
+    runs, cells and results (one-line error for the second one)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from .atomic import out_dir_lock
+        from .errors import InputError
+
+        for opt, key in (("--topics", "n_topics"), ("--depth", "depth")):
+            if key in kwargs and kwargs[key] < 1:
+                raise InputError(None, f"{opt} must be ≥ 1, got {kwargs[key]}")
+        with out_dir_lock(kwargs["out"]):
+            return fn(*args, **kwargs)
 
     return wrapper
 
@@ -107,6 +129,7 @@ def _protocol_kwargs(kw: dict) -> dict:
 @main.command("focused")
 @_protocol_options
 @_friendly_errors
+@_locks_out
 def focused_cmd(**kw) -> None:
     """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
     is its one relevant document. Prints systems sorted by MRR (RR)."""
@@ -153,6 +176,7 @@ def _highrecall_options(fn):
                                             "give several to fuse them (--combine).  [default: BM25 k1=0.9 b=0.4]")
 @_highrecall_options
 @_friendly_errors
+@_locks_out
 def highrecall_cmd(**kw) -> None:
     """High-recall NT protocol: S_ref searches the WITH-title index with each title; hits with
     z ≥ ZT are pseudo-relevant; the n-th abstract sentence is the query over the title-less index."""
@@ -175,6 +199,7 @@ def highrecall_cmd(**kw) -> None:
 @click.option("--sref", "srefs", multiple=True, required=True, help="A reference system (give two or more).")
 @_highrecall_options
 @_friendly_errors
+@_locks_out
 def sref_sensitivity_cmd(srefs, **kw) -> None:
     """Evaluate the systems under two S_ref choices and correlate their scores (paper's Figure 3)."""
     from .experiment import run_sref_sensitivity
@@ -212,6 +237,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
+@_locks_out
 def grid_cmd(params, measures, quiet, **kw) -> None:
     """Tune a system's parameters without human judgments: evaluate every cell of a 1–2 parameter
     grid under the NT protocols; grid.tsv, grid.json, contour PNGs; prints the best cell and the
@@ -227,29 +253,27 @@ def grid_cmd(params, measures, quiet, **kw) -> None:
 
 
 @main.command("evaluate")
-@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="TREC qrels file.")
+@click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Qrels file (TREC or BEIR layout).")
 @click.option("--measures", default=None, help='ir_measures names.  [default: "RR AP Bpref P@10 nDCG@10 R@1000"]')
-@click.option("--json", "as_json", is_flag=True, help='Print {run_name: {measure: value}} as JSON.')
+@click.option("-q", "--per-query", is_flag=True, help="Per-topic values too, as trec_eval -q (measure, topic, value).")
+@click.option("--names", type=click.Choice(["tag", "file"]), default="tag", show_default=True,
+              help="Name runs by their tag (6th column; the file name when not unique) or by file name.")
+@click.option("--json", "as_json", is_flag=True, help='Print {run_name: {measure: value}} as JSON (with -q: per topic too).')
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_friendly_errors
-def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[Path, ...]) -> None:
+def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str, as_json: bool, runs: tuple[Path, ...]) -> None:
     """Score TREC RUN files (topics missing from a run score 0, as trec_eval -c)."""
-    from .evaluate import DEFAULT_MEASURES, evaluate_run, parse_measures
-    from .formats.trec import read_qrels, read_run
+    from .evaluate import DEFAULT_MEASURES, evaluate_files, format_results
 
-    names = [str(m) for m in parse_measures(measures or " ".join(DEFAULT_MEASURES))]
-    q = read_qrels(qrels)
-    results = {}
-    for path in runs:
-        means, _ = evaluate_run(q, read_run(path), names)
-        results[path.name] = {m: round(v, 6) for m, v in means.items()}
+    ms = measures or " ".join(DEFAULT_MEASURES)
+    results = evaluate_files(qrels, runs, ms, names=names)
     if as_json:
-        click.echo(json.dumps(results, indent=2))
+        out = {r: ({"means": {m: round(v, 6) for m, v in x["means"].items()},
+                    "per_query": {q: {m: round(v, 6) for m, v in vals.items()} for q, vals in x["per_query"].items()}}
+                   if per_query else {m: round(v, 6) for m, v in x["means"].items()}) for r, x in results.items()}
+        click.echo(json.dumps(out, indent=2))
         return
-    width = max(len(r) for r in results)
-    click.echo(f"{'run':<{width}}  " + "  ".join(f"{m:>8}" for m in names))
-    for r, vals in results.items():
-        click.echo(f"{r:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in names))
+    click.echo(format_results(results, ms.replace(",", " ").split(), per_query))
 
 
 @main.command("correlate")
@@ -272,6 +296,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, as_json: bool, runs: tuple[P
 @click.option("--out", required=True, type=click.Path(path_type=Path))
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
+@_locks_out
 def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
                   min_systems, correction, sref, out, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
@@ -325,6 +350,17 @@ def demo_cmd(out: Path) -> None:
     from .demo import run_demo
 
     run_demo(out)
+
+
+@main.command("systems")
+@click.argument("name", required=False)
+@_friendly_errors
+def systems_cmd(name: str | None) -> None:
+    """List the shipped system sets and the algorithms with their parameters and defaults; with
+    NAME (a shipped set such as wide, or a systems YAML), that set's systems."""
+    from .systems.listing import overview, set_listing
+
+    click.echo(set_listing(name) if name else overview())
 
 
 @main.command("manifest")

@@ -3,6 +3,25 @@ from __future__ import annotations
 
 from os import PathLike
 
+#: Longest repr of a user-supplied value put into an error message (see :func:`short`).
+MAX_VALUE_CHARS = 80
+
+
+def short(value: object, limit: int = MAX_VALUE_CHARS) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, for error messages.
+
+    A user value interpolated raw into a message can be arbitrarily large (a YAML alias bomb
+    expands to gigabytes): this uses :mod:`reprlib`, which looks at a bounded part of nested
+    containers and strings, so the cost is bounded too.
+    """
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxtuple, r.maxdict, r.maxset = 3, 6, 6, 6, 6
+    r.maxstring = r.maxother = r.maxlong = limit
+    text = r.repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 class InputError(Exception):
     """Bad input. ``str(err)`` is a complete one-line message naming the file and the place."""

@@ -8,13 +8,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .errors import InputError
+from .errors import InputError, short
 from .formats.trec import Qrels, Run
 
 DEFAULT_MEASURES = ("RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000")
 
 
+def _check_measure(name: str, m) -> None:
+    """Refuse parameter values trec_eval/pytrec_eval cannot take (``P@0`` aborts the interpreter
+    inside pytrec_eval, ``Judged@0`` divides by zero, ``nDCG@1e3`` trips an assertion) and
+    measures no installed provider computes, before any work is done."""
+    from ir_measures import DefaultPipeline
+
+    for key, value in m.params.items():
+        if key in ("cutoff", "rel") and value is not None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                what = "cutoff" if key == "cutoff" else "relevance level (rel=)"
+                raise InputError(None, f"measure {short(name)}: the {what} must be a positive whole number, "
+                                       f"got {short(value)}")
+    if not any(p.supports(m) and p.is_available() for p in DefaultPipeline.providers):
+        raise InputError(None, f"measure {short(name)}: no installed evaluator computes it "
+                               "(use trec_eval measures, e.g. AP Bpref RR P@10 nDCG@10 R@1000)")
+
+
 def parse_measures(names: Sequence[str] | str) -> list:
+    """ir_measures names → measure objects, validated (one-line InputError on the first bad one)."""
     import ir_measures
 
     if isinstance(names, str):
@@ -22,9 +40,13 @@ def parse_measures(names: Sequence[str] | str) -> list:
     out = []
     for n in names:
         try:
-            out.append(ir_measures.parse_measure(n))
+            m = ir_measures.parse_measure(n)
         except Exception:
-            raise InputError(None, f"unknown measure {n!r} (ir_measures names, e.g. AP Bpref RR P@10 nDCG@10 R@1000)") from None
+            raise InputError(None, f"unknown measure {short(n)} (ir_measures names, e.g. AP Bpref RR P@10 nDCG@10 R@1000)") from None
+        _check_measure(n, m)
+        out.append(m)
+    if not out:
+        raise InputError(None, "no measure given (e.g. --measures \"AP nDCG@10\")")
     return out
 
 
@@ -43,3 +65,58 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[str] | str = DEFAULT
     n = len(per_topic)
     means = {name: (sum(v[name] for v in per_topic.values()) / n if n else 0.0) for name in names}
     return means, per_topic
+
+
+def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAULT_MEASURES, names: str = "tag"
+                   ) -> dict[str, dict]:
+    """``nteval evaluate``: score run files against a qrels file (TREC or BEIR layout).
+
+    Returns ``{run name: {"file", "means", "per_query"}}``. A run is named by its tag (6th column)
+    when the file has one tag and no other run uses it, else by its file name (``names="file"``:
+    always the file name)."""
+    from pathlib import Path
+
+    from .formats.topics import load_qrels
+    from .formats.trec import read_run
+
+    ms = [str(m) for m in parse_measures(measures)]
+    qrels = load_qrels(qrels_path)
+    scored = []
+    for path in run_paths:
+        tags: set[str] = set()
+        run = read_run(Path(path), tags)
+        means, per_query = evaluate_run(qrels, run, ms)
+        scored.append((Path(path), tags, means, per_query))
+    tag_count: dict[str, int] = {}
+    for _p, tags, _m, _q in scored:
+        if len(tags) == 1:
+            tag_count[next(iter(tags))] = tag_count.get(next(iter(tags)), 0) + 1
+    out: dict[str, dict] = {}
+    for path, tags, means, per_query in scored:
+        name = path.name
+        if names == "tag" and len(tags) == 1 and tag_count[next(iter(tags))] == 1:
+            name = next(iter(tags))
+        if name in out:  # the same file (or name) twice: keep both apart
+            name = str(path)
+        out[name] = {"file": str(path), "means": means, "per_query": per_query}
+    return out
+
+
+def format_results(results: dict[str, dict], measures: Sequence[str], per_query: bool = False) -> str:
+    """A table (run × measure); with ``per_query``, trec_eval ``-q`` lines instead:
+    ``measure<TAB>qid<TAB>value`` per topic then ``all``, prefixed by the run name when there are
+    several runs."""
+    names = [str(m) for m in parse_measures(list(measures))]
+    if per_query:
+        lines = []
+        for run, r in results.items():
+            prefix = f"{run}\t" if len(results) > 1 else ""
+            for qid, vals in r["per_query"].items():
+                lines += [f"{prefix}{m}\t{qid}\t{vals[m]:.4f}" for m in names]
+            lines += [f"{prefix}{m}\tall\t{r['means'][m]:.4f}" for m in names]
+        return "\n".join(lines)
+    width = max(len(r) for r in results)
+    lines = [f"{'run':<{width}}  " + "  ".join(f"{m:>8}" for m in names)]
+    for run, r in results.items():
+        lines.append(f"{run:<{width}}  " + "  ".join(f"{r['means'][m]:>8.4f}" for m in names))
+    return "\n".join(lines)

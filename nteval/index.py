@@ -26,7 +26,7 @@ from .corpus.store import DocStore
 from .lucene import indexer, jvm
 
 MANIFEST = "manifest.json"
-SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book")
+SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book", "too_large")
 
 
 def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
@@ -54,12 +54,23 @@ def parse_file(path: Path) -> list[tuple]:
     return ops
 
 
+def _parse_in_worker(path: Path, parent: int) -> list[tuple]:
+    from .lifecycle import watch_parent
+
+    watch_parent(parent)
+    return parse_file(path)
+
+
 def _parsed(files: Sequence[Path], jobs: int):
     """(path, ops) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
 
-        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(delayed(parse_file)(p) for p in files)
+        import os
+
+        me = os.getpid()  # parse workers exit as soon as this process is gone
+        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(
+            delayed(_parse_in_worker)(p, me) for p in files)
         yield from zip(files, results)
     else:
         for p in files:
@@ -190,7 +201,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
-    with atomic_dir(out, force=force) as tmp:
+    with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
         store = DocStore(tmp / STORE_FILENAME, create=True)
         feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections"))
         try:
@@ -234,10 +245,61 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     return manifest
 
 
+def is_index_dir(path: Path) -> bool:
+    """An nteval index directory (what ``--force`` may replace): a real directory with a manifest."""
+    path = Path(path)
+    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
+
+
 def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
+    (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
+    the file, not a traceback later."""
     from .errors import InputError
 
     path = Path(index_dir) / MANIFEST
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "corrupt manifest: not UTF-8 text (rebuild the index with nteval index --force)") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"corrupt manifest: {err.msg} (rebuild the index with nteval index --force)",
+                         place=f"line {err.lineno}, column {err.colno}") from None
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise InputError(path, f"corrupt manifest: {problem} (rebuild the index with nteval index --force)")
+    store = Path(index_dir) / STORE_FILENAME
+    try:
+        with open(store, "rb") as fh:
+            header = fh.read(16)
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(store, "missing document store (rebuild the index with nteval index --force)") from None
+    if header != b"SQLite format 3\x00":
+        raise InputError(store, "not an SQLite database (rebuild the index with nteval index --force)")
+    return manifest
+
+
+def _manifest_problem(m: Any) -> str | None:
+    """What is missing or mistyped in a manifest (None if it has what nteval reads)."""
+    if not isinstance(m, dict):
+        return "not a JSON object"
+    fp = m.get("fingerprint")
+    if not isinstance(fp, str) or len(fp) != 64 or any(c not in "0123456789abcdef" for c in fp):
+        return '"fingerprint" missing or not a sha256 hex digest'
+    counts = m.get("counts")
+    if not isinstance(counts, dict) or not isinstance(counts.get("skipped"), dict) or not all(
+            isinstance(counts.get(k), int) for k in ("seen", "kept", "replaced", "deleted_pmids", "deleted_removed")):
+        return '"counts" missing or incomplete'
+    sources = m.get("sources")
+    if not isinstance(sources, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("counts"), dict) and "path" in s for s in sources):
+        return '"sources" missing or malformed'
+    idx = m.get("indexes")
+    if not isinstance(idx, dict) or not all(isinstance(idx.get(k), dict) and isinstance(idx[k].get("documents"), int)
+                                            for k in ("all", "nt")):
+        return '"indexes" missing or malformed'
+    if not isinstance(m.get("versions"), dict):
+        return '"versions" missing'
+    return None

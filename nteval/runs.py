@@ -35,6 +35,34 @@ class RunInfo:
     queries_per_s: float | None
 
 
+def _file_stamp(data: bytes) -> dict:
+    return {"bytes": len(data), "lines": data.count(b"\n"), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _cached_meta(path: Path, meta_path: Path, key: str) -> dict | None:
+    """The sidecar of a reusable cached run, or None: the key must match AND the run file must be
+    exactly the one written (line count + sha256), so a run truncated at a line boundary, edited, or
+    half-copied is recomputed instead of silently scoring fewer hits. (A sidecar from before the
+    stamp existed is trusted by its key, as it was then.)"""
+    if not (path.is_file() and meta_path.is_file()):
+        return None
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return None  # a corrupt sidecar: recompute
+    if not isinstance(meta, dict) or meta.get("key") != key:
+        return None
+    if "file" not in meta:
+        return meta
+    if not isinstance(meta.get("file"), dict):
+        return None
+    try:
+        stamp = _file_stamp(path.read_bytes())
+    except OSError:
+        return None
+    return meta if stamp == meta["file"] else None
+
+
 def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: str, depth: int) -> dict[str, str]:
     keys: dict[str, str] = {}
     for s in systems:
@@ -51,6 +79,10 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     ``key_name`` names the index in the cache key when the directory name is not stable."""
     from tqdm import tqdm
 
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+        from .errors import InputError
+
+        raise InputError(None, f"--depth must be a whole number ≥ 1, got {depth!r}")
     runs_dir.mkdir(parents=True, exist_ok=True)
     tkey = topics_key(topics)
     runs: dict[str, Run] = {}
@@ -66,14 +98,14 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             meta_path = runs_dir / f"{s.name}.meta.json"
             key = keys[s.name]
             bar.set_postfix_str(s.name)
-            if path.is_file() and meta_path.is_file():
-                meta = json.loads(meta_path.read_text())
-                if meta.get("key") == key:
-                    run = read_run(path)
-                    runs[s.name] = {q: run.get(q, []) for q in topics}
-                    infos.append(RunInfo(s, path, key, True, meta["seconds"], meta["empty_queries"], meta.get("queries_per_s")))
-                    bar.update(len(topics))
-                    continue
+            meta = _cached_meta(path, meta_path, key)
+            if meta is not None:
+                run = read_run(path)
+                runs[s.name] = {q: run.get(q, []) for q in topics}
+                infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),
+                                     meta.get("queries_per_s")))
+                bar.update(len(topics))
+                continue
             if index is None:
                 from .lucene.searcher import Index
 
@@ -81,13 +113,16 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             from .systems.execute import run_system
 
             t0 = time.perf_counter()
+            long_before = index.long_queries
             raw = run_system(index, s, topics, depth, done=runs, threads=threads, tick=bar.update)
             secs = time.perf_counter() - t0
             run = {q: canonical(raw.get(q, []), depth) for q in topics}
             empty = sum(1 for q in topics if not run[q])
-            write_text(path, format_run(run, s.name))
-            meta = {"key": key, "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
-                    "depth": depth, "topics": len(topics), "empty_queries": empty, "seconds": round(secs, 3),
+            text = format_run(run, s.name)
+            write_text(path, text)
+            meta = {"key": key, "file": _file_stamp(text.encode("utf-8")), "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
+                    "depth": depth, "topics": len(topics), "empty_queries": empty,
+                    "long_queries": index.long_queries - long_before, "seconds": round(secs, 3),
                     "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
             write_text(meta_path, json.dumps(meta, indent=2) + "\n")
             runs[s.name] = run
@@ -170,10 +205,5 @@ def _num_docs(index_path: Path) -> int:
 def _all_cached(runs_dir: Path, topics: dict[str, str], systems: list[System], fingerprint: str, key_name: str,
                 depth: int) -> bool:
     keys = _run_keys(systems, fingerprint, key_name, topics_key(topics), depth)
-    for s in systems:
-        meta = runs_dir / f"{s.name}.meta.json"
-        if not (runs_dir / f"{s.name}.run").is_file() or not meta.is_file():
-            return False
-        if json.loads(meta.read_text()).get("key") != keys[s.name]:
-            return False
-    return True
+    return all(_cached_meta(runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json", keys[s.name]) is not None
+               for s in systems)

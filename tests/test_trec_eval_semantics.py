@@ -47,7 +47,7 @@ def test_evaluate_cli_json(tmp_path):
     r = CliRunner().invoke(main, ["evaluate", "--qrels", str(tmp_path / "qrels.txt"), "--measures", "RR AP", "--json",
                                   str(tmp_path / "sys.run")])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.output) == {"sys.run": {"RR": 0.25, "AP": 0.25}}
+    assert json.loads(r.output) == {"s": {"RR": 0.25, "AP": 0.25}}  # named by its tag
 
 
 def test_bad_run_line(tmp_path):

@@ -11,8 +11,8 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
-from .document import Document, Skipped
+from ..errors import InputError, short
+from .document import MAX_RECORD_CHARS, Document, Skipped
 
 
 def json_object(path: Path, line: str, lineno: int) -> dict:
@@ -26,23 +26,74 @@ def json_object(path: Path, line: str, lineno: int) -> dict:
     return obj
 
 
-def read_beir(path: str | Path) -> Iterator[Document | Skipped]:
+def check_unicode(path: Path, value: str, what: str, lineno: int) -> str:
+    """``value`` unless it holds an unpaired surrogate (JSON ``"\\ud800"`` decodes to one; it cannot
+    be written as UTF-8 to the store or to Lucene)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(path, f"{what} holds an unpaired surrogate {value[err.start]!r} (invalid Unicode)",
+                         place=f"line {lineno}") from None
+    return value
+
+
+def json_id(path: Path, obj: dict, lineno: int, key: str = "_id") -> str:
+    """A record id: a JSON string or integer, non-empty, without white space."""
+    raw = obj[key]
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise InputError(path, f'"{key}" must be a string or an integer, got {short(raw)}', place=f"line {lineno}")
+    docid = check_unicode(path, str(raw).strip(), f'"{key}"', lineno)
+    if not docid or any(c.isspace() for c in docid):
+        raise InputError(path, f'"{key}" {short(raw)} is empty or contains white space', place=f"line {lineno}")
+    return docid
+
+
+def json_text(path: Path, obj: dict, key: str, lineno: int) -> str:
+    """A text field: a JSON string (or null/absent = empty), white space folded."""
+    raw = obj.get(key)
+    if raw is None:
+        return ""
+    if not isinstance(raw, str):
+        raise InputError(path, f'"{key}" must be a string, got {short(raw)}', place=f"line {lineno}")
+    return " ".join(check_unicode(path, raw, f'"{key}"', lineno).split())
+
+
+def bounded_lines(fh, limit: int) -> Iterator[tuple[str, bool]]:
+    """(line, too_long) for each line of a text stream, never holding more than ``limit`` + 1
+    characters of one line: a longer line is read through in chunks and yielded as ``("", True)``."""
+    while True:
+        line = fh.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith("\n"):
+            while True:  # drain the rest of the oversized line
+                rest = fh.readline(1 << 20)
+                if not rest or rest.endswith("\n"):
+                    break
+            yield "", True
+        else:
+            yield line, False
+
+
+def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Document | Skipped]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
+    limit = MAX_RECORD_CHARS if max_chars is None else max_chars
     lineno = 0
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
-            for lineno, line in enumerate(fh, 1):
+            for lineno, (line, too_long) in enumerate(bounded_lines(fh, limit), 1):
+                if too_long:
+                    yield Skipped(None, "too_large")
+                    continue
                 if not line.strip():
                     continue
                 obj = json_object(path, line, lineno)
                 if "_id" not in obj:
                     raise InputError(path, 'BEIR corpus line lacks "_id"', place=f"line {lineno}")
-                docid = str(obj["_id"]).strip()
-                if not docid or any(c.isspace() for c in docid):
-                    raise InputError(path, f'"_id" {obj["_id"]!r} is empty or contains white space', place=f"line {lineno}")
-                title = " ".join(str(obj.get("title") or "").split())
-                text = " ".join(str(obj.get("text") or "").split())
+                docid = json_id(path, obj, lineno)
+                title = json_text(path, obj, "title", lineno)
+                text = json_text(path, obj, "text", lineno)
                 if not title:
                     yield Skipped(docid, "no_title")
                 elif not text:

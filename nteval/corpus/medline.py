@@ -15,7 +15,7 @@ from pathlib import Path
 from lxml import etree
 
 from ..errors import InputError
-from .document import Deletion, Document, Skipped
+from .document import MAX_RECORD_CHARS, Deletion, Document, Skipped
 
 ROOTS = ("PubmedArticleSet", "MedlineCitationSet")
 _RECORD_TAGS = ("MedlineCitation", "PubmedArticle", "PubmedBookArticle", "DeleteCitation")
@@ -49,12 +49,39 @@ def root_tag(path: Path) -> str:
     raise InputError(path, "empty file: no XML element")
 
 
+def _head(path: Path, n: int = 1 << 16) -> bytes | InputError:
+    """The first ``n`` (decompressed) bytes, or the error a broken gzip stream is."""
+    try:
+        with _open(path) as fh:
+            return fh.read(n)
+    except (EOFError, OSError, zlib.error) as err:
+        if path.suffix == ".gz":
+            return InputError(path, f"not a gzip file or a corrupt one: {err}")
+        return InputError(path, f"unreadable: {err}")
+
+
 def _syntax_error(path: Path, err: etree.XMLSyntaxError) -> InputError:
     msg = str(err.msg if getattr(err, "msg", None) else err)
-    if "Document is empty" in msg or "Start tag expected" in msg and err.lineno in (0, 1):
+    head = _head(path)
+    if isinstance(head, InputError):
+        return head
+    if not head.strip():
         return InputError(path, "empty file: no XML element", place="line 1")
     line, col = (err.position if err.position else (err.lineno, 0))
+    line, col = max(line or 0, 1), max(col or 0, 1)  # libxml2 says "line 0, column 0" for garbage
+    if "Document is empty" in msg or "Start tag expected" in msg and line == 1:
+        first = head.lstrip()[:1]
+        why = "binary data" if b"\x00" in head[:512] or not _utf8_prefix(head) else f"starts with {first.decode('utf-8', 'replace')!r}, not '<'"
+        return InputError(path, f"not XML ({why})", place="line 1")
     return InputError(path, f"malformed XML: {msg}", place=f"line {line}, column {col}")
+
+
+def _utf8_prefix(data: bytes) -> bool:
+    try:
+        data[:512].decode("utf-8")
+    except UnicodeDecodeError as err:
+        return err.start > 505  # a character cut at the end of the prefix is fine
+    return True
 
 
 def _year(article: etree._Element, citation: etree._Element) -> int | None:
@@ -72,9 +99,21 @@ def _year(article: etree._Element, citation: etree._Element) -> int | None:
     return None
 
 
-def parse_citation(mc: etree._Element) -> Document | Skipped:
+def _too_large(mc: etree._Element, limit: int) -> bool:
+    """More than ``limit`` characters of text in the record (counted piece by piece, stopping early)."""
+    total = 0
+    for piece in mc.itertext():
+        total += len(piece)
+        if total > limit:
+            return True
+    return False
+
+
+def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document | Skipped:
     """One ``<MedlineCitation>`` element → a Document, or the reason it cannot be used."""
     pmid = (mc.findtext("PMID") or "").strip()
+    if _too_large(mc, MAX_RECORD_CHARS if max_chars is None else max_chars):
+        return Skipped(pmid[:100] or None, "too_large")
     article = mc.find("Article")
     if not pmid or article is None:
         return Skipped(pmid or None, "malformed")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ..corpus.beir import json_object
+from ..corpus.beir import json_id, json_object, json_text
 from ..errors import InputError
 from .trec import Qrels, _rows, read_qrels, read_topics
 
@@ -53,7 +53,7 @@ def read_beir_queries(path: Path) -> Topics:
         obj = json_object(path, line, n)
         if "_id" not in obj or "text" not in obj:
             raise InputError(path, 'BEIR query line needs "_id" and "text"', place=f"line {n}")
-        out[str(obj["_id"])] = " ".join(str(obj["text"]).split())
+        out[json_id(path, obj, n)] = json_text(path, obj, "text", n)
     return out
 
 
@@ -127,17 +127,47 @@ def load_qrels(path: str | Path) -> Qrels:
     path = Path(path)
     if not path.is_file():
         raise InputError(path, "no such qrels file")
-    first = next((ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()), "")
+    first = ""
+    for _n, parts in _first_rows(path):
+        first = " ".join(parts)
+        break
     if first.startswith("query-id") or len(first.split()) == 3:
-        return read_beir_qrels(path)
+        qrels = read_beir_qrels(path)
+        if not qrels:
+            raise InputError(path, "no judgments: the qrels file is empty")
+        return qrels
     return read_qrels(path)
+
+
+def _first_rows(path: Path):
+    """Rows of any width (the layout is not known yet), with _rows' one-line errors."""
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+            for n, line in enumerate(fh, 1):
+                if line.split():
+                    yield n, line.split()
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not UTF-8 text (byte 0x{err.object[err.start]:02x}): not a qrels file?") from None
+    except (EOFError, OSError) as err:
+        raise InputError(path, f"unreadable qrels file: {err}") from None
 
 
 def load_judged_topics(queries: str | Path, qrels_path: str | Path, field: str | None = None) -> tuple[Topics, Qrels]:
     """Human topics that have text and at least one relevant document, with their qrels."""
     qrels = load_qrels(qrels_path)
-    topics = {q: t for q, t in load_topics(queries, field).items()
-              if q in qrels and any(r > 0 for r in qrels[q].values()) and t.strip()}
+    all_topics = load_topics(queries, field)
+    judged = [q for q, t in all_topics.items() if q in qrels and any(r > 0 for r in qrels[q].values())]
+    topics = {q: all_topics[q] for q in judged if all_topics[q].strip()}
+    empty = [q for q in judged if q not in topics]
+    if empty:  # counted and reported, not dropped silently
+        import sys
+
+        ids = ", ".join(empty[:5]) + (", ..." if len(empty) > 5 else "")
+        print(f"nteval: note: {queries}: {len(empty)} judged topic(s) with empty text left out ({ids})",
+              file=sys.stderr)
     if len(topics) < 2:
         raise InputError(queries, "fewer than 2 topics have both text and a relevant document in the qrels")
     return topics, {q: qrels[q] for q in topics}

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import write_text
-from ..errors import InputError
+from ..errors import InputError, short
 
 Qrels = dict[str, dict[str, int]]
 Run = dict[str, list[tuple[str, float]]]
@@ -60,14 +60,19 @@ def write_qrels(path: Path, qrels: Qrels) -> None:
 
 def _rows(path: Path, what: str, fields: str):
     """(line number, fields) of a whitespace-separated file (.gz allowed), every line having
-    exactly the fields named in ``fields``; errors name the file and line."""
+    exactly the fields named in ``fields``; errors name the file and line (a directory, a binary or
+    non-UTF-8 file, a corrupt .gz are one-line errors too)."""
     import gzip
+    import zlib
 
     n_fields = len(fields.split())
     opener = gzip.open if str(path).endswith(".gz") else open
+    n = 0
     try:
         with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
             for n, line in enumerate(fh, 1):
+                if "\x00" in line:
+                    raise InputError(path, f"binary data (NUL byte): not a {what} file", place=f"line {n}")
                 parts = line.split()
                 if not parts:
                     continue
@@ -76,16 +81,32 @@ def _rows(path: Path, what: str, fields: str):
                 yield n, parts
     except FileNotFoundError:
         raise InputError(path, f"no such {what} file") from None
+    except IsADirectoryError:
+        raise InputError(path, f"is a directory, not a {what} file") from None
+    except UnicodeDecodeError as err:
+        raise InputError(path, f"not UTF-8 text (byte 0x{err.object[err.start]:02x}): not a {what} file?",
+                         place=f"line {n + 1}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as err:
+        raise InputError(path, f"truncated or corrupt gzip stream: {err}", place=f"after line {n}") from None
 
 
 def read_qrels(path: Path) -> Qrels:
-    """TREC qrels: ``qid iter docid rel`` (graded relevance kept as int)."""
+    """TREC qrels: ``qid iter docid rel`` (graded relevance kept as int). A file without any
+    judgment, or judging one document twice for a topic (trec_eval refuses that too), is an error."""
     out: Qrels = {}
+    first_line: dict[tuple[str, str], int] = {}
     for n, (qid, _it, docid, rel) in _rows(path, "qrels", "qid iter docid rel"):
         try:
-            out.setdefault(qid, {})[docid] = int(rel)
+            r = int(rel)
         except ValueError:
-            raise InputError(path, f"relevance {rel!r} is not an integer", place=f"line {n}") from None
+            raise InputError(path, f"relevance {short(rel)} is not an integer", place=f"line {n}") from None
+        if (qid, docid) in first_line:
+            raise InputError(path, f"topic {short(qid)} judges document {short(docid)} twice (first at line "
+                                   f"{first_line[qid, docid]})", place=f"line {n}")
+        first_line[qid, docid] = n
+        out.setdefault(qid, {})[docid] = r
+    if not out:
+        raise InputError(path, "no judgments: the qrels file is empty")
     return out
 
 
@@ -108,17 +129,26 @@ def write_run(path: Path, run: Run, tag: str) -> None:
     write_text(path, format_run(run, tag))
 
 
-def read_run(path: Path) -> Run:
-    """A TREC run (6 columns). Duplicate docids within a topic keep their first line."""
+def read_run(path: Path, tags: set[str] | None = None) -> Run:
+    """A TREC run (6 columns). Scores must be finite numbers and a docid may appear once per topic
+    (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line.
+    The run tags seen (6th column) are added to ``tags`` when given."""
+    import math
+
     out: Run = {}
-    seen: dict[str, set[str]] = {}
-    for n, (qid, _q0, docid, _rank, score, _tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+    seen: dict[str, dict[str, int]] = {}
+    for n, (qid, _q0, docid, _rank, score, tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+        if tags is not None:
+            tags.add(tag)
         try:
             s = float(score)
         except ValueError:
-            raise InputError(path, f"score {score!r} is not a number", place=f"line {n}") from None
-        if docid in seen.setdefault(qid, set()):
-            continue
-        seen[qid].add(docid)
+            raise InputError(path, f"score {short(score)} is not a number", place=f"line {n}") from None
+        if not math.isfinite(s):
+            raise InputError(path, f"score {short(score)} is not a finite number", place=f"line {n}")
+        first = seen.setdefault(qid, {}).setdefault(docid, n)
+        if first != n:
+            raise InputError(path, f"topic {short(qid)} ranks document {short(docid)} twice (first at line {first})",
+                             place=f"line {n}")
         out.setdefault(qid, []).append((docid, s))
     return out

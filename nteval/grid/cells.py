@@ -75,6 +75,15 @@ def _cached(path: str, reader):
     return _FILES[path]
 
 
+def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
+    """:func:`compute_cell` in a worker process that exits as soon as its nteval ``parent`` is gone
+    (``kill -9`` of the grid must not leave workers computing and writing cells)."""
+    from ..lifecycle import watch_parent
+
+    watch_parent(parent)
+    return compute_cell(task, key)
+
+
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
     from ..evaluate import evaluate_run

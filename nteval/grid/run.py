@@ -3,6 +3,7 @@ judgments when given), in parallel worker processes, resuming from the cells alr
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -121,9 +122,12 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar) -> int:
         return 1
     from joblib import Parallel, delayed
 
+    from .cells import compute_cell_in_worker
+
     workers = min(jobs, len(todo))
     par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
-    for cell in par(delayed(compute_cell)(task, key) for task, key in todo):
+    me = os.getpid()  # workers exit as soon as this process is gone
+    for cell in par(delayed(compute_cell_in_worker)(task, key, me) for task, key in todo):
         bar.set_postfix_str(f"{cell['protocol']} pid {cell['pid']}", refresh=False)
         bar.update(1)
     return workers
@@ -197,6 +201,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoco
         raise InputError(None, f"--protocol must be one of {', '.join((*PROTOCOLS, 'both', 'none'))}")
     if jobs < 1:
         raise InputError(None, "--jobs must be ≥ 1")
+    for opt, value in (("--topics", n_topics), ("--depth", depth)):
+        if value < 1:
+            raise InputError(None, f"{opt} must be ≥ 1, got {value}")
     protocols = list(PROTOCOLS) if protocol == "both" else ([] if protocol == "none" else [protocol])
     if not protocols and queries is None:
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")

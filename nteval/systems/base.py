@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, short
 
 BM25 = {"k1": 0.9, "b": 0.4}
 #: algorithm → default parameters (every allowed key is listed; types follow the defaults).
@@ -27,6 +28,12 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
     "bm25_proximity": {**BM25, "depth": 100, "bm25_weight": 2.0, "proximity_weight": 1.0},
     "rrf": {"systems": [], "k": 60},
 }
+#: Systems files are small hand-written lists; a bigger file is refused before YAML parses it.
+MAX_SYSTEMS_FILE_BYTES = 1_000_000
+#: System names become file names (NAME.run, NAME.meta.json): keep them well under NAME_MAX (255).
+MAX_NAME_CHARS = 100
+#: Bound on any numeric parameter (Lucene takes 32-bit floats and ints).
+MAX_PARAM_VALUE = 1e9
 _POSITIVE = {"k1", "mu", "fb_docs", "fb_terms", "max_words", "depth", "k"}
 _UNIT = {"b", "original_query_weight"}
 
@@ -50,36 +57,42 @@ class System:
 def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None, where: str | Path | None = None) -> System:
     """Validate and fill defaults."""
     if algorithm not in ALGORITHMS:
-        raise InputError(where, f"system {name!r}: unknown algorithm {algorithm!r} (known: {', '.join(ALGORITHMS)})",
+        raise InputError(where, f"system {short(name)}: unknown algorithm {short(algorithm)} (known: {', '.join(ALGORITHMS)})",
                          place="algorithm")
     defaults = ALGORITHMS[algorithm]
     params = dict(params or {})
     out: dict[str, Any] = {}
     for key, value in params.items():
         if key not in defaults:
-            raise InputError(where, f"system {name!r}: unknown parameter {key!r} for {algorithm} "
-                                    f"(allowed: {', '.join(defaults)})", place=f"params.{key}")
+            raise InputError(where, f"system {short(name)}: unknown parameter {short(key)} for {algorithm} "
+                                    f"(allowed: {', '.join(defaults)})", place=f"params.{str(key)[:40]}")
         d = defaults[key]
         if isinstance(d, list):
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise InputError(where, f"system {name!r}: {key} must be a list of system names", place=f"params.{key}")
+                raise InputError(where, f"system {short(name)}: {key} must be a list of system names", place=f"params.{key}")
         elif isinstance(d, bool) or not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise InputError(where, f"system {name!r}: {key} must be a number, got {value!r}", place=f"params.{key}")
+            raise InputError(where, f"system {short(name)}: {key} must be a number, got {short(value)}", place=f"params.{key}")
+        elif isinstance(value, float) and not math.isfinite(value):
+            raise InputError(where, f"system {short(name)}: {key} must be a finite number, got {value!r}",
+                             place=f"params.{key}")
+        elif abs(value) > MAX_PARAM_VALUE:
+            raise InputError(where, f"system {short(name)}: {key} must be at most {MAX_PARAM_VALUE:g} in size, "
+                                    f"got {short(value, 30)}", place=f"params.{key}")
         elif isinstance(d, int) and not isinstance(d, bool):
             if float(value) != int(value):
-                raise InputError(where, f"system {name!r}: {key} must be a whole number, got {value!r}", place=f"params.{key}")
+                raise InputError(where, f"system {short(name)}: {key} must be a whole number, got {short(value)}", place=f"params.{key}")
             value = int(value)
         else:
             value = float(value)
         if key in _POSITIVE and not value > 0:
-            raise InputError(where, f"system {name!r}: {key} must be > 0, got {value!r}", place=f"params.{key}")
+            raise InputError(where, f"system {short(name)}: {key} must be > 0, got {value!r}", place=f"params.{key}")
         if key in _UNIT and not 0 <= value <= 1:
-            raise InputError(where, f"system {name!r}: {key} must be within [0, 1], got {value!r}", place=f"params.{key}")
+            raise InputError(where, f"system {short(name)}: {key} must be within [0, 1], got {value!r}", place=f"params.{key}")
         out[key] = value
     full = {k: (list(v) if isinstance(v, list) else v) for k, v in defaults.items()}
     full.update(out)
     if algorithm == "rrf" and not full["systems"]:
-        raise InputError(where, f"system {name!r}: rrf needs params.systems (names to fuse)", place="params.systems")
+        raise InputError(where, f"system {short(name)}: rrf needs params.systems (names to fuse)", place="params.systems")
     return System(name=name, algorithm=algorithm, params=full)
 
 
@@ -89,13 +102,27 @@ def load_systems(path: str | Path) -> list[System]:
 
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        if path.is_dir():
+            raise InputError(path, "is a directory, not a systems YAML file")
+        size = path.stat().st_size
+        if size > MAX_SYSTEMS_FILE_BYTES:
+            raise InputError(path, f"systems file too large ({size:,} bytes; at most {MAX_SYSTEMS_FILE_BYTES:,})")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise InputError(path, "no such systems file") from None
+    except UnicodeDecodeError as err:
+        line = path.read_bytes()[: err.start].count(b"\n") + 1
+        raise InputError(path, f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", place=f"line {line}") from None
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):  # alias bombs: 700 bytes → gigabytes when expanded
+                raise InputError(path, "YAML aliases (*name) are not allowed in a systems file; write values out",
+                                 place=f"line {event.start_mark.line + 1}")
+        data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         place = f"line {mark.line + 1}" if mark else None
-        raise InputError(path, f"invalid YAML: {getattr(err, 'problem', err)}", place=place) from None
+        raise InputError(path, f"invalid YAML: {short(getattr(err, 'problem', err))}", place=place) from None
     if isinstance(data, dict) and "systems" in data:
         data = data["systems"]
     if not isinstance(data, list) or not data:
@@ -106,22 +133,34 @@ def load_systems(path: str | Path) -> list[System]:
         if not isinstance(entry, dict):
             raise InputError(path, "each system must be a mapping {name, algorithm, params}", place=f"systems[{i}]")
         extra = set(entry) - {"name", "algorithm", "params"}
-        name = str(entry.get("name") or "")
+        raw_name = entry.get("name")
+        if raw_name is not None and not isinstance(raw_name, (str, int, float)) or isinstance(raw_name, bool):
+            raise InputError(path, f"system #{i}: name must be a string, got {short(raw_name)}", place=f"systems[{i}].name")
+        name = str(raw_name or "")
         if extra:
-            raise InputError(path, f"system {name or i!r}: unknown key {sorted(extra)[0]!r} (allowed: name, algorithm, params)",
+            raise InputError(path, f"system {short(name or i)}: unknown key {short(sorted(map(str, extra))[0])} (allowed: name, algorithm, params)",
                              place=f"systems[{i}]")
-        if not name or any(c.isspace() or c in "/\\" for c in name):
-            raise InputError(path, f"system #{i}: name must be non-empty, without spaces or slashes", place=f"systems[{i}].name")
+        if not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name) or name.startswith("."):
+            raise InputError(path, f"system #{i}: name must be non-empty, without spaces, slashes, '|' (it splits report tables) "
+                                   "or control characters, "
+                                   "not starting with a dot", place=f"systems[{i}].name")
+        if len(name) > MAX_NAME_CHARS:
+            raise InputError(path, f"system #{i}: name has {len(name)} characters (at most {MAX_NAME_CHARS}; it becomes "
+                                   "a file name)", place=f"systems[{i}].name")
         if name in names:
-            raise InputError(path, f"system {name!r} is declared twice", place=f"systems[{i}].name")
+            raise InputError(path, f"system {short(name)} is declared twice", place=f"systems[{i}].name")
         params = entry.get("params") or {}
         if not isinstance(params, dict):
-            raise InputError(path, f"system {name!r}: params must be a mapping", place=f"systems[{i}].params")
-        s = make_system(name, str(entry.get("algorithm", "")), params, where=path)
+            raise InputError(path, f"system {short(name)}: params must be a mapping", place=f"systems[{i}].params")
+        algorithm = entry.get("algorithm", "")
+        if not isinstance(algorithm, str):
+            raise InputError(path, f"system {short(name)}: algorithm must be a name, got {short(algorithm)}",
+                             place=f"systems[{i}].algorithm")
+        s = make_system(name, algorithm, params, where=path)
         if s.algorithm == "rrf":
             for dep in s.params["systems"]:
                 if dep not in names:
-                    raise InputError(path, f"system {name!r}: fuses {dep!r}, which is not declared before it",
+                    raise InputError(path, f"system {short(name)}: fuses {short(dep)}, which is not declared before it",
                                      place=f"systems[{i}].params.systems")
         names.add(name)
         systems.append(s)

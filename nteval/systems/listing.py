@@ -1,0 +1,49 @@
+"""``nteval systems``: what can be named in ``--systems``/``--system``/``--sref``: the shipped
+system sets, the algorithms with their parameters and defaults, and the systems of one set."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from .base import _POSITIVE, _UNIT, ALGORITHMS, load_systems
+
+
+def shipped_sets() -> dict[str, Path]:
+    """Shipped set name → its YAML file."""
+    root = Path(str(resources.files("nteval") / "configs" / "systems"))
+    return {p.stem: p for p in sorted(root.glob("*.yaml"))}
+
+
+def _param(key: str, default) -> str:
+    if isinstance(default, list):
+        return f"{key}=[names]"
+    rng = " (0..1)" if key in _UNIT else (" (>0)" if key in _POSITIVE else "")
+    return f"{key}={default:g}{rng}" if isinstance(default, float) else f"{key}={default}{rng}"
+
+
+def overview() -> str:
+    lines = ["shipped system sets (--systems NAME):"]
+    for name, path in shipped_sets().items():
+        systems = load_systems(path)
+        lines.append(f"  {name:<10} {len(systems):>3} systems  {path}")
+    lines += ["", "algorithms (params with defaults; --param/--system in nteval grid):"]
+    for algo, params in ALGORITHMS.items():
+        lines.append(f"  {algo:<15} " + ", ".join(_param(k, v) for k, v in params.items()))
+    lines += ["", "`nteval systems NAME` lists a set's systems (NAME: a shipped set or a systems YAML)."]
+    return "\n".join(lines)
+
+
+def set_listing(spec: str) -> str:
+    from ..errors import InputError
+
+    path = Path(spec)
+    if not path.exists():
+        sets = shipped_sets()
+        if spec not in sets:
+            raise InputError(spec, f"no such systems file or shipped set (shipped: {', '.join(sets)})")
+        path = sets[spec]
+    systems = load_systems(path)
+    width = max(len(s.name) for s in systems)
+    lines = [f"{path}: {len(systems)} systems"]
+    lines += [f"  {s.name:<{width}}  {s.describe()}" for s in systems]
+    return "\n".join(lines)
