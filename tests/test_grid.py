@@ -135,3 +135,21 @@ def test_bad_grid_input_is_one_line_and_writes_nothing(first200_index, tmp_path)
     with pytest.raises(InputError, match="--judged"):  # the API checks the high-recall options before writing too
         run_grid(first200_index, out, [parse_axis("k1=1,2")], protocol="both", judged="bogus", progress=False)
     assert not out.exists()
+
+
+def test_grid_holdout_cell_equals_nteval_highrecall_holdout(first200_index, tmp_path):
+    """A BM25 cell under --holdout (held-out documents removed from its ranking) scores exactly what
+    `nteval highrecall --holdout` (a real held-out index copy per fold) gives bm25."""
+    from nteval.experiment import run_highrecall
+
+    res = run_grid(first200_index, tmp_path / "g", [parse_axis("k1=0.9"), parse_axis("b=0.4")], protocol="highrecall",
+                   n_topics=40, seed=3, progress=False, min_topics=10, holdout=True)
+    ref = run_highrecall(first200_index, tmp_path / "h", n_topics=40, seed=3, systems="default", progress=False,
+                         min_topics=10, holdout=True)
+    assert res["protocols"]["highrecall"]["index"] == "nt-holdout"
+    assert res["protocols"]["highrecall"]["measures"]["AP"]["values"] == [pytest.approx(ref["systems"]["bm25"]["AP"], abs=1e-6)]
+    tied = res["protocols"]["highrecall"]["measures"]["AP"]["indistinguishable_from_best"]
+    assert tied["cells"] == 1 and tied["correction"].startswith("Holm")
+    with pytest.raises(InputError, match="feedback"):
+        run_grid(first200_index, tmp_path / "r", [parse_axis("fb_terms=5,10")], system="bm25_rm3", protocol="highrecall",
+                 n_topics=40, seed=3, progress=False, min_topics=10, holdout=True)

@@ -102,6 +102,18 @@ def summary_markdown(r: dict[str, Any]) -> str:
             lines.append(f"| {pair_label(p)} | {len(p['top_half_systems'])} | {_fmt(s['pearson']['value'])} | "
                          f"{_fmt(s['spearman']['value'])} | {_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) | "
                          f"{_fmt(s['tau_ap']['value'])} |")
+    for p in r["pairs"]:
+        adv = p.get("advantage_vs_bm25")
+        if not adv:
+            continue
+        over = [n for n, a in adv.items() if a["nt_overstates"]]
+        lines += ["", f"## Does NT {p['nt']} reward systems over bm25 more than humans do? ({p['nt_measure']} vs human {p['human_measure']})", "",
+                  "Relative advantage mean(system)/mean(bm25) − 1, 95 % paired topic-bootstrap CIs; "
+                  + (f"NT overstates (its CI wholly above the human one): {', '.join(over)}." if over else "NT overstates no system."),
+                  "", "| system | NT advantage [95% CI] | human advantage [95% CI] |", "|---|---|---|"]
+        for n, a in sorted(adv.items(), key=lambda kv: -(kv[1]["nt"]["value"] or 0))[:8]:
+            cell = lambda x: "n/a" if x["value"] is None else f"{x['value']:+.3f} [{x['ci95'][0]:+.3f}, {x['ci95'][1]:+.3f}]"  # noqa: E731
+            lines.append(f"| {n} | {cell(a['nt'])} | {cell(a['human'])} |")
     lines += ["", "## Human-vs-human ceiling (random halves of the human topics)", "",
               "| human measure | Pearson | Spearman | Kendall | τ_AP |", "|---|---|---|---|---|"]
     for m, c in r["human_ceiling"].items():
