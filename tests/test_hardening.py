@@ -725,3 +725,16 @@ def test_systems_command_lists_sets_algorithms_and_a_set():
     assert r.exit_code == 0 and "bm25_k1.2_b0.75   bm25(k1=1.2, b=0.75)" in r.output
     r = CliRunner().invoke(main, ["systems", "nope"])
     assert r.exit_code == 2 and "shipped: default, table1, wide" in r.stderr
+
+
+@pytest.mark.parametrize("name", ["topics.tsv", "queries.jsonl"])
+def test_non_utf8_topics_file_is_a_one_line_error(tmp_path, name):
+    from nteval.errors import InputError
+    from nteval.formats.topics import load_topics
+
+    bad = tmp_path / name
+    text = '1\tinsulin\n2\tcaf\xe9 consumption\n' if name.endswith(".tsv") else \
+        '{"_id": "1", "text": "a"}\n{"_id": "2", "text": "caf\xe9"}\n'
+    bad.write_bytes(text.encode("latin-1"))
+    with pytest.raises(InputError, match=r"line 2: not UTF-8"):
+        load_topics(bad)
