@@ -738,3 +738,21 @@ def test_non_utf8_topics_file_is_a_one_line_error(tmp_path, name):
     bad.write_bytes(text.encode("latin-1"))
     with pytest.raises(InputError, match=r"line 2: not UTF-8"):
         load_topics(bad)
+
+
+def test_run_grid_api_takes_the_lock_too(tmp_path, first200_index):
+    from nteval.errors import InputError
+    from nteval.grid import parse_axis, run_grid
+
+    out = tmp_path / "g"
+    code = ("import sys, time\nfrom nteval.atomic import out_lock\nwith out_lock(sys.argv[1]):\n"
+            "    print('locked', flush=True)\n    time.sleep(30)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        with pytest.raises(InputError, match="another nteval process"):
+            run_grid(first200_index, out, [parse_axis("k1=0.5,1")], protocol="focused", n_topics=3, progress=False)
+    finally:
+        holder.kill()
+        holder.wait()
