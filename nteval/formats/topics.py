@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..corpus.beir import json_id, json_object, json_text
 from ..errors import InputError
-from .trec import Qrels, _rows, read_qrels, read_topics
+from .trec import Qrels, _rows, read_qrels, read_text_file, read_topics
 
 Topics = dict[str, str]
 
@@ -47,7 +47,7 @@ def _xml_root(path: Path):
 
 def read_beir_queries(path: Path) -> Topics:
     out: Topics = {}
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text_file(path, "queries").splitlines(), 1):
         if not line.strip():
             continue
         obj = json_object(path, line, n)

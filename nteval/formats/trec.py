@@ -38,9 +38,26 @@ def write_topics(path: Path, topics: Mapping[str, str]) -> None:
     write_text(path, buf.getvalue())
 
 
+def read_text_file(path: Path, what: str) -> str:
+    """A whole UTF-8 text file, or a one-line error naming the file and line (binary, non-UTF-8,
+    a directory, missing)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise InputError(path, f"no such {what} file") from None
+    except IsADirectoryError:
+        raise InputError(path, f"is a directory, not a {what} file") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise InputError(path, f"not UTF-8 text (byte 0x{data[err.start]:02x}): not a {what} file?",
+                         place=f"line {line}") from None
+
+
 def read_topics(path: Path) -> dict[str, str]:
     out: dict[str, str] = {}
-    for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text_file(path, "topics").splitlines(), 1):
         if not line.strip():
             continue
         if "\t" not in line:

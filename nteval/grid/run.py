@@ -182,7 +182,19 @@ def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -
     return out
 
 
-def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",
+def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
+    both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs.
+
+    OUT is locked for the whole run (:func:`nteval.atomic.out_dir_lock`): a second grid writing the
+    same OUT gets a one-line error instead of mixing cells. Arguments: see :func:`_run_grid`."""
+    from ..atomic import out_dir_lock
+
+    with out_dir_lock(out):
+        return _run_grid(index_dir, out, params, *args, **kwargs)
+
+
+def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",
              systems: str | Path | None = None, measures: list[str] | None = None, n_topics: int = 1000,
              seed: int = 42, depth: int = 1000, queries: str | Path | None = None, qrels: str | Path | None = None,
              field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
