@@ -140,7 +140,7 @@ def focused_cmd(**kw) -> None:
 
     kw = _protocol_kwargs(kw)
     res = run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)
-    click.echo(verdict_text("focused", res["verdict"]) + "\n")
+    click.echo(verdict_text("focused", res["verdict"], counts=res["topic_counts"]) + "\n")
     click.echo(results_table(res))
 
 
@@ -189,7 +189,7 @@ def highrecall_cmd(**kw) -> None:
 
     kw["sref"] = list(kw["sref"]) or None
     res = run_highrecall(kw.pop("index_dir"), kw.pop("out"), **kw)
-    click.echo(verdict_text("highrecall", res["verdict"]) + "\n")
+    click.echo(verdict_text("highrecall", res["verdict"], counts=res["topic_counts"]) + "\n")
     click.echo(highrecall_summary(res))
     click.echo(results_table(res, sort_by="AP" if "AP" in res["measures"] else None))
 

@@ -48,7 +48,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
     floor = MIN_TOPICS if min_topics is None else min_topics
     res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False,
                       min_topics=floor)
-    click.echo(verdict_text("focused", res["verdict"]) + "\n")
+    click.echo(verdict_text("focused", res["verdict"], counts=res["topic_counts"]) + "\n")
     click.echo(results_table(res))
     click.echo()
     from .experiment import run_highrecall
@@ -56,7 +56,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
 
     hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False,
                         min_topics=floor)
-    click.echo(verdict_text("highrecall", hr["verdict"]) + "\n")
+    click.echo(verdict_text("highrecall", hr["verdict"], counts=hr["topic_counts"]) + "\n")
     click.echo(highrecall_summary(hr))
     click.echo(results_table(hr, sort_by="AP"))
     click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")

@@ -67,12 +67,15 @@ def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]
     }
 
 
-def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None) -> str:
+def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, counts: dict[str, Any] | None = None) -> str:
     """The verdict as a person reads it, printed before the full table."""
     from .reliability import reliability_sentence
 
     lines = [f"VERDICT ({protocol} protocol, {v['measure']}) — task: {v['task']}",
              f"  agrees with: {v['agrees_with']}"]
+    if counts:
+        lines.append(f"  topics: {counts['used']} used of {counts['requested']} asked for "
+                     f"({counts['eligible']} documents eligible as topics)")
     sig = v.get("significance")
     if sig:
         lines.append(f"  groups that cannot be told apart ({sig['test']}; {sig['correction']}, alpha {sig['alpha']}):")
