@@ -140,11 +140,29 @@ def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path
     return None
 
 
-def resolve_sref(sref: str | Path | None, systems_path: Path | None = None) -> System:
-    """S_ref: default BM25 (k1 0.9, b 0.4); a YAML file holding one system; or a system name
+#: The reference systems a high-recall run fuses by default, and the paper's single one.
+REFERENCE_SYSTEMS = {
+    "bm25": ("bm25", {}),                                  # Anserini's BM25 (k1 0.9, b 0.4): the paper's S_ref
+    "bm25_k1.2_b0.75": ("bm25", {"k1": 1.2, "b": 0.75}),   # the textbook BM25
+    "qld_mu1000": ("qld", {"mu": 1000}),                   # a language model, Dirichlet smoothing
+}
+DEFAULT_SREFS: tuple[str, ...] = ("bm25", "bm25_k1.2_b0.75", "qld_mu1000")
+PAPER_SREFS: tuple[str, ...] = ("bm25",)
+
+
+def reference_systems(names: tuple[str, ...]) -> list[System]:
+    from .systems.base import make_system
+
+    return [make_system(n, *REFERENCE_SYSTEMS[n]) for n in names]
+
+
+def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = None) -> System:
+    """S_ref: BM25 (k1 0.9, b 0.4) when None; a YAML file holding one system; or a system name
     looked up in the systems file in use, then in the shipped sets."""
     from .systems.base import make_system
 
+    if isinstance(sref, System):
+        return sref
     if sref is None:
         return make_system("bm25", "bm25")
     p = Path(str(sref))
@@ -174,8 +192,16 @@ def _check_highrecall(k: int, judged: str, std: str, sentence: int) -> None:
 #: Named high-recall settings. ``paper``: Campagne 2008 as published (one BM25 S_ref, binary
 #: pseudo-qrels, relevant-only judgments, the source document left in the searched index).
 HIGHRECALL_PRESETS: dict[str, dict[str, Any]] = {
-    "paper": {"sref": None, "combine": "vote", "graded": False, "holdout": False, "judged": "relevant-only"},
+    "paper": {"sref": PAPER_SREFS, "combine": "vote", "graded": False, "holdout": False, "judged": "relevant-only"},
 }
+
+
+def apply_preset(name: str) -> tuple[list[System], str, bool, bool, str]:
+    """(S_refs, combine, graded, holdout, judged) of a named high-recall setting."""
+    if name not in HIGHRECALL_PRESETS:
+        raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
+    p = HIGHRECALL_PRESETS[name]
+    return reference_systems(p["sref"]), p["combine"], p["graded"], p["holdout"], p["judged"]
 
 
 def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
@@ -256,9 +282,11 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
 
 
 def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | None = None) -> list[System]:
-    """One or several S_refs (several are fused)."""
+    """One or several S_refs (several are fused); None or [] = :data:`DEFAULT_SREFS`."""
+    if sref is None or (isinstance(sref, (list, tuple)) and not sref):
+        return reference_systems(DEFAULT_SREFS)
     if isinstance(sref, (list, tuple)):
-        return [resolve_sref(s, systems_path) for s in sref] or [resolve_sref(None)]
+        return [resolve_sref(s, systems_path) for s in sref]
     return [resolve_sref(sref, systems_path)]
 
 
@@ -276,11 +304,7 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
     from .runs import run_all_holdout
 
     if preset is not None:
-        if preset not in HIGHRECALL_PRESETS:
-            raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
-        p = HIGHRECALL_PRESETS[preset]
-        sref, combine, graded, holdout, judged = p["sref"], p["combine"], p["graded"], p["holdout"], p["judged"]
-
+        sref, combine, graded, holdout, judged = apply_preset(preset)
     _check_highrecall(k, judged, std, sentence)
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)

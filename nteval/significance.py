@@ -23,28 +23,52 @@ import numpy as np
 
 CORRECTIONS = {"holm": "Holm (family-wise error rate)", "bh": "Benjamini-Hochberg (false discovery rate)"}
 DEFAULT_RESAMPLES = 10_000
+MAX_RESAMPLES = 200_000
 
 
-def _signs(n: int, n_resamples: int, rng: np.random.Generator) -> tuple[np.ndarray, bool]:
+def resamples_for(pairs: int, alpha: float = 0.05) -> int:
+    """Enough resamples that the smallest p a random test can give (2/(R+1), two-sided) survives
+    Holm over all the pairs: with 10,000 and 276 pairs (24 systems) it cannot (276 · 2/10,001 >
+    0.05) and no pair would ever be called different. R = 20 · pairs / alpha, at least 10,000,
+    at most 200,000."""
+    return int(min(MAX_RESAMPLES, max(DEFAULT_RESAMPLES, 20 * pairs / alpha)))
+
+
+def _signs(n: int, n_resamples: int, rng: np.random.Generator, allow_exact: bool = True) -> tuple[np.ndarray, bool]:
     """(replicates × n matrix of ±1, exact?)."""
-    if n <= 30 and 2 ** n <= n_resamples:
+    if allow_exact and n <= 30 and 2 ** n <= n_resamples:
         codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)[None, :]
         return np.where(codes & 1, -1.0, 1.0), True
     return np.where(rng.random((n_resamples, n)) < 0.5, -1.0, 1.0), False
 
 
-def paired_randomization(diffs: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> np.ndarray:
-    """Two-sided p-values of H0 "mean difference = 0" for each row of ``diffs`` (pairs × topics)."""
+def paired_randomization(diffs: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
+                         chunk: int = 10_000) -> np.ndarray:
+    """Two-sided p-values of H0 "mean difference = 0" for each row of ``diffs`` (pairs × topics).
+    Random sign matrices are drawn ``chunk`` rows at a time (bounded memory), so the p-values
+    for a seed depend on the chunk size too."""
     diffs = np.atleast_2d(np.asarray(diffs, float))
     n = diffs.shape[1]
-    signs, exact = _signs(n, n_resamples, np.random.default_rng(seed))
+    rng = np.random.default_rng(seed)
     observed = diffs.mean(axis=1)
-    null = (diffs @ signs.T) / n                       # pairs × replicates
     gamma = np.abs(np.finfo(float).eps * 100 * observed)[:, None]
+    if n <= 30 and 2 ** n <= n_resamples:
+        signs, exact = _signs(n, n_resamples, rng)
+        batches = [signs]
+    else:
+        exact = False
+        batches = (_signs(n, min(chunk, n_resamples - done), rng, allow_exact=False)[0]
+                   for done in range(0, n_resamples, chunk))
+    le = np.zeros(diffs.shape[0])
+    ge = np.zeros(diffs.shape[0])
+    r = 0
+    for signs in batches:
+        null = (diffs @ signs.T) / n                   # pairs × replicates
+        le += (null <= observed[:, None] + gamma).sum(axis=1)
+        ge += (null >= observed[:, None] - gamma).sum(axis=1)
+        r += signs.shape[0]
     adj = 0 if exact else 1
-    r = signs.shape[0]
-    less = ((null <= observed[:, None] + gamma).sum(axis=1) + adj) / (r + adj)
-    greater = ((null >= observed[:, None] - gamma).sum(axis=1) + adj) / (r + adj)
+    less, greater = (le + adj) / (r + adj), (ge + adj) / (r + adj)
     return np.clip(2 * np.minimum(less, greater), 0.0, 1.0)
 
 
@@ -85,9 +109,10 @@ def groups(names: Sequence[str], means: Sequence[float], different: dict[frozens
 
 
 def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correction: str = "holm",
-                    alpha: float = 0.05, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+                    alpha: float = 0.05, n_resamples: int | None = None, seed: int = 0) -> dict[str, Any]:
     """All pairwise tests between the systems of ``per_topic`` ({system: {qid: value}}) on one
-    measure, corrected together; the groups that cannot be told apart."""
+    measure, corrected together; the groups that cannot be told apart. ``n_resamples`` defaults
+    to :func:`resamples_for` the number of pairs."""
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}")
     names = list(per_topic)
@@ -95,6 +120,7 @@ def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correc
     m = np.array([[per_topic[s][q] for q in qids] for s in names], float).reshape(len(names), len(qids))
     means = m.mean(axis=1) if qids else np.zeros(len(names))
     pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))]
+    n_resamples = n_resamples or resamples_for(len(pairs), alpha)
     diffs = np.array([m[a] - m[b] for a, b in pairs]).reshape(len(pairs), len(qids))
     p = paired_randomization(diffs, n_resamples, seed) if pairs and qids else np.ones(len(pairs))
     p_adj = adjust(p, correction) if pairs else np.asarray([])
@@ -113,7 +139,7 @@ def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correc
 
 
 def indistinguishable_from_best(per_topic: dict[str, dict[str, float]], correction: str = "holm", alpha: float = 0.05,
-                                n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0) -> dict[str, Any]:
+                                n_resamples: int | None = None, seed: int = 0) -> dict[str, Any]:
     """Each candidate vs the best one (by mean): which cannot be told apart from it (a grid's
     cells, say). The comparisons with the best are corrected together."""
     names = list(per_topic)
@@ -122,6 +148,7 @@ def indistinguishable_from_best(per_topic: dict[str, dict[str, float]], correcti
     means = m.mean(axis=1)
     best = int(np.argmax(means))
     others = [i for i in range(len(names)) if i != best]
+    n_resamples = n_resamples or resamples_for(len(others), alpha)
     p = paired_randomization(np.array([m[best] - m[i] for i in others]).reshape(len(others), len(qids)),
                              n_resamples, seed) if others else np.asarray([])
     p_adj = adjust(p, correction) if others else np.asarray([])

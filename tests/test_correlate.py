@@ -52,6 +52,13 @@ def test_correlate_report(scifact_index, tmp_path):
             est = p["stats"][k]["value"]
             assert est is None or lo - 1e-12 <= est <= hi + 1e-12, (p["nt"], k, est, lo, hi)
     assert (tmp_path / "c" / "report.md").read_text().startswith("## Verdicts")
+    # does NT reward a system over bm25 more than humans do? (CIs contain their estimates)
+    adv = next(p for p in rep["pairs"] if (p["nt"], p["nt_measure"], p["human_measure"]) == ("highrecall", "AP", "AP"))
+    for name, a in adv["advantage_vs_bm25"].items():
+        for side in ("nt", "human"):
+            v, (lo, hi) = a[side]["value"], a[side]["ci95"]
+            assert v is None or lo <= v <= hi
+        assert a["nt_overstates"] in (True, False, None)
     html = (tmp_path / "c" / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table>" in html
     assert (tmp_path / "c" / "report.md").read_text().count("![") == len(rep["pairs"])

@@ -384,7 +384,7 @@ def test_empty_qrels_is_refused(tmp_path, content):
 
 def test_truncated_cached_run_is_recomputed(tmp_path, first200_index):
     out = tmp_path / "f"
-    args = ["focused", "--index", str(first200_index), "--topics", "20", "--systems", "default", "--out", str(out),
+    args = ["focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "5", "--systems", "default", "--out", str(out),
             "--quiet"]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 0, r.output

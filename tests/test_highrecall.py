@@ -44,7 +44,8 @@ def test_sentence_query():
 
 
 def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
-    kw = dict(n_topics=40, seed=5, systems="default", progress=False, min_topics=10)
+    # the paper's single BM25 S_ref (the default fuses several: see the next test)
+    kw = dict(n_topics=40, seed=5, systems="default", progress=False, min_topics=10, sref=["bm25"])
     a = run_highrecall(first200_index, tmp_path / "a", **kw)
     run_highrecall(first200_index, tmp_path / "b", **kw)
     for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
@@ -76,6 +77,28 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
     counts = dict(line.split("\t") for line in (tmp_path / "a" / "pseudo_relevant_counts.tsv").read_text().splitlines()[1:])
     assert {q: int(n) for q, n in counts.items()} == {q: sum(v.values()) for q, v in qrels.items()}
     assert a["n_topics"] + a["dropped"]["no_sentence"] + a["dropped"]["no_pseudo_relevant"] == 40
+
+
+def test_default_settings_are_deterministic_and_fuse_the_references(first200_index, tmp_path):
+    """The defaults chosen by the high-recall study: byte-identical topics/qrels for a seed, and
+    pseudo-qrels that are exactly the fusion rule applied to the reference systems' runs."""
+    from nteval.experiment import DEFAULT_SREFS
+    from nteval.topics.highrecall import fused_pseudo_qrels
+
+    kw = dict(n_topics=40, seed=5, systems="default", progress=False, min_topics=10)
+    a = run_highrecall(first200_index, tmp_path / "a", **kw)
+    run_highrecall(first200_index, tmp_path / "b", **kw)
+    for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
+        assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    refs = [read_run(tmp_path / "a" / "sref" / f"{n}.run") for n in DEFAULT_SREFS]
+    want = fused_pseudo_qrels(refs, judged=a["judged"], combine=a["sref"]["combine"] or "vote", graded=a["graded"])
+    got = read_qrels(tmp_path / "a" / "qrels.txt")
+    assert got and all(got[q] == {d: r for d, r in want[q].items() if not a["holdout"] or d not in {q}} or a["holdout"]
+                       for q in got)
+    assert a["sref"]["name"] == "+".join(DEFAULT_SREFS)
+    # the paper's setting by name
+    p = run_highrecall(first200_index, tmp_path / "p", preset="paper", **kw)
+    assert p["sref"]["name"] == "bm25" and p["judged"] == "relevant-only" and not p["holdout"] and not p["graded"]
 
 
 def test_relevant_only_is_the_relevant_part_of_topk(first200_index, tmp_path):

@@ -82,3 +82,16 @@ def test_compare_systems_on_a_real_focused_run(first200_index, tmp_path):
     per["z"] = {q: 0.0 for q in "abcdefghij"}
     ib = indistinguishable_from_best(per)
     assert ib["best"] == "x" and ib["indistinguishable"] == ["x", "y"]
+
+
+def test_many_systems_can_still_be_told_apart():
+    """With 24 systems (276 pairs) a fixed 10,000 resamples cannot give any p below Holm's bar
+    (276 · 2/10,001 > 0.05): every system fell into one group. Resamples now scale with the pairs."""
+    from nteval.significance import resamples_for
+
+    rng = np.random.default_rng(0)
+    per = {f"s{i:02d}": {f"q{j}": float(0.02 * i + rng.normal(0, 0.1)) for j in range(300)} for i in range(24)}
+    res = compare_systems(per, "AP")
+    assert resamples_for(276) == 110_400 and "110400 resamples" in res["test"]
+    assert sum(p["significant"] for p in res["pairs"]) > 200 and len(res["groups"]) > 5
+    assert res["groups"][0][0] == "s23" and res["groups"][-1][-1] == "s00"

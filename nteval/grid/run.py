@@ -222,12 +222,9 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     if human_index not in ("all", "nt"):
         raise InputError(None, "--human-index must be all or nt")
     if preset is not None:
-        from ..experiment import HIGHRECALL_PRESETS
+        from ..experiment import apply_preset
 
-        if preset not in HIGHRECALL_PRESETS:
-            raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
-        p = HIGHRECALL_PRESETS[preset]
-        sref, combine, graded, holdout, judged = p["sref"], p["combine"], p["graded"], p["holdout"], p["judged"]
+        sref, combine, graded, holdout, judged = apply_preset(preset)
     if holdout and "highrecall" in protocols and find_system(system, systems).algorithm in FEEDBACK:
         raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid yet: "
                                "grid it with --no-holdout, and check the chosen cell with `nteval highrecall --holdout`")
