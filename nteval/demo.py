@@ -64,6 +64,12 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
     run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=floor)
     click.echo()
     run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=floor)
+    click.echo(f"\nNext (in this shell: `source .venv/bin/activate` first, or call .venv/bin/nteval):\n"
+               f"  nteval focused --index {index_dir} --topics 500 --systems table1 --out my-focused\n"
+               f"  nteval highrecall --index {index_dir} --topics 500 --systems table1 --out my-highrecall\n"
+               f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
+               f"Your own corpus: Medline baseline/update files (pubmed*.xml.gz, from NLM's PubMed FTP) or a BEIR "
+               f"corpus.jsonl:\n  nteval index FILES... --out my-index")
 
 
 def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: int | None = None) -> None:
