@@ -21,8 +21,8 @@ def main() -> None:
         systems.add(rel["systems"])
         topics.add(rel["topics"])
     topics_curve(curves, Path(out), f"How many topics are enough? {'/'.join(map(str, sorted(systems)))} systems, "
-                                    f"{'/'.join(map(str, sorted(topics)))} topics\n(Kendall τ between the rankings of two "
-                                    f"disjoint random topic sets, 200 draws per size)")
+                                    f"{'/'.join(map(str, sorted(topics)))} topics\n(τ between the rankings from two "
+                                    f"disjoint random topic sets, 200 draws)")
 
 
 if __name__ == "__main__":
