@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from .verdict import MIN_TOPICS
+
 SAMPLE = "pubmed21n1298_first2000.xml.gz"
 
 
@@ -33,7 +35,7 @@ def ensure_sample_index(out: Path) -> Path:
     return index_dir
 
 
-def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> None:
+def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> None:
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
     from .experiment import run_focused
     from .index import read_manifest
@@ -43,11 +45,10 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
     index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
     click.echo()
-    from .verdict import MIN_TOPICS, verdict_text
+    from .verdict import verdict_text
 
-    floor = MIN_TOPICS if min_topics is None else min_topics
     res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False,
-                      min_topics=floor)
+                      min_topics=min_topics)
     click.echo(verdict_text("focused", res["verdict"], counts=res["topic_counts"]) + "\n")
     click.echo(results_table(res))
     click.echo()
@@ -55,15 +56,15 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
     from .report.text import highrecall_summary
 
     hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False,
-                        min_topics=floor)
+                        min_topics=min_topics)
     click.echo(verdict_text("highrecall", hr["verdict"], counts=hr["topic_counts"]) + "\n")
     click.echo(highrecall_summary(hr))
     click.echo(results_table(hr, sort_by="AP"))
     click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")
     click.echo()
-    run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=floor)
+    run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=min_topics)
     click.echo()
-    run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=floor)
+    run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=min_topics)
     click.echo(f"\nNext (in this shell: `source .venv/bin/activate` first, or call .venv/bin/nteval):\n"
                f"  nteval focused --index {index_dir} --topics 500 --systems table1 --out my-focused\n"
                f"  nteval highrecall --index {index_dir} --topics 500 --systems table1 --out my-highrecall\n"
@@ -72,7 +73,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int | None = None) -> N
                f"corpus.jsonl:\n  nteval index FILES... --out my-index")
 
 
-def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: int | None = None) -> None:
+def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: int = MIN_TOPICS) -> None:
     """A small BM25 k1 × b grid under both NT protocols (judge-free tuning)."""
     from .grid import parse_axis, run_grid
     from .report.text import grid_summary
@@ -89,7 +90,7 @@ def scifact_slice() -> Path:
     return Path(str(resources.files("nteval") / "data" / "scifact_slice"))
 
 
-def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int | None = None) -> None:
+def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int = MIN_TOPICS) -> None:
     """NT scores, human scores and their agreement on the bundled judged SciFact slice."""
     from .correlate.agreement import run_correlate
     from .index import build_index, read_manifest, sha256_file

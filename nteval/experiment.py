@@ -220,7 +220,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
     import statistics
 
-    from .runs import holdout_folds
+    from .runs import index_folds
     from .topics.highrecall import fused_pseudo_qrels, sentence_query
 
     _check_highrecall(k, judged, std, sentence)
@@ -245,10 +245,10 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
                                    combine=combine, graded=graded)
     folds: list[list[str]] = []
     if holdout:
-        folds = holdout_folds(list(sentences), int(manifest["indexes"]["nt"]["documents"]))
+        folds = index_folds(index_dir, "nt", list(sentences))
         held = {q: set(f) for f in folds for q in f}
-        qrels_all = {q: kept for q, v in qrels_all.items() if q in held
-                     for kept in [{d: r for d, r in v.items() if d not in held[q]}] if any(r > 0 for r in kept.values())}
+        kept = {q: {d: r for d, r in v.items() if d not in held[q]} for q, v in qrels_all.items() if q in held}
+        qrels_all = {q: v for q, v in kept.items() if any(r > 0 for r in v.values())}
     qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
     if not qrels:
         raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")

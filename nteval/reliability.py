@@ -52,9 +52,9 @@ def reliability(per_topic: dict[str, dict[str, float]], measure: str, draws: int
                 stable_tau: float = STABLE_TAU) -> dict[str, Any]:
     """Split-half τ at half the topics (with its range over draws), the curve, and the smallest
     topic count from which the ranking is stable (None when no point of the curve reaches it)."""
-    names = list(per_topic)
-    qids = sorted(per_topic[names[0]]) if names else []
-    m = np.array([[per_topic[s][q] for q in qids] for s in names], float).reshape(len(names), len(qids))
+    from .significance import topic_matrix
+
+    names, qids, m = topic_matrix(per_topic)
     curve = split_half_curve(m, draws, seed) if len(names) >= 2 else []
     stable = next((p["topics"] for p in curve if p["tau_mean"] >= stable_tau), None)
     half = curve[-1] if curve else None

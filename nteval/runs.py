@@ -142,6 +142,14 @@ def holdout_folds(topic_ids: list[str], num_docs: int, max_share: float = 0.02, 
     return [topic_ids[i:i + size] for i in range(0, len(topic_ids), size)]
 
 
+def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[list[str]]:
+    """:func:`holdout_folds` sized by the index's document count as its manifest records it (one
+    source for every caller: the protocol's qrels, its runs and the grid must cut the same folds)."""
+    from .index import read_manifest
+
+    return holdout_folds(topic_ids, int(read_manifest(index_dir)["indexes"][index_name]["documents"]))
+
+
 def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
                     runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2
                     ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
@@ -155,10 +163,10 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
 
     from .lucene.holdout import holdout_copy
 
-    manifest_docs = _num_docs(index_dir / index_name)
-    folds = holdout_folds(list(topics), manifest_docs)
+    folds = index_folds(index_dir, index_name, list(topics))
     merged: dict[str, Run] = {s.name: {} for s in systems}
-    totals: dict[str, list[float]] = {s.name: [0.0, 0, 0] for s in systems}
+    seconds: dict[str, float] = {s.name: 0.0 for s in systems}
+    empty: dict[str, int] = {s.name: 0 for s in systems}
     reused_all: dict[str, bool] = {s.name: True for s in systems}
     held: dict[str, list[str]] = {}
     base = runs_dir / "folds"
@@ -174,32 +182,24 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
         needs = not _all_cached(fold_runs, fold_topics, systems, fingerprint, f"{index_name}-holdout-{fkey}", depth)
         if needs and not copy_dir.exists():
             holdout_copy(index_dir / index_name, copy_dir, fold)
-        runs, infos = run_all(base, copy_dir.name, f"{fingerprint}", fold_topics, systems, fold_runs, depth=depth,
+        runs, infos = run_all(base, copy_dir.name, fingerprint, fold_topics, systems, fold_runs, depth=depth,
                               progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}")
         if copy_dir.exists():
             shutil.rmtree(copy_dir)
         for info in infos:
             merged[info.system.name].update(runs[info.system.name])
-            t = totals[info.system.name]
-            t[0] += info.seconds
-            t[1] += info.empty_queries
+            seconds[info.system.name] += info.seconds
+            empty[info.system.name] += info.empty_queries
             reused_all[info.system.name] &= info.reused
     out_infos = []
     for s in systems:
         run = {q: merged[s.name].get(q, []) for q in topics}
         path = runs_dir / f"{s.name}.run"
         write_text(path, format_run(run, s.name))
-        secs = totals[s.name][0]
-        out_infos.append(RunInfo(s, path, "holdout", reused_all[s.name], secs, int(totals[s.name][1]),
+        secs = seconds[s.name]
+        out_infos.append(RunInfo(s, path, "holdout", reused_all[s.name], secs, empty[s.name],
                                  round(len(topics) / secs, 1) if secs > 0 else None))
     return merged, out_infos, held
-
-
-def _num_docs(index_path: Path) -> int:
-    from .lucene.searcher import Index
-
-    with Index(index_path) as index:
-        return index.num_docs
 
 
 def _all_cached(runs_dir: Path, topics: dict[str, str], systems: list[System], fingerprint: str, key_name: str,

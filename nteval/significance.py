@@ -34,12 +34,22 @@ def resamples_for(pairs: int, alpha: float = 0.05) -> int:
     return int(min(MAX_RESAMPLES, max(DEFAULT_RESAMPLES, 20 * pairs / alpha)))
 
 
-def _signs(n: int, n_resamples: int, rng: np.random.Generator, allow_exact: bool = True) -> tuple[np.ndarray, bool]:
-    """(replicates × n matrix of ±1, exact?)."""
-    if allow_exact and n <= 30 and 2 ** n <= n_resamples:
-        codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)[None, :]
-        return np.where(codes & 1, -1.0, 1.0), True
-    return np.where(rng.random((n_resamples, n)) < 0.5, -1.0, 1.0), False
+def _exact(n: int, n_resamples: int) -> bool:
+    """Enumerate all 2^n sign flips (the exact test) when that is no more than the resamples."""
+    return n <= 30 and 2 ** n <= n_resamples
+
+
+def _all_signs(n: int) -> np.ndarray:
+    codes = np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n, dtype=np.int64)[None, :]
+    return np.where(codes & 1, -1.0, 1.0)
+
+
+def topic_matrix(per_topic: dict[str, dict[str, float]]) -> tuple[list[str], list[str], np.ndarray]:
+    """(systems, topics, systems × topics matrix) of ``{system: {qid: value}}`` (topics sorted)."""
+    names = list(per_topic)
+    qids = sorted(per_topic[names[0]]) if names else []
+    m = np.array([[per_topic[s][q] for q in qids] for s in names], float).reshape(len(names), len(qids))
+    return names, qids, m
 
 
 def paired_randomization(diffs: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0,
@@ -52,12 +62,11 @@ def paired_randomization(diffs: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES
     rng = np.random.default_rng(seed)
     observed = diffs.mean(axis=1)
     gamma = np.abs(np.finfo(float).eps * 100 * observed)[:, None]
-    if n <= 30 and 2 ** n <= n_resamples:
-        signs, exact = _signs(n, n_resamples, rng)
-        batches = [signs]
+    exact = _exact(n, n_resamples)
+    if exact:
+        batches = iter([_all_signs(n)])
     else:
-        exact = False
-        batches = (_signs(n, min(chunk, n_resamples - done), rng, allow_exact=False)[0]
+        batches = (np.where(rng.random((min(chunk, n_resamples - done), n)) < 0.5, -1.0, 1.0)
                    for done in range(0, n_resamples, chunk))
     le = np.zeros(diffs.shape[0])
     ge = np.zeros(diffs.shape[0])
@@ -115,9 +124,7 @@ def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correc
     to :func:`resamples_for` the number of pairs."""
     if correction not in CORRECTIONS:
         raise ValueError(f"correction must be one of {', '.join(CORRECTIONS)}")
-    names = list(per_topic)
-    qids = sorted(per_topic[names[0]]) if names else []
-    m = np.array([[per_topic[s][q] for q in qids] for s in names], float).reshape(len(names), len(qids))
+    names, qids, m = topic_matrix(per_topic)
     means = m.mean(axis=1) if qids else np.zeros(len(names))
     pairs = [(a, b) for a in range(len(names)) for b in range(a + 1, len(names))]
     n_resamples = n_resamples or resamples_for(len(pairs), alpha)
@@ -125,7 +132,7 @@ def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correc
     p = paired_randomization(diffs, n_resamples, seed) if pairs and qids else np.ones(len(pairs))
     p_adj = adjust(p, correction) if pairs else np.asarray([])
     different = {frozenset((names[a], names[b])): bool(pa <= alpha) for (a, b), pa in zip(pairs, p_adj)}
-    exact = bool(qids) and len(qids) <= 30 and 2 ** len(qids) <= n_resamples
+    exact = bool(qids) and _exact(len(qids), n_resamples)
     return {
         "measure": measure, "topics": len(qids),
         "test": f"paired randomization test (sign flips of per-topic differences), two-sided, "
@@ -142,9 +149,7 @@ def indistinguishable_from_best(per_topic: dict[str, dict[str, float]], correcti
                                 n_resamples: int | None = None, seed: int = 0) -> dict[str, Any]:
     """Each candidate vs the best one (by mean): which cannot be told apart from it (a grid's
     cells, say). The comparisons with the best are corrected together."""
-    names = list(per_topic)
-    qids = sorted(per_topic[names[0]])
-    m = np.array([[per_topic[s][q] for q in qids] for s in names], float)
+    names, qids, m = topic_matrix(per_topic)
     means = m.mean(axis=1)
     best = int(np.argmax(means))
     others = [i for i in range(len(names)) if i != best]

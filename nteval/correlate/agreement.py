@@ -21,8 +21,9 @@ from ..formats.topics import load_judged_topics
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..runs import run_all
+from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
-from .stats import bootstrap_ci, correlations, point_estimates
+from .stats import bootstrap_ci, correlations
 
 #: Fewer systems than this and a rank correlation is noise (τ over 4 systems takes 7 values).
 MIN_SYSTEMS = 5
@@ -105,12 +106,11 @@ def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[st
 def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
-                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True, min_topics: int | None = None,
+                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True, min_topics: int = MIN_TOPICS,
                   min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
                   correction: str = "holm", highrecall: dict[str, Any] | None = None) -> dict[str, Any]:
     """``highrecall``: keyword arguments for :func:`run_highrecall` (S_ref, k, zt, sentence…)."""
     from ..experiment import resolve_systems, run_focused, run_highrecall
-    from ..verdict import MIN_TOPICS
 
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
@@ -122,12 +122,11 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     if len(qrels) < min_human_topics:
         raise InputError(qrels_path, f"{len(qrels)} judged human topics: need at least {min_human_topics} for a human "
                                      "ranking that means something (--min-human-topics)")
-    floor = MIN_TOPICS if min_topics is None else min_topics
     nt = {
         "focused": run_focused(index_dir, out / "focused", n_topics=n_topics, seed=seed, systems=systems_path,
-                               depth=depth, progress=progress, min_topics=floor, correction=correction),
+                               depth=depth, progress=progress, min_topics=min_topics, correction=correction),
         "highrecall": run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=seed,
-                                     systems=systems_path, depth=depth, progress=progress, min_topics=floor,
+                                     systems=systems_path, depth=depth, progress=progress, min_topics=min_topics,
                                      correction=correction, **(highrecall or {})),
     }
     hdir = out / "human"

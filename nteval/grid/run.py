@@ -96,9 +96,9 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
                                                              progress=progress, **highrecall)
         info["highrecall"] = stats
         if highrecall.get("holdout"):
-            from ..runs import holdout_folds
+            from ..runs import index_folds
 
-            folds = holdout_folds(list(sentences), int(read_manifest(index_dir)["indexes"]["nt"]["documents"]))
+            folds = index_folds(index_dir, "nt", list(sentences))
             write_text(out / "highrecall" / "holdout.tsv",
                        "".join(f"{q}\t{','.join(f)}\n" for f in folds for q in f if q in topics))
         check_topic_floor("grid highrecall", len(topics), n_topics, n_eligible, min_topics, index_dir)
@@ -200,7 +200,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
              field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
              zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
-             combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int | None = None,
+             combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
              preset: str | None = None,
              **filters: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
@@ -241,7 +241,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                               sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
                                      "fallback": fallback, "combine": combine, "graded": graded, "holdout": holdout},
                               progress, filters,
-                              MIN_TOPICS if min_topics is None else min_topics)
+                              min_topics)
 
     digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
     # cell-major order: an interrupted grid has covered every protocol evenly
