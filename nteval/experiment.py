@@ -221,9 +221,11 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     import statistics
 
     from .runs import index_folds
-    from .topics.highrecall import fused_pseudo_qrels, sentence_query
+    from .topics.highrecall import COMBINE, fused_pseudo_qrels, sentence_query
 
     _check_highrecall(k, judged, std, sentence)
+    if combine not in COMBINE:
+        raise InputError(None, f"--combine must be one of {', '.join(COMBINE)}")
     refs = sref_system if isinstance(sref_system, list) else [sref_system]
     manifest = read_manifest(index_dir)
     store = DocStore(index_dir / STORE)

@@ -124,3 +124,12 @@ def test_unknown_sref_is_a_clear_error(first200_index, tmp_path):
     r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--sref", "nope", "--out", str(tmp_path / "o"),
                                   "--topics", "5", "--quiet"])
     assert r.exit_code == 2 and "'nope'" in r.stderr
+
+
+def test_bad_combine_through_the_api_is_a_one_line_error(first200_index, tmp_path):
+    from nteval.errors import InputError
+
+    with pytest.raises(InputError, match="--combine must be one of vote, mean"):
+        run_highrecall(first200_index, tmp_path / "x", n_topics=30, seed=1, systems="default", progress=False,
+                       min_topics=10, combine="max")
+    assert not (tmp_path / "x").exists()
