@@ -4,7 +4,7 @@ measured in the same run on the same input.
 
 1. parse rate (records/s): nteval's Medline reader vs pubmed_parser.parse_medline_xml (goal ≥ 2×)
 2. index wall time: `nteval index SOURCES` (parse + sentences + store + both Lucene indexes) vs
-   Pyserini's own indexer (`python -m pyserini.index.lucene`) on the equivalent pre-built
+   Anserini's IndexCollection, the indexer `python -m pyserini.index.lucene` runs, on the equivalent pre-built
    JsonCollections for all/ and nt/ (goal ≤ 1.2×)
 3. start-up: `nteval --help` vs a bare `python -c pass` (goal ≤ 2 s)
 4. search: nteval's runner (BM25, depth 1,000, Java hits → Python → trec-ordered TREC run file)
@@ -101,7 +101,7 @@ def bench_search(index_dir: Path, n: int = 1000, repeat: int = 2) -> dict:
     system = make_system("bm25", "bm25")
     for r in range(repeat):
         base.append(timed(raw))
-        out = Path(tempfile.mkdtemp(prefix="nteval-bench-runs-"))
+        out = _scratch(f"runs-{r}")
         t = time.perf_counter()
         run_all(index_dir, "nt", f"bench-{r}", topics, [system], out, depth=1000, progress=False)
         ours.append(time.perf_counter() - t)
@@ -119,10 +119,12 @@ def bench_index(sources: list[Path], repeat: int = 3, keep: Path | None = None) 
     from nteval.corpus.store import DocStore
     from nteval.lucene.jvm import anserini_jar, java_home
 
-    work = Path(tempfile.mkdtemp(prefix="nteval-bench-"))
+    work = _scratch("index")
     try:
         ours, base = [], []
-        env = dict(os.environ, JAVA_HOME=java_home(), ANSERINI_CLASSPATH="/nonexistent", CLASSPATH=str(anserini_jar()))
+        # the baseline: Anserini's IndexCollection, the indexer `python -m pyserini.index.lucene` calls (run
+        # straight from the jar: pyserini's Python wrapper needs pandas and torch, which nteval never installs)
+        java, jar = str(Path(java_home()) / "bin" / "java"), str(anserini_jar())
         n = 0
         for r in range(repeat):
             shutil.rmtree(work / "ours", ignore_errors=True)
@@ -143,11 +145,11 @@ def bench_index(sources: list[Path], repeat: int = 3, keep: Path | None = None) 
             t = time.perf_counter()
             for name in ("all", "nt"):
                 shutil.rmtree(work / f"pyserini-{name}", ignore_errors=True)
-                subprocess.run([sys.executable, "-m", "pyserini.index.lucene", "--collection", "JsonCollection",
-                                "--input", str(work / "coll" / name), "--index", str(work / f"pyserini-{name}"),
-                                "--generator", "DefaultLuceneDocumentGenerator", "--threads", "2",
-                                "--storePositions", "--storeDocvectors", "--storeRaw", "--optimize"],
-                               check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                subprocess.run([java, "-cp", jar, "io.anserini.index.IndexCollection", "-collection", "JsonCollection",
+                                "-input", str(work / "coll" / name), "-index", str(work / f"pyserini-{name}"),
+                                "-generator", "DefaultLuceneDocumentGenerator", "-threads", "2",
+                                "-storePositions", "-storeDocvectors", "-storeRaw", "-optimize"],
+                               check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             base.append(time.perf_counter() - t)
         if keep is not None:
             shutil.copytree(work / "ours", keep)
@@ -178,7 +180,7 @@ def _grid(index_dir: Path, out: Path, jobs: int, n_topics: int, kill_after: int 
 
 
 def bench_grid(index_dir: Path, n_topics: int = 300) -> dict:
-    work = Path(tempfile.mkdtemp(prefix="nteval-bench-grid-"))
+    work = _scratch("grid")
     try:
         w1, g1 = _grid(index_dir, work / "jobs1", 1, n_topics)
         w2, g2 = _grid(index_dir, work / "jobs2", 2, n_topics)
@@ -219,10 +221,36 @@ def bench_startup() -> dict:
             "ratio": round(helps / bare, 2)}
 
 
+#: Every scratch directory of a run lives under one temporary root, removed however the run ends
+#: (an error, Ctrl-C or SIGTERM), so `make bench` leaves nothing in /tmp.
+_ROOT: Path | None = None
+
+
+def _scratch(name: str) -> Path:
+    assert _ROOT is not None, "scratch directories exist only inside main()"
+    path = _ROOT / name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
+
+
 def main() -> None:
+    global _ROOT
+    import signal
+
+    def _term(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, _term)
+    with tempfile.TemporaryDirectory(prefix="nteval-bench-") as root:
+        _ROOT = Path(root)
+        _main()
+
+
+def _main() -> None:
     parse_file, index_sources = inputs()
     if "--search-only" in sys.argv:  # quick: index the sources once, then only the search benchmark
-        keep = Path(tempfile.mkdtemp(prefix="nteval-bench-index-")) / "idx"
+        keep = _scratch("kept") / "idx"
         subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, index_sources), "--out", str(keep), "--quiet"],
                        check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         q = bench_search(keep)
@@ -231,7 +259,7 @@ def main() -> None:
               f"{q['raw_batch_search_q_s']} q/s  → {q['ratio']:.0%} (goal ≥ 90%)")
         return
     if "--grid-only" in sys.argv:
-        keep = Path(tempfile.mkdtemp(prefix="nteval-bench-index-")) / "idx"
+        keep = _scratch("kept") / "idx"
         subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, index_sources), "--out", str(keep), "--quiet"],
                        check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
         _print_grid(bench_grid(keep))
@@ -247,9 +275,9 @@ def main() -> None:
               f"  → {p['ratio']}× faster (goal ≥ 2×); with sentence splitting {p['nteval_with_sentences_rec_s']:,} rec/s → {p['ratio_with_sentences']}×")
     else:
         print(f"parse      nteval {p['nteval_rec_s']:,.0f} rec/s ({p['note']})")
-    keep = Path(tempfile.mkdtemp(prefix="nteval-bench-index-")) / "idx"
+    keep = _scratch("kept") / "idx"
     results["index"] = i = bench_index(index_sources, keep=keep)
-    print(f"index      {i['documents']:,} docs: nteval index (median of {i['repeat']}) {i['nteval_median_s']} s vs pyserini indexer on the "
+    print(f"index      {i['documents']:,} docs: nteval index (median of {i['repeat']}) {i['nteval_median_s']} s vs Anserini IndexCollection (pyserini's indexer) on the "
           f"pre-built all+nt JsonCollections {i['pyserini_median_s']} s  → ratio {i['median_ratio']} (goal ≤ 1.2)"
           f"\n           runs: nteval {i['nteval_index_s']}  pyserini {i['pyserini_index_all_plus_nt_s']}")
     results["search"] = q = bench_search(keep)

@@ -51,6 +51,11 @@ def _locks_out(fn):
     return wrapper
 
 
+def _fmt(value: float | None) -> str:
+    """A correlation for the terminal; None (undefined: a ranking with no variation) as n/a."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
 def _terminate(signum, _frame):
     # SIGTERM unwinds like Ctrl-C so atomic builds remove their temporary directories.
     raise KeyboardInterrupt(f"signal {signum}")
@@ -212,8 +217,11 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 
 @main.command("grid")
 @click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
-@click.option("--protocol", type=click.Choice(["focused", "highrecall", "both", "none"]), default="both", show_default=True,
-              help="NT protocol(s) to evaluate the grid under (none: human judgments only).")
+@click.option("--protocol", default="both", show_default=True,
+              help="Protocol(s) to evaluate the grid under: a name from `nteval protocols`, several joined by commas, "
+                   "both (focused,highrecall) or none (human judgments only).")
+@click.option("--protocol-param", "protocol_params", multiple=True, metavar="PROTOCOL.NAME=VALUE",
+              help="A parameter of one protocol's spec (see `nteval protocols`), e.g. mesh.max_docs=200.")
 @click.option("--system", default="bm25", show_default=True,
               help="An algorithm (bm25, qld, bm25_rm3, ...) or a system name from --systems / the shipped sets.")
 @click.option("--systems", default=None, help="Systems YAML where --system is looked up.")
@@ -247,9 +255,102 @@ def grid_cmd(params, measures, quiet, **kw) -> None:
 
     axes = [parse_axis(p) for p in params]
     names = [m for spec in measures for m in spec.replace(",", " ").split()]
+    per_protocol = _protocol_params(kw.pop("protocol_params"))
     res = run_grid(kw.pop("index_dir"), kw.pop("out"), axes, measures=names or None,
-                   progress=not quiet and sys.stderr.isatty(), **kw)
+                   progress=not quiet and sys.stderr.isatty(), protocol_params=per_protocol, **kw)
     click.echo(grid_summary(res))
+
+
+def _key_values(items: tuple[str, ...], option: str) -> dict[str, str]:
+    """``NAME=VALUE`` options as a dict (one-line error naming the option otherwise)."""
+    from .errors import InputError
+
+    out: dict[str, str] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise InputError(None, f"{option} {item!r}: write NAME=VALUE")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def _protocol_params(items: tuple[str, ...]) -> dict[str, dict[str, object]]:
+    """``--protocol-param PROTOCOL.NAME=VALUE`` options → {protocol: {name: typed value}}."""
+    from .errors import InputError
+    from .protocols import get
+
+    out: dict[str, dict[str, object]] = {}
+    for name, text in _key_values(items, "--protocol-param").items():
+        proto, _, key = name.partition(".")
+        if not key:
+            raise InputError(None, f"--protocol-param {name}={text}: write PROTOCOL.NAME=VALUE, e.g. mesh.max_docs=200")
+        out.setdefault(proto, {})[key] = getattr(get(proto).Spec.from_params({key: text}), key)
+    return out
+
+
+def _protocol_names(text: str) -> tuple[str, ...]:
+    from .protocols import get
+
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    for n in names:
+        get(n)  # one-line error for an unknown name
+    return names
+
+
+@main.command("run")
+@click.option("--protocol", required=True, help="A protocol from `nteval protocols` (focused, highrecall, crosslingual, mesh…).")
+@click.option("--param", "params", multiple=True, metavar="NAME=VALUE",
+              help="A parameter of the protocol's spec (see `nteval protocols NAME`), e.g. --param n_topics=500.")
+@click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
+@click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1, wide.  [default: default]")
+@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
+@click.option("--measures", default=None, help="ir_measures names.  [default: the protocol's]")
+@click.option("--min-topics", default=50, show_default=True,
+              help="Fail when fewer topics are usable: below it a system ranking is mostly noise.")
+@click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
+              help="Multiple-comparison correction of the paired tests between systems.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly_errors
+@_locks_out
+def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet: bool, **kw) -> None:
+    """Run every system under any registered protocol: topics.tsv, qrels.txt, runs/, results.json
+    with the verdict; prints the verdict, then the table."""
+    from .experiment import run_protocol
+    from .protocols import get
+    from .report.text import results_table
+    from .verdict import verdict_text
+
+    proto = get(protocol)
+    spec = proto.Spec.from_params(_key_values(params, "--param"))
+    res = run_protocol(proto, kw.pop("index_dir"), kw.pop("out"), spec=spec,
+                       measures=measures.replace(",", " ").split() if measures else None,
+                       progress=not quiet and sys.stderr.isatty(), **kw)
+    click.echo(verdict_text(proto.name, res["verdict"], counts=res["topic_counts"]) + "\n")
+    for line in proto.report_lines(res):
+        click.echo(line)
+    click.echo(results_table(res, sort_by=proto.verdict.measure if proto.verdict.measure in res["measures"] else None))
+
+
+@main.command("protocols")
+@click.argument("name", required=False)
+@_friendly_errors
+def protocols_cmd(name: str | None) -> None:
+    """List the registered protocols; with NAME, its parameters (types, defaults, help)."""
+    from .protocols import get, names
+
+    if name is None:
+        for n in names():
+            p = get(n)
+            click.echo(f"{n:<13} {p.verdict.measure:<5} searches {p.searches:<4} {p.summary}")
+        click.echo("\n`nteval protocols NAME` lists a protocol's parameters; `nteval run --protocol NAME --param k=v` runs it.")
+        return
+    p = get(name)
+    click.echo(f"{p.name}: {p.summary}\n  verdict: {p.verdict.measure} — {p.verdict.task}\n"
+               f"  measures: {' '.join(p.measures)}\n  parameters (--param NAME=VALUE):")
+    for fname, tname, default, help_text in p.Spec.describe():
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        click.echo(f"    {fname:<17} {tname:<16} default {shown!s:<18} {help_text}")
 
 
 @main.command("evaluate")
@@ -266,7 +367,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
     from .evaluate import DEFAULT_MEASURES, evaluate_files, format_results
 
     ms = measures or " ".join(DEFAULT_MEASURES)
-    results = evaluate_files(qrels, runs, ms, names=names)
+    results = evaluate_files(qrels, runs, ms, names=names, progress=sys.stderr.isatty())
     if as_json:
         out = {r: ({"means": {m: round(v, 6) for m, v in x["means"].items()},
                     "per_query": {q: {m: round(v, 6) for m, v in vals.items()} for q, vals in x["per_query"].items()}}
@@ -293,12 +394,16 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
               help="Multiple-comparison correction of the paired tests between systems.")
 @click.option("--sref", multiple=True, help="High-recall reference system(s).")
 @_highrecall_options
+@click.option("--protocols", "protocol_names", default="focused,highrecall", show_default=True,
+              help="Protocols (see `nteval protocols`) whose rankings are set against the human one, joined by commas.")
+@click.option("--protocol-param", "protocol_params", multiple=True, metavar="PROTOCOL.NAME=VALUE",
+              help="A parameter of one protocol's spec, e.g. mesh.max_docs=200.")
 @click.option("--out", required=True, type=click.Path(path_type=Path))
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
 @_locks_out
 def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
-                  min_systems, correction, sref, out, quiet, **hr) -> None:
+                  min_systems, correction, sref, protocol_names, protocol_params, out, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
     from .correlate.agreement import run_correlate
@@ -307,7 +412,9 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, dep
     rep = run_correlate(index_dir, queries, qrels, out, systems=systems, n_topics=n_topics, seed=seed, field=field,
                         depth=depth, n_boot=n_boot, progress=not quiet and sys.stderr.isatty(), min_topics=min_topics,
                         min_human_topics=min_human_topics, min_systems=min_systems, correction=correction,
-                        highrecall={"sref": list(sref) or None, **hr})
+                        highrecall={"sref": list(sref) or None, **hr},
+                        protocols=_protocol_names(protocol_names),
+                        protocol_params=_protocol_params(protocol_params))
     click.echo(summary_markdown(rep))
     click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")
 
@@ -319,16 +426,20 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, dep
 @click.option("--pool-depth", default=100, show_default=True, help="Top documents per run pooled per topic.")
 @click.option("--trials", default=10, show_default=True, help="Random draws for the Soboroff baseline.")
 @click.option("--seed", default=0, show_default=True)
-@click.option("--out", type=click.Path(path_type=Path), default=None, help="Write the full report as JSON here.")
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="A JSON file (not a directory, unlike other commands' --out) for the full report.")
 @_friendly_errors
 def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out) -> None:
     """Judgment-free baselines (Soboroff random pseudo-qrels, reference count) on any set of runs,
     each correlated with the ranking the official qrels give."""
     from .atomic import write_text
     from .correlate.rank_baselines import rank_baselines, read_runs
+    from .errors import InputError
     from .evaluate import parse_measures
     from .formats.topics import load_qrels
 
+    if out is not None and out.is_dir():
+        raise InputError(out, "--out is a directory; rank-baselines writes one JSON file (give a file name)")
     names = [str(m) for m in parse_measures(measures)]
     res = rank_baselines(read_runs(runs_src), load_qrels(qrels), names, pool_depth=pool_depth, trials=trials, seed=seed,
                          progress=sys.stderr.isatty())
@@ -336,8 +447,12 @@ def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out)
                f"{res['n_relevant_per_topic']} pseudo-relevant per topic")
     for base, per in res["correlations_vs_official"].items():
         for m, c in per.items():
-            click.echo(f"{base:<16} {m:<8} Kendall {c['kendall']['value']:.3f}  Spearman {c['spearman']['value']:.3f}  "
-                       f"Pearson {c['pearson']['value']:.3f}  tau_AP {c['tau_ap']['value']:.3f}")
+            click.echo(f"{base:<16} {m:<8} " + "  ".join(
+                f"{label} {_fmt(c[key]['value'])}" for label, key in
+                (("Kendall", "kendall"), ("Spearman", "spearman"), ("Pearson", "pearson"), ("tau_AP", "tau_ap"))))
+    if any(c[key]["value"] is None for per in res["correlations_vs_official"].values() for c in per.values()
+           for key in ("kendall", "spearman", "pearson", "tau_ap")):
+        click.echo("n/a: undefined, one of the two rankings has every run tied")
     if out:
         write_text(Path(out), json.dumps(res, indent=2) + "\n")
 
@@ -346,7 +461,7 @@ def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out)
 @click.option("--out", type=click.Path(path_type=Path), default=Path("nteval-demo"), show_default=True)
 @_friendly_errors
 def demo_cmd(out: Path) -> None:
-    """Run the pipeline on the bundled PubMed sample (no ../shared data needed)."""
+    """Run the pipeline on the PubMed sample bundled with nteval (no other data needed)."""
     from .demo import run_demo
 
     run_demo(out)

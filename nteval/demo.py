@@ -37,30 +37,34 @@ def ensure_sample_index(out: Path) -> Path:
 
 def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> None:
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
-    from .experiment import run_focused
+    from . import protocols
+    from .experiment import run_protocol
     from .index import read_manifest
     from .report.text import manifest_summary, results_table
+    from .verdict import verdict_text
 
     out = Path(out)
     index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
     click.echo()
-    from .verdict import verdict_text
-
-    res = run_focused(index_dir, out / "focused", n_topics=n_topics, seed=42, systems="default", progress=False,
-                      min_topics=min_topics)
-    click.echo(verdict_text("focused", res["verdict"], counts=res["topic_counts"]) + "\n")
-    click.echo(results_table(res))
-    click.echo()
-    from .experiment import run_highrecall
-    from .report.text import highrecall_summary
-
-    hr = run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=42, systems="default", progress=False,
-                        min_topics=min_topics)
-    click.echo(verdict_text("highrecall", hr["verdict"], counts=hr["topic_counts"]) + "\n")
-    click.echo(highrecall_summary(hr))
-    click.echo(results_table(hr, sort_by="AP"))
-    click.echo(f"\n(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'})")
+    shown, skipped = [], []
+    for name in protocols.names():
+        proto = protocols.get(name)
+        if not proto.in_demo:
+            skipped.append(name)
+            continue
+        res = run_protocol(proto, index_dir, out / name, n_topics=n_topics, seed=42, systems="default", progress=False,
+                           min_topics=min_topics)
+        click.echo(verdict_text(name, res["verdict"], counts=res["topic_counts"]) + "\n")
+        for line in proto.report_lines(res):
+            click.echo(line)
+        click.echo(results_table(res, sort_by=proto.verdict.measure))
+        click.echo()
+        shown.append(name)
+    click.echo("(topics, qrels, runs and per-topic scores in " + " and ".join(str(out / n) for n in shown) + ")")
+    if skipped:
+        click.echo(f"Also registered: {', '.join(skipped)} (`nteval protocols`); they need a larger Medline index than "
+                   f"this sample (vernacular titles, MeSH headings): `nteval run --protocol NAME`.")
     click.echo()
     run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=min_topics)
     click.echo()
@@ -69,6 +73,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
                f"  nteval focused --index {index_dir} --topics 500 --systems table1 --out my-focused\n"
                f"  nteval highrecall --index {index_dir} --topics 500 --systems table1 --out my-highrecall\n"
                f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
+               f"  nteval protocols          # every protocol (cross-lingual, MeSH…) and its parameters\n"
                f"Your own corpus: Medline baseline/update files (pubmed*.xml.gz, from NLM's PubMed FTP) or a BEIR "
                f"corpus.jsonl:\n  nteval index FILES... --out my-index")
 
@@ -108,6 +113,9 @@ def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int = MIN_TOP
         build_index([corpus], index_dir, force=True)
     rep = run_correlate(index_dir, sl / "queries.jsonl", sl / "qrels.tsv", Path(out) / "agreement", systems="default",
                         n_topics=n_topics, seed=42, n_boot=300, progress=False, min_topics=min_topics)
-    click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?")
+    click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?\n"
+               "This is the check in miniature: 6 systems and 30 claims are too few for most figures to mean anything, "
+               "and the report says which (\"Read with care\"). The real check: `nteval correlate` on a judged "
+               "collection with its full topics and `--systems wide` (README: Agreement with human judgments).")
     click.echo(summary_markdown(rep))
     click.echo(f"(full report: {Path(out) / 'agreement' / 'report.html'})")

@@ -6,6 +6,7 @@ Rankings are taken in trec_eval's order (see :mod:`nteval.formats.trec`).
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 from .errors import InputError, short
@@ -67,8 +68,8 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[str] | str = DEFAULT
     return means, per_topic
 
 
-def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAULT_MEASURES, names: str = "tag"
-                   ) -> dict[str, dict]:
+def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAULT_MEASURES, names: str = "tag",
+                   progress: bool = False) -> dict[str, dict]:
     """``nteval evaluate``: score run files against a qrels file (TREC or BEIR layout).
 
     Returns ``{run name: {"file", "means", "per_query"}}``. A run is named by its tag (6th column)
@@ -82,7 +83,10 @@ def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAUL
     ms = [str(m) for m in parse_measures(measures)]
     qrels = load_qrels(qrels_path)
     scored = []
-    for path in run_paths:
+    from tqdm import tqdm
+
+    for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not progress or len(run_paths) < 2,
+                     file=sys.stderr, leave=False):
         tags: set[str] = set()
         run = read_run(Path(path), tags)
         means, per_query = evaluate_run(qrels, run, ms)

@@ -203,7 +203,8 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
     with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
         store = DocStore(tmp / STORE_FILENAME, create=True)
-        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections"))
+        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
+                                                            progress=progress))
         try:
             counts, per_source = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
             if counts["kept"] == 0:

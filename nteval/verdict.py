@@ -26,18 +26,6 @@ class VerdictSpec:
     agrees_with: str
 
 
-VERDICTS: dict[str, VerdictSpec] = {
-    "focused": VerdictSpec(
-        "focused", "RR",
-        "known-item / precise search: put the one document a short description (its title) points to at the top",
-        "human judgments on collections with about one relevant document per query (SciFact claims: Kendall 0.75)"),
-    "highrecall": VerdictSpec(
-        "highrecall", "AP",
-        "topical, recall-oriented search: rank everything on the topic of a sentence high (ad hoc, reviews)",
-        "human judgments on collections with many relevant documents per query (CISI: Kendall 0.90)"),
-}
-
-
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:
     """One-line error when too few topics are left for a ranking to mean anything."""
     if used < min_topics:
@@ -52,7 +40,9 @@ def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]
     from .reliability import reliability
     from .significance import compare_systems
 
-    spec = VERDICTS[protocol]
+    from .protocols import get
+
+    spec = get(protocol).verdict
     m = spec.measure
     scores = {s: {q: v[m] for q, v in per.items()} for s, per in per_topic.items()}
     means = {s: round(sum(v.values()) / len(v), 6) if v else 0.0 for s, v in scores.items()}

@@ -60,3 +60,87 @@ def test_too_few_runs(tmp_path):
     (tmp_path / "q.txt").write_text("q1 0 a 1\n")
     r = CliRunner().invoke(main, ["rank-baselines", "--runs", str(tmp_path / "r"), "--qrels", str(tmp_path / "q.txt")])
     assert r.exit_code == 2 and "need at least 3" in r.stderr
+
+
+def _cli(*args: str):
+    return CliRunner().invoke(main, ["rank-baselines", *args])
+
+
+def test_rank_baselines_reads_nteval_run_directories(first200_index, tmp_path):
+    """A run directory nteval wrote (NAME.run beside NAME.meta.json) and the protocol directory above
+    it both give the runs by system name, sidecars and results left out."""
+    import json
+
+    from nteval.experiment import run_focused
+
+    out = tmp_path / "f"
+    run_focused(first200_index, out, n_topics=40, seed=3, systems="default", progress=False, min_topics=10)
+    systems = sorted(p.stem for p in (out / "runs").glob("*.run"))
+    assert len(systems) >= 3 and any((out / "runs").glob("*.meta.json"))
+    for src in (out / "runs", out):
+        r = _cli("--runs", str(src), "--qrels", str(out / "qrels.txt"), "--trials", "1", "--out", str(tmp_path / "rb.json"))
+        assert r.exit_code == 0, r.output + r.stderr
+        res = json.loads((tmp_path / "rb.json").read_text())
+        assert sorted(res["scores"]["official"]) == systems
+        assert res["topics"] == 40
+
+
+def _tar(path, members):
+    import io
+    import tarfile
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, kind in members:
+            info = tarfile.TarInfo(name)
+            if kind == "symlink":
+                info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+                tar.addfile(info)
+            else:
+                data = b"q1 Q0 d1 1 3.0 x\n"
+                info.size = len(data)
+                tar.addfile(info, io.BytesIO(data))
+
+
+@pytest.mark.parametrize("members, message", [
+    ([("../escape.run", "file"), ("a.run", "file"), ("b.run", "file")], "outside the destination"),
+    ([("link", "symlink"), ("a.run", "file"), ("b.run", "file")], "absolute path"),
+    (None, "not a tar archive"),
+])
+def test_hostile_or_broken_tarballs_are_one_line_errors(tmp_path, members, message):
+    src = tmp_path / "runs.tar.gz"
+    if members is None:
+        src.write_bytes(b"this is not an archive")
+    else:
+        _tar(src, members)
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    r = _cli("--runs", str(src), "--qrels", str(tmp_path / "q.txt"))
+    assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.output + r.stderr
+    assert not (tmp_path / "escape.run").exists()
+
+
+def _three_runs(tmp_path):
+    (tmp_path / "r").mkdir()
+    for i, n in enumerate("abc"):
+        (tmp_path / "r" / f"{n}.txt").write_text(f"q1 Q0 d{i} 1 3.0 {n}\nq1 Q0 d9 2 2.0 {n}\n")
+    return tmp_path / "r"
+
+
+def test_qrels_sharing_no_topic_and_out_a_directory_are_refused(tmp_path):
+    runs = _three_runs(tmp_path)
+    (tmp_path / "q.txt").write_text("zz 0 d1 1\n")
+    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"))
+    assert r.exit_code == 2 and "share no topic" in r.stderr
+    (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
+    (tmp_path / "o").mkdir()
+    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--out", str(tmp_path / "o"))
+    assert r.exit_code == 2 and "--out is a directory" in r.stderr
+
+
+def test_undefined_correlations_print_as_na(tmp_path):
+    """Every run scores the same under the official qrels (none finds d1 at all): the correlations
+    are undefined, printed n/a with a word why, not a crash."""
+    runs = _three_runs(tmp_path)
+    (tmp_path / "q.txt").write_text("q1 0 zzz 1\n")
+    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--trials", "1")
+    assert r.exit_code == 0, r.output + r.stderr
+    assert "n/a" in r.output and "every run tied" in r.output

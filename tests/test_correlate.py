@@ -34,6 +34,14 @@ def test_correlate_report(scifact_index, tmp_path):
     assert set(rep["baselines"]) == {"soboroff", "reference_count"}
     top = rep["pairs"][0]["top_half_systems"]
     assert len(top) == 3 and "disjunctive_1" not in top
+    # figures that cannot mean anything are named, not printed as if they did: the better half
+    # (3 systems) is not computed, and human Bpref ties 5 of the 6 systems (all find the one
+    # relevant abstract above every judged non-relevant one)
+    assert all(p["stats_top_half"] is None for p in rep["pairs"])
+    figures = {c["figure"] for c in rep["caveats"]}
+    assert "the better half of the systems" in figures and "every figure on human Bpref" in figures
+    md = (tmp_path / "c" / "report.md").read_text()
+    assert "Read with care" in md and "not computed" in md
     assert rep["human_ceiling"]["AP"]["splits"] == 20
     # the weak one-word system is last for the humans too
     assert min(rep["human"]["scores"], key=lambda n: rep["human"]["scores"][n]["AP"]) == "disjunctive_1"
@@ -70,3 +78,27 @@ def test_correlate_rejects_qrels_without_matching_topics(scifact_index, tmp_path
     r = CliRunner().invoke(main, ["correlate", "--index", str(scifact_index), "--queries", str(sl / "queries.jsonl"),
                                   "--qrels", str(tmp_path / "q.tsv"), "--out", str(tmp_path / "c"), "--quiet"])
     assert r.exit_code == 2 and "fewer than 2 topics" in r.stderr
+
+
+def test_caveats_rules_by_hand():
+    """Each rule on a hand-made report: fires where a figure cannot mean anything, stays quiet where
+    it can."""
+    from nteval.correlate.caveats import caveats
+
+    names = [f"s{i}" for i in range(10)]
+    good = {"kendall": {"value": 0.8, "p": 0.01}}
+    pair = {"nt": "highrecall", "nt_measure": "AP", "human_measure": "AP", "stats": good,
+            "ci95": {"kendall": [0.6, 0.95]}, "top_half_systems": names[:5]}
+    rep = {"systems": names, "pairs": [pair],
+           "human": {"scores": {n: {"AP": 0.1 * i} for i, n in enumerate(names)}},
+           "human_ceiling": {"AP": {"kendall": {"mean": 0.8, "ci95": [0.7, 0.9]}}}}
+    assert caveats(rep) == []
+    rep["human"]["scores"] = {n: {"AP": 0.5 if i < 6 else 0.1 * i} for i, n in enumerate(names)}  # 5 distinct of 10
+    rep["human_ceiling"]["AP"]["kendall"]["mean"] = 0.3
+    pair["ci95"]["kendall"] = [-0.2, 0.7]
+    pair["top_half_systems"] = names[:4]
+    figures = [c["figure"] for c in caveats(rep)]
+    assert figures == ["the better half of the systems", "every figure on human AP", "agreement with human AP",
+                       "NT highrecall AP vs human AP: Kendall τ 0.800"]
+    pair["ci95"]["kendall"] = [0.4, 0.4]
+    assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI"

@@ -23,29 +23,24 @@ from ..index import read_manifest
 from ..runs import run_all
 from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .caveats import MIN_SYSTEMS, caveats
 from .stats import bootstrap_ci, correlations
 
-#: Fewer systems than this and a rank correlation is noise (τ over 4 systems takes 7 values).
-MIN_SYSTEMS = 5
 #: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
 MIN_HUMAN_TOPICS = 20
 
-#: (NT side, NT measure, human measure)
-DEFAULT_PAIRS = (
-    ("focused", "RR", "nDCG@10"), ("focused", "RR", "AP"),
-    ("highrecall", "AP", "AP"), ("highrecall", "Bpref", "Bpref"), ("highrecall", "nDCG@10", "nDCG@10"),
-)
+#: the protocols correlate runs by default
+DEFAULT_PROTOCOLS = ("focused", "highrecall")
+
+
+def protocol_pairs(names: tuple[str, ...] | list[str]) -> tuple[tuple[str, str, str], ...]:
+    """(protocol, NT measure, human measure) for each protocol, as each protocol declares them."""
+    from ..protocols import get
+
+    return tuple((n, ntm, hm) for n in names for ntm, hm in get(n).correlate_pairs)
+
+
 HUMAN_MEASURES = ("AP", "Bpref", "nDCG@10", "P@10", "R@1000")
-
-
-def _per_topic_matrix(per_topic_tsv: Path, systems: list[str], measure: str) -> np.ndarray:
-    vals: dict[str, dict[str, float]] = {}
-    for line in per_topic_tsv.read_text(encoding="utf-8").splitlines()[1:]:
-        s, q, m, v = line.split("\t")
-        if m == measure:
-            vals.setdefault(s, {})[q] = float(v)
-    topics = sorted(vals[systems[0]])
-    return np.array([[vals[s][q] for q in topics] for s in systems])
 
 
 def _relative_advantage(m: np.ndarray, i: int, base: int, n_boot: int, rng: np.random.Generator) -> dict[str, Any]:
@@ -106,11 +101,15 @@ def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[st
 def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
-                  pairs: tuple = DEFAULT_PAIRS, progress: bool = True, min_topics: int = MIN_TOPICS,
+                  pairs: tuple | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
                   min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
-                  correction: str = "holm", highrecall: dict[str, Any] | None = None) -> dict[str, Any]:
-    """``highrecall``: keyword arguments for :func:`run_highrecall` (S_ref, k, zt, sentence…)."""
-    from ..experiment import resolve_systems, run_focused, run_highrecall
+                  correction: str = "holm", highrecall: dict[str, Any] | None = None,
+                  protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
+                  protocol_params: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``protocols``: registered protocols whose rankings are set against the human one (each
+    with its declared pairs unless ``pairs`` is given); ``protocol_params``: {protocol: spec
+    parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers."""
+    from ..experiment import resolve_systems, run_protocol_scores
 
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
@@ -122,13 +121,19 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     if len(qrels) < min_human_topics:
         raise InputError(qrels_path, f"{len(qrels)} judged human topics: need at least {min_human_topics} for a human "
                                      "ranking that means something (--min-human-topics)")
-    nt = {
-        "focused": run_focused(index_dir, out / "focused", n_topics=n_topics, seed=seed, systems=systems_path,
-                               depth=depth, progress=progress, min_topics=min_topics, correction=correction),
-        "highrecall": run_highrecall(index_dir, out / "highrecall", n_topics=n_topics, seed=seed,
-                                     systems=systems_path, depth=depth, progress=progress, min_topics=min_topics,
-                                     correction=correction, **(highrecall or {})),
-    }
+    params = {name: dict(v) for name, v in (protocol_params or {}).items()}
+    if highrecall:
+        hr = dict(highrecall)
+        if isinstance(hr.get("sref"), list):
+            hr["sref"] = tuple(hr["sref"])
+        params["highrecall"] = {**hr, **params.get("highrecall", {})}
+    pairs = tuple(pairs) if pairs is not None else protocol_pairs(tuple(protocols))
+    nt: dict[str, dict[str, Any]] = {}
+    nt_scores = {}
+    for name in protocols:
+        nt[name], nt_scores[name] = run_protocol_scores(
+            name, index_dir, out / name, systems=systems_path, depth=depth, progress=progress, min_topics=min_topics,
+            correction=correction, n_topics=n_topics, seed=seed, **params.get(name, {}))
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
@@ -146,7 +151,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
 
     report_pairs = []
     for side, ntm, hm in pairs:
-        xt = _per_topic_matrix(out / side / "per_topic.tsv", names, ntm)
+        xt = nt_scores[side].matrix(ntm, names)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
         # the estimate is computed from the same per-topic values the bootstrap resamples
         x, y = [float(v) for v in xt.mean(axis=1)], [float(v) for v in yt.mean(axis=1)]
@@ -155,13 +160,16 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
         ci = bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed)
         ci_method = ci.pop("method")
-        top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
-        top_ci.pop("method")
+        top_ci = top_stats = None
+        if len(top) >= MIN_SYSTEMS:  # fewer: noise (see caveats)
+            top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
+            top_ci.pop("method")
+            top_stats = correlations([x[i] for i in top], [y[i] for i in top])
         adv = advantage_vs_baseline(xt, yt, names, "bm25", n_boot, seed) if (ntm, hm) in (("RR", "AP"), ("AP", "AP")) else None
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm, "advantage_vs_bm25": adv,
                              "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
                              "ci95_top_half": top_ci,
-                             "stats_top_half": correlations([x[i] for i in top], [y[i] for i in top]),
+                             "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
     ceiling = {hm: _human_ceiling(human_per, names, hm, splits, seed) for hm in sorted({p[2] for p in pairs})}
@@ -169,14 +177,22 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
               "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
     baselines: dict[str, Any] = {}
+    import sys
+
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(names) * sum(len(q) for q in base_q.values()), desc="run-based baselines", unit=" eval",
+               disable=not progress, file=sys.stderr, leave=False)
     for b, qsets in base_q.items():
         bscores = {}
         for n in names:
             per_q = [evaluate_run(q, runs[n], hmeasures)[0] for q in qsets]  # one evaluation per pseudo-qrels set
+            bar.update(len(qsets))
             bscores[n] = {m: float(np.mean([v[m] for v in per_q])) for m in hmeasures}
         baselines[b] = {"scores": bscores,
                         "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
                                          for hm in sorted({p[2] for p in pairs})}}
+    bar.close()
     verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
                       "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
                       "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
@@ -198,6 +214,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         "settings": {"n_topics": n_topics, "seed": seed, "depth": depth, "bootstrap": n_boot, "splits": splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
     }
+    report["caveats"] = caveats(report)
     from ..report.agreement import write_reports
 
     write_text(out / "report.json", json.dumps(report, indent=2) + "\n")

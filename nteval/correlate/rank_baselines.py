@@ -6,26 +6,55 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, short
 from ..evaluate import evaluate_run
 from ..formats.trec import Run, read_run
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
 from .stats import correlations
 
 
+#: What nteval writes beside its runs (``NAME.meta.json`` cache stamps) and in a protocol's output
+#: directory; never a run.
+_SIDECAR = ".meta.json"
+
+
+def _run_files(directory: Path) -> dict[str, Path]:
+    """Run files under ``directory`` keyed by run name.
+
+    A protocol output of nteval's own (``OUT/focused`` holding ``runs/``) contributes its ``runs/``
+    only; ``NAME.run`` files beside their ``NAME.meta.json`` are named ``NAME``; anything else is
+    named by its file name, as TREC's archives are."""
+    if (directory / "runs").is_dir() and (directory / "results.json").is_file():
+        directory = directory / "runs"
+    files: dict[str, Path] = {}
+    for p in sorted(directory.rglob("*")):
+        if not p.is_file() or p.name.startswith(".") or p.name.endswith(_SIDECAR):
+            continue
+        stamped = p.suffix == ".run" and p.with_name(p.stem + _SIDECAR).is_file()
+        name = p.stem if stamped else p.name
+        if name in files:
+            raise InputError(p, f"two runs named {name!r} (also {files[name]}); give runs distinct file names")
+        files[name] = p
+    return files
+
+
 def read_runs(source: str | Path) -> dict[str, Run]:
-    """Every run file of a directory (recursively) or of a .tar/.tar.gz archive, keyed by file name."""
+    """Every run of a directory (recursively; nteval's own run directories included) or of a
+    .tar/.tar.gz archive, keyed by run name."""
     source = Path(source)
-    runs: dict[str, Run] = {}
     if source.is_dir():
-        for p in sorted(source.rglob("*")):
-            if p.is_file() and not p.name.startswith("."):
-                runs[p.name] = read_run(p)
+        runs = {name: read_run(p) for name, p in _run_files(source).items()}
     elif source.is_file() and ".tar" in source.name:
         import tempfile
 
-        with tempfile.TemporaryDirectory() as tmp, tarfile.open(source) as tar:
-            tar.extractall(tmp, filter="data")
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                with tarfile.open(source) as tar:
+                    tar.extractall(tmp, filter="data")  # refuses ../ members and absolute links
+            except tarfile.ReadError:
+                raise InputError(source, "not a tar archive, or a corrupt one") from None
+            except tarfile.TarError as err:  # a member that would land outside, an absolute link...
+                raise InputError(source, f"refused: {str(err)[:200]}") from None
             return read_runs(Path(tmp))
     else:
         raise InputError(source, "expected a directory of TREC runs or a .tar[.gz] of them")
@@ -39,6 +68,9 @@ def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_
     from tqdm import tqdm
 
     topics = sorted(qrels)
+    if not any(q in run for run in runs.values() for q in topics):
+        raise InputError(None, f"the qrels share no topic with the runs (qrels topics {short(topics[:3])}…, "
+                               f"run topics {short(sorted(next(iter(runs.values())))[:3])}…)")
     n_rel = mean_relevant(qrels)
     names = sorted(runs)
     pseudo = {"reference_count": [reference_count_qrels(runs, topics, n_rel, pool_depth)]}

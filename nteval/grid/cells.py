@@ -86,9 +86,9 @@ def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
 
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
-    from ..evaluate import evaluate_run
     from ..formats.trec import canonical, read_qrels, read_topics
     from ..lucene.searcher import Index
+    from ..scores import evaluate_runs
     from ..systems.execute import run_system
 
     t0 = time.perf_counter()
@@ -107,7 +107,8 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
     else:
         raw = run_system(index, task.system, topics, task.depth)
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
-    means, per_topic = evaluate_run(qrels, run, list(task.measures))
+    scores = evaluate_runs({task.system.name: run}, qrels, list(task.measures))
+    means, per_topic = scores.means[task.system.name], scores.per_topic[task.system.name]
     cell = {
         "key": key, "protocol": task.protocol, "params": task.params,
         "system": {"algorithm": task.system.algorithm, "params": task.system.params},

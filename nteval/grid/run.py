@@ -22,9 +22,9 @@ from .spec import Axis, grid_systems
 
 FEEDBACK = {"bm25_rm3", "bm25_rocchio", "rrf"}
 
-PROTOCOLS = ("focused", "highrecall")
-#: measures per protocol when --measure is not given (the first one is plotted side by side)
-DEFAULT_MEASURES = {"focused": ("RR",), "highrecall": ("AP", "Bpref"), "human": ("AP", "nDCG@10")}
+PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
+#: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
+HUMAN_MEASURES = ("AP", "nDCG@10")
 NEAR_BEST = 0.01  # "region within 1 % of the best cell"
 
 
@@ -41,7 +41,7 @@ class Judgments:
 def find_system(spec: str, systems: str | Path | None) -> System:
     """``--system``: an algorithm name (its default parameters), or a system's name in ``--systems``
     (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
-    from ..experiment import builtin_systems, find_named_system, resolve_systems
+    from ..systems.sets import builtin_systems, find_named_system, resolve_systems
 
     if spec in ALGORITHMS:
         return make_system(spec, spec)
@@ -56,17 +56,32 @@ def find_system(spec: str, systems: str | Path | None) -> System:
                            "nor a system name in the systems file or the shipped sets")
 
 
+def protocol_list(protocol: str) -> list[str]:
+    """``--protocol``: a registered protocol, several joined by commas, ``both`` (focused and
+    high-recall) or ``none`` (human judgments only)."""
+    from .. import protocols as registry
+
+    if protocol == "both":
+        return list(PROTOCOLS)
+    if protocol == "none":
+        return []
+    chosen = [p.strip() for p in protocol.split(",") if p.strip()]
+    for name in chosen:
+        if name not in registry.names():
+            raise InputError(None, f"--protocol must be one of {', '.join((*registry.names(), 'both', 'none'))} "
+                                   f"(or several joined by commas), got {name!r}")
+    return chosen
+
+
 def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, seed: int, measures: list[str] | None,
             queries: str | Path | None, qrels: str | Path | None, field: str | None, human_index: str,
-            sref: str | Path | None, highrecall: dict[str, Any], progress: bool,
-            filters: dict[str, Any], min_topics: int = 1) -> tuple[list[Judgments], dict[str, Any]]:
-    """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (same sample D0 for both NT
-    protocols, as in ``nteval focused`` / ``nteval highrecall`` with the same seed)."""
-    from ..corpus.store import FILENAME as STORE
-    from ..corpus.store import DocStore
-    from ..experiment import _sample, highrecall_topics, resolve_sref
+            params: dict[str, dict[str, Any]], progress: bool, filters: dict[str, Any],
+            min_topics: int = 1, systems_path: Path | None = None) -> tuple[list[Judgments], dict[str, Any]]:
+    """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (the same seed and
+    filters give document-sampling protocols the same D0, as ``nteval run`` does).
+    ``params``: per protocol, its spec's parameters beyond topics, seed and filters."""
+    from .. import protocols as registry
     from ..formats.topics import load_judged_topics
-    from ..topics.focused import focused_topics
 
     info: dict[str, Any] = {}
     human = None
@@ -74,41 +89,43 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         if queries is None or qrels is None:
             raise InputError(None, "human judgments need both --queries and --qrels")
         human = load_judged_topics(queries, qrels, field)
+    specs = {}
+    for name in protocols:  # every spec validated before any protocol writes
+        proto = registry.get(name)
+        proto.check_index(index_dir)
+        fields = {f for f, *_ in proto.Spec.describe()}
+        specs[name] = proto.Spec.from_params(n_topics=n_topics, seed=seed,
+                                             **{k: v for k, v in filters.items() if k in fields},
+                                             **params.get(name, {}))
     out_js: list[Judgments] = []
-    chosen = lambda p: tuple(measures) if measures else DEFAULT_MEASURES[p]  # noqa: E731
-    if protocols:
-        spec, ids, n_eligible = _sample(index_dir, n_topics, seed, filters)
-        info["sample"] = {**spec.as_dict(), "eligible_documents": n_eligible}
-        check_topic_floor("grid", len(ids), n_topics, n_eligible, min_topics, index_dir)
-    if "focused" in protocols:
-        store = DocStore(index_dir / STORE)
-        try:
-            topics, fqrels = focused_topics(store, ids)
-        finally:
-            store.close()
-        write_topics(out / "focused" / "topics.tsv", topics)
-        write_qrels(out / "focused" / "qrels.txt", fqrels)
-        out_js.append(Judgments("focused", "nt", out / "focused", chosen("focused"), len(topics)))
-    if "highrecall" in protocols:
-        from ..experiment import resolve_srefs
-
-        topics, hqrels, stats, sentences = highrecall_topics(index_dir, ids, resolve_srefs(sref), out / "highrecall",
-                                                             progress=progress, **highrecall)
-        info["highrecall"] = stats
-        if highrecall.get("holdout"):
+    for name in protocols:
+        proto = registry.get(name)
+        tset = proto.build(index_dir, specs[name], out / name, progress=progress, systems_path=systems_path)
+        stats = dict(tset.stats)
+        if "sample" in stats and "sample" not in info:
+            info["sample"] = {**stats["sample"], "eligible_documents": stats.get("eligible_documents")}
+        rest = {k: v for k, v in stats.items() if k not in ("sample", "eligible_documents", "topics_requested")}
+        if rest:
+            info[name] = rest
+        write_topics(out / name / "topics.tsv", tset.topics)
+        write_qrels(out / name / "qrels.txt", tset.qrels)
+        if tset.holdout:
             from ..runs import index_folds
 
-            folds = index_folds(index_dir, "nt", list(sentences))
-            write_text(out / "highrecall" / "holdout.tsv",
-                       "".join(f"{q}\t{','.join(f)}\n" for f in folds for q in f if q in topics))
-        check_topic_floor("grid highrecall", len(topics), n_topics, n_eligible, min_topics, index_dir)
-        out_js.append(Judgments("highrecall", "nt-holdout" if highrecall.get("holdout") else "nt", out / "highrecall",
-                                chosen("highrecall"), len(topics)))
+            folds = index_folds(index_dir, proto.searches, list(tset.queries))
+            write_text(out / name / "holdout.tsv",
+                       "".join(f"{q}\t{','.join(f)}\n" for f in folds for q in f if q in tset.topics))
+        check_topic_floor(f"grid {name}", tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
+                          min_topics, index_dir)
+        chosen = tuple(measures) if measures else proto.grid_measures
+        out_js.append(Judgments(name, f"{proto.searches}-holdout" if tset.holdout else proto.searches, out / name,
+                                chosen, len(tset.topics)))
     if human is not None:
         write_topics(out / "human" / "topics.tsv", human[0])
         write_qrels(out / "human" / "qrels.txt", human[1])
         info["human"] = {"queries": str(queries), "qrels": str(qrels), "field": field, "index": human_index}
-        out_js.append(Judgments("human", human_index, out / "human", chosen("human"), len(human[0])))
+        out_js.append(Judgments("human", human_index, out / "human", tuple(measures) if measures else HUMAN_MEASURES,
+                                len(human[0])))
     return out_js, info
 
 
@@ -201,30 +218,36 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
              zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
              combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
-             preset: str | None = None,
+             preset: str | None = None, protocol_params: dict[str, dict[str, Any]] | None = None,
              **filters: Any) -> dict[str, Any]:
-    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
-    both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs."""
+    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (a registered
+    protocol, several joined by commas, both = focused + highrecall, or none with human judgments
+    only); write OUT/grid.tsv, OUT/grid.json and contour PNGs. The high-recall options (``sref``…
+    ``preset``) and ``protocol_params`` ({protocol: {parameter: value}}) set the protocols' specs."""
     from tqdm import tqdm
 
     t_start = time.perf_counter()
     index_dir, out = Path(index_dir), Path(out)
-    if protocol not in (*PROTOCOLS, "both", "none"):
-        raise InputError(None, f"--protocol must be one of {', '.join((*PROTOCOLS, 'both', 'none'))}")
+    protocols = protocol_list(protocol)
     if jobs < 1:
         raise InputError(None, "--jobs must be ≥ 1")
     for opt, value in (("--topics", n_topics), ("--depth", depth)):
         if value < 1:
             raise InputError(None, f"{opt} must be ≥ 1, got {value}")
-    protocols = list(PROTOCOLS) if protocol == "both" else ([] if protocol == "none" else [protocol])
     if not protocols and queries is None:
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
     if human_index not in ("all", "nt"):
         raise InputError(None, "--human-index must be all or nt")
-    if preset is not None:
-        from ..experiment import apply_preset
+    params_by_protocol = {name: dict(v) for name, v in (protocol_params or {}).items()}
+    if "highrecall" in protocols:
+        hr = {"sref": tuple(sref) if isinstance(sref, (list, tuple)) else (() if sref is None else (sref,)),
+              "k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std, "fallback": fallback,
+              "combine": combine, "graded": graded, "holdout": holdout, "preset": preset}
+        params_by_protocol["highrecall"] = {**hr, **params_by_protocol.get("highrecall", {})}
+        from ..protocols.highrecall import HIGHRECALL_PRESETS
 
-        sref, combine, graded, holdout, judged = apply_preset(preset)
+        if preset in HIGHRECALL_PRESETS:
+            holdout = HIGHRECALL_PRESETS[preset]["holdout"]
     if holdout and "highrecall" in protocols and find_system(system, systems).algorithm in FEEDBACK:
         raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid yet: "
                                "grid it with --no-holdout, and check the chosen cell with `nteval highrecall --holdout`")
@@ -232,16 +255,14 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     if measures:
         measures = [str(m) for m in parse_measures(measures)]
     base = find_system(system, systems)
-    if "highrecall" in protocols:  # before the focused topics are written
-        from ..experiment import _check_highrecall
-
-        _check_highrecall(k, judged, std, sentence)
     cells = grid_systems(base, params)
+    systems_path = None
+    if systems:
+        from ..systems.sets import resolve_systems
+
+        systems_path = resolve_systems(systems)[0]
     judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
-                              sref, {"k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std,
-                                     "fallback": fallback, "combine": combine, "graded": graded, "holdout": holdout},
-                              progress, filters,
-                              min_topics)
+                              params_by_protocol, progress, filters, min_topics, systems_path)
 
     digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
     # cell-major order: an interrupted grid has covered every protocol evenly
@@ -250,8 +271,8 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
         for j in judgments:
             key = cell_key(manifest["fingerprint"], j.index_name, *digests[j.name], s, depth, j.measures)
             path = out / "cells" / j.name / f"{key[:32]}.json"
-            held = j.index_name == "nt-holdout"
-            task = Task(j.name, str(index_dir / ("nt" if held else j.index_name)), str(j.dir / "topics.tsv"),
+            held = j.index_name.endswith("-holdout")
+            task = Task(j.name, str(index_dir / j.index_name.removesuffix("-holdout")), str(j.dir / "topics.tsv"),
                         str(j.dir / "qrels.txt"), s, cell_params, depth, j.measures, str(path),
                         exclude=str(j.dir / "holdout.tsv") if held else None)
             plan.append((j, cell_params, task, key))

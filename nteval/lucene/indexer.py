@@ -10,8 +10,9 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
 from . import jvm
@@ -47,8 +48,10 @@ class PipelinedIndexer:
     33k PubMed documents). ``eager`` overrides the choice.
     """
 
-    def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None, eager: bool | None = None):
+    def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None, eager: bool | None = None,
+                 progress: bool = False):
         self.targets = targets
+        self.progress = progress
         self.staging = staging
         self.batches = 0
         cores = os.cpu_count() or 1
@@ -105,6 +108,17 @@ class PipelinedIndexer:
         return 1
 
     def _wait(self) -> None:
+        """Wait for every queued child; with ``progress``, a bar that ticks (elapsed time) while the
+        Lucene phase, silent otherwise, runs."""
+        from tqdm import tqdm
+
+        pending = {f for f in self._futures if not f.done()}
+        with tqdm(total=len(self._futures), initial=len(self._futures) - len(pending), desc="lucene", unit=" index",
+                  disable=not self.progress, file=sys.stderr, leave=False) as bar:
+            while pending:
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                bar.update(len(done))
+                bar.refresh()
         for f in self._futures:
             f.result()
 

@@ -60,9 +60,11 @@ def verdict_markdown(r: dict[str, Any]) -> list[str]:
         lines.append(f"- **{side}** ({v['measure']}) — {v['task']}. Topics: {tc.get('used', r['nt'][side]['n_topics'])} used "
                      f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible documents).")
         if a:
-            k, kt = a["stats"]["kendall"]["value"], a["stats_top_half"]["kendall"]["value"]
+            k = a["stats"]["kendall"]["value"]
+            top = a.get("stats_top_half")
+            kt = _fmt(top["kendall"]["value"]) if top else "not computed (too few systems)"
             lines.append(f"  Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])}, "
-                         f"among the better half {_fmt(kt)}. {_plain_tau(k)}")
+                         f"among the better half {kt}. {_plain_tau(k)}")
         rel = v.get("reliability") or {}
         h = rel.get("split_half")
         if h:
@@ -82,7 +84,9 @@ def _plain_tau(k: float | None) -> str:
 
 
 def summary_markdown(r: dict[str, Any]) -> str:
-    lines = verdict_markdown(r) + ["## Agreement of NT rankings with human judgments", "",
+    from ..correlate.caveats import caveats_markdown
+
+    lines = verdict_markdown(r) + caveats_markdown(r.get("caveats") or []) + ["## Agreement of NT rankings with human judgments", "",
              "| pair | Pearson [95% CI] | Spearman [95% CI] | Kendall τ-b (p) [95% CI] | τ_AP [95% CI] |",
              "|---|---|---|---|---|"]
     for p in r["pairs"]:
@@ -96,6 +100,8 @@ def summary_markdown(r: dict[str, Any]) -> str:
         lines += ["", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}."]
     lines += ["", "## The same among the better half of the systems (by human score)", "",
               "| pair | systems | Pearson | Spearman | Kendall τ-b (p) | τ_AP |", "|---|---|---|---|---|---|"]
+    if r["pairs"] and not any(p.get("stats_top_half") for p in r["pairs"]):
+        lines.append(f"| not computed: {len(r['pairs'][0]['top_half_systems'])} systems | | | | | |")
     for p in r["pairs"]:
         s = p.get("stats_top_half")
         if s:

@@ -1,0 +1,251 @@
+"""High-recall NT (Campagne 2008): a reference system S_ref searches ``all`` with each sampled
+document's title; its hits z-scored per query with z ≥ ZT are pseudo-relevant; the query is the
+n-th sentence of the abstract, run over ``nt``. Several S_refs are fused (a vote by default)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from ..corpus.store import FILENAME as STORE
+from ..corpus.store import DocStore
+from ..errors import InputError
+from ..formats.trec import write_topics
+from ..index import read_manifest
+from ..runs import run_all
+from ..systems.base import System, load_systems
+from ..systems.sets import builtin_systems, find_named_system
+from ..topics.focused import focused_topics
+from ..topics.highrecall import COMBINE, JUDGED_POLICIES, STD_KINDS
+from ..verdict import VerdictSpec
+from .base import Protocol, TopicSet, param
+from .focused import DocumentSampleSpec, sample_documents, sample_record
+
+
+#: The reference systems a high-recall run fuses by default, and the paper's single one.
+REFERENCE_SYSTEMS = {
+    "bm25": ("bm25", {}),                                  # Anserini's BM25 (k1 0.9, b 0.4): the paper's S_ref
+    "bm25_k1.2_b0.75": ("bm25", {"k1": 1.2, "b": 0.75}),   # the textbook BM25
+    "qld_mu1000": ("qld", {"mu": 1000}),                   # a language model, Dirichlet smoothing
+}
+DEFAULT_SREFS: tuple[str, ...] = ("bm25", "bm25_k1.2_b0.75", "qld_mu1000")
+PAPER_SREFS: tuple[str, ...] = ("bm25",)
+
+
+def reference_systems(names: tuple[str, ...]) -> list[System]:
+    from ..systems.base import make_system
+
+    return [make_system(n, *REFERENCE_SYSTEMS[n]) for n in names]
+
+
+def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = None) -> System:
+    """S_ref: BM25 (k1 0.9, b 0.4) when None; a YAML file holding one system; or a system name
+    looked up in the systems file in use, then in the shipped sets."""
+    from ..systems.base import make_system
+
+    if isinstance(sref, System):
+        return sref
+    if sref is None:
+        return make_system("bm25", "bm25")
+    p = Path(str(sref))
+    if p.suffix in (".yaml", ".yml") or p.is_file():
+        found = load_systems(p)
+        if len(found) != 1:
+            raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
+        return found[0]
+    found = find_named_system(str(sref), [systems_path, builtin_systems("table1"), builtin_systems("default")])
+    if found is not None:
+        return found[0]
+    raise InputError(None, f"--sref {sref!r}: no such system in {systems_path or 'the systems file'} or the shipped sets "
+                           "(give a name from them or a YAML file with one system)")
+
+
+def _check_highrecall(k: int, judged: str, std: str, sentence: int) -> None:
+    if judged not in JUDGED_POLICIES:
+        raise InputError(None, f"--judged must be one of {', '.join(JUDGED_POLICIES)}")
+    if std not in STD_KINDS:
+        raise InputError(None, f"--std must be one of {', '.join(STD_KINDS)}")
+    if sentence < 1 or k < 2:
+        raise InputError(None, "--sentence must be ≥ 1 and --k ≥ 2")
+
+
+#: Named high-recall settings. ``paper``: Campagne 2008 as published (one BM25 S_ref, binary
+#: pseudo-qrels, relevant-only judgments, the source document left in the searched index).
+HIGHRECALL_PRESETS: dict[str, dict[str, Any]] = {
+    "paper": {"sref": PAPER_SREFS, "combine": "vote", "graded": False, "holdout": False, "judged": "relevant-only"},
+}
+
+
+def apply_preset(name: str) -> tuple[list[System], str, bool, bool, str]:
+    """(S_refs, combine, graded, holdout, judged) of a named high-recall setting."""
+    if name not in HIGHRECALL_PRESETS:
+        raise InputError(None, f"--preset must be one of {', '.join(HIGHRECALL_PRESETS)}")
+    p = HIGHRECALL_PRESETS[name]
+    return reference_systems(p["sref"]), p["combine"], p["graded"], p["holdout"], p["judged"]
+
+
+def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
+                      zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
+                      fallback: str = "skip", progress: bool = True, combine: str = "vote", graded: bool = False,
+                      holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str]]:
+    """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, and the
+    sentence of every sampled doc that has one (runs over those are shared across S_refs).
+
+    Several S_refs are fused (``combine``: vote or mean z, see
+    :func:`nteval.topics.highrecall.fused_pseudo_qrels`); ``graded`` gives grade 2 to z ≥ ZT + 1;
+    ``holdout``: each topic will be searched with its source document (and its fold-mates) held
+    out of the index, so they leave its qrels too (``stats["holdout_folds"]``).
+
+    Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
+    OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
+    import statistics
+
+    from ..formats.trec import write_qrels
+    from ..runs import index_folds
+    from ..topics.highrecall import fused_pseudo_qrels, sentence_query
+
+    _check_highrecall(k, judged, std, sentence)
+    if combine not in COMBINE:
+        raise InputError(None, f"--combine must be one of {', '.join(COMBINE)}")
+    refs = sref_system if isinstance(sref_system, list) else [sref_system]
+    manifest = read_manifest(index_dir)
+    store = DocStore(index_dir / STORE)
+    try:
+        titles, _ = focused_topics(store, ids)
+        sentences: dict[str, str] = {}
+        for d in ids:
+            q = sentence_query(store.get(d)["sentences"], sentence, fallback)
+            if q is not None:
+                sentences[d] = q
+    finally:
+        store.close()
+    out.mkdir(parents=True, exist_ok=True)
+    write_topics(out / "titles.tsv", titles)
+    # S_ref sees the titles: it searches `all` with the title only (never the sentence)
+    sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, refs, out / "sref",
+                           depth=k, progress=progress)
+    qrels_all = fused_pseudo_qrels([sref_runs[r.name] for r in refs], k=k, zt=zt, std=std, judged=judged,
+                                   combine=combine, graded=graded)
+    folds: list[list[str]] = []
+    if holdout:
+        folds = index_folds(index_dir, "nt", list(sentences))
+        held = {q: set(f) for f in folds for q in f}
+        kept = {q: {d: r for d, r in v.items() if d not in held[q]} for q, v in qrels_all.items() if q in held}
+        qrels_all = {q: v for q, v in kept.items() if any(r > 0 for r in v.values())}
+    qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
+    if not qrels:
+        raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")
+    topics = {q: sentences[q] for q in qrels}
+    write_topics(out / "topics.tsv", topics)
+    write_qrels(out / "qrels.txt", qrels)
+    sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+    write_text(out / "pseudo_relevant_counts.tsv",
+               "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
+    hist: dict[str, int] = {}
+    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
+        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
+        hist[label] = sum(lo <= n <= hi for n in sizes)
+    first = refs[0]
+    stats = {
+        "sref": {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
+                 "params": first.params if len(refs) == 1 else {r.name: {"algorithm": r.algorithm, "params": r.params}
+                                                                for r in refs},
+                 "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None},
+        "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
+        "graded": graded, "holdout": holdout,
+        "dropped": {"no_sentence": len(ids) - len(sentences),
+                    "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
+        "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
+                                      "mean": round(statistics.mean(sizes), 2), "max": max(sizes), "total": sum(sizes),
+                                      "histogram": hist},
+    }
+    if holdout:
+        stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}
+    return topics, qrels, stats, sentences
+
+
+def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | None = None) -> list[System]:
+    """One or several S_refs (several are fused); None or [] = :data:`DEFAULT_SREFS`."""
+    if sref is None or (isinstance(sref, (list, tuple)) and not sref):
+        return reference_systems(DEFAULT_SREFS)
+    if isinstance(sref, (list, tuple)):
+        return [resolve_sref(s, systems_path) for s in sref]
+    return [resolve_sref(sref, systems_path)]
+
+
+
+@dataclass(frozen=True)
+class HighRecallSpec(DocumentSampleSpec):
+    sref: tuple[str, ...] = param((), "reference systems (names from the system sets, or YAML files with one system); "
+                            "several are fused; empty = the default vote of three")
+    k: int = param(1000, "S_ref hits z-scored per title", min=2)
+    zt: float = param(2.0, "Z threshold: hits with z ≥ zt are pseudo-relevant")
+    sentence: int = param(3, "which abstract sentence is the query (1-based)", min=1)
+    judged: str = param("topk-nonrelevant", "S_ref's other top-k hits judged non-relevant, or relevant-only",
+                        choices=JUDGED_POLICIES)
+    std: str = param("population", "standard deviation of the z-scores", choices=STD_KINDS)
+    fallback: str = param("skip", "abstracts with fewer sentences: skip the topic, or use the last sentence",
+                          choices=("skip", "last"))
+    combine: str = param("vote", "several S_refs: majority vote of z ≥ zt, or mean z", choices=COMBINE)
+    graded: bool = param(False, "relevance 2 where z ≥ zt + 1, else 1")
+    holdout: bool = param(False, "search each topic with its source document held out of the index")
+    preset: str | None = param(None, "paper: Campagne 2008 as published (overrides sref, combine, graded, "
+                                     "holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))
+
+    def __post_init__(self) -> None:
+        if self.preset is not None and self.preset in HIGHRECALL_PRESETS:
+            p = HIGHRECALL_PRESETS[self.preset]
+            for key in ("sref", "combine", "graded", "holdout", "judged"):
+                object.__setattr__(self, key, tuple(p[key]) if key == "sref" else p[key])
+        if self.sref is None:
+            object.__setattr__(self, "sref", ())
+        if isinstance(self.sref, (str, Path, System)):
+            object.__setattr__(self, "sref", (self.sref,))
+        super().__post_init__()
+
+    def validate(self) -> None:
+        _check_highrecall(self.k, self.judged, self.std, self.sentence)  # the messages the CLI has always given
+        if self.combine not in COMBINE:
+            raise InputError(None, f"--combine must be one of {', '.join(COMBINE)}")
+        super().validate()
+
+    def options(self) -> dict[str, Any]:
+        """The keyword arguments of :func:`highrecall_topics`."""
+        return {"k": self.k, "zt": self.zt, "sentence": self.sentence, "judged": self.judged, "std": self.std,
+                "fallback": self.fallback, "combine": self.combine, "graded": self.graded, "holdout": self.holdout}
+
+
+class HighRecall(Protocol):
+    name = "highrecall"
+    Spec = HighRecallSpec
+    searches = "nt"
+    in_demo = True
+    measures = ("AP", "Bpref", "P@10", "nDCG@10", "R@1000")
+    verdict = VerdictSpec(
+        "highrecall", "AP",
+        "topical, recall-oriented search: rank everything on the topic of a sentence high (ad hoc, reviews)",
+        "human judgments on collections with many relevant documents per query (CISI: Kendall 0.90)")
+    summary = ("query: the n-th abstract sentence of a sampled document; relevant: S_ref's hits for its title "
+               "over all with z ≥ ZT; systems search nt")
+    grid_measures = ("AP", "Bpref")
+    correlate_pairs = (("AP", "AP"), ("Bpref", "Bpref"), ("nDCG@10", "nDCG@10"))
+
+    def build(self, index_dir: Path, spec: HighRecallSpec, out: Path, progress: bool = False,
+              systems_path: Path | None = None) -> TopicSet:
+        ids, n_eligible = sample_documents(index_dir, spec)
+        refs = resolve_srefs(spec.sref, systems_path)
+        _, qrels, stats, sentences = highrecall_topics(Path(index_dir), ids, refs, Path(out), progress=progress,
+                                                       **spec.options())
+        topics = {q: sentences[q] for q in qrels}
+        return TopicSet(topics, qrels, {"requested": spec.n_topics, "eligible": n_eligible, "used": len(qrels)},
+                        stats={**sample_record(spec, n_eligible), **stats}, run_topics=sentences,
+                        holdout=spec.holdout)
+
+    def report_lines(self, results: dict[str, Any]) -> list[str]:
+        from ..report.text import highrecall_summary
+
+        return [highrecall_summary(results)]
+
+
+PROTOCOL = HighRecall
