@@ -10,6 +10,7 @@ import datetime as _dt
 import hashlib
 import json
 import platform
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -22,6 +23,7 @@ from .corpus.document import Deletion, Document, Skipped
 from .corpus.sentences import split_abstract
 from .corpus.sources import expand, read_records, source_format
 from .corpus.store import FILENAME as STORE_FILENAME
+from .corpus.store import FORMAT as STORE_FORMAT
 from .corpus.store import DocStore
 from .lucene import indexer, jvm
 
@@ -181,7 +183,11 @@ class _LuceneFeed:
 
 
 def fingerprint(manifest: dict[str, Any]) -> str:
-    """Content key for caches downstream: sources' hashes, parameters, tool versions (no clock)."""
+    """Content key for caches downstream: sources' hashes, parameters, tool versions (no clock).
+
+    The store's format is left out on purpose: the caches keyed on it hold Lucene results, and the
+    Lucene indexes do not change with the store's layout (topics and qrels have keys of their own).
+    """
     key = {"sources": [s["sha256"] for s in manifest["sources"]], "parameters": manifest["parameters"],
            "versions": manifest["versions"], "counts": manifest["counts"]}
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
@@ -217,6 +223,9 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
             feed.pipe.close()  # let queued Java work end before the temp dir goes
             raise
         n = len(store)
+        store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
+                      "documents_with_mesh": store.documents_with_mesh(),
+                      "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
         store.close()
         manifest: dict[str, Any] = {
             "nteval_version": __version__,
@@ -231,7 +240,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                 "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
                 "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
             },
-            "store": {"path": STORE_FILENAME, "documents": n},
+            "store": store_info,
             "parameters": {
                 "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
                 "index_flags": list(indexer.INDEX_FLAGS),
@@ -304,3 +313,22 @@ def _manifest_problem(m: Any) -> str | None:
     if not isinstance(m.get("versions"), dict):
         return '"versions" missing'
     return None
+
+
+def require_store_features(index_dir: str | Path, features: Sequence[str]) -> dict[str, Any]:
+    """The manifest, once the index's document store is known to hold ``features`` (names in
+    :data:`nteval.corpus.store.FEATURES`); an index built before they existed is a one-line error
+    that says to rebuild it, not an SQL error later."""
+    from .errors import InputError
+
+    manifest = read_manifest(index_dir)
+    path = Path(index_dir) / STORE_FILENAME
+    try:
+        store = DocStore(path)
+    except sqlite3.DatabaseError as err:
+        raise InputError(path, f"unreadable document store: {err} (rebuild the index with nteval index --force)") from None
+    try:
+        store.require(*features)
+    finally:
+        store.close()
+    return manifest

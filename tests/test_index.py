@@ -112,6 +112,10 @@ def test_replacement_and_deletion_semantics(tmp_path):
     with Index(tmp_path / "idx" / "nt") as nt:
         assert nt.num_docs == len(docs) - 3
         assert nt.raw(victims[0]) is None
+    store = DocStore(tmp_path / "idx" / "docs.sqlite")  # MeSH rows follow: one set per kept record
+    rows = store.db.execute("SELECT COUNT(*) FROM mesh").fetchone()[0]
+    assert rows == sum(len(h["qualifiers"]) + 1 for d in docs[3:] for h in d.meta.get("mesh", [])) > 0
+    store.close()
 
 
 def test_beir_corpus_indexes(tmp_path):

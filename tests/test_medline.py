@@ -97,3 +97,71 @@ def test_memory_stays_flat_on_a_400_mb_file():
     n, maxrss_kb = map(int, out.stdout.split())
     assert n == 20788 + 1  # records + the DeleteCitation block
     assert maxrss_kb < 200_000, f"peak RSS {maxrss_kb} kB: the parse is keeping the tree"
+
+
+def _doc(path, docid):
+    return next(r for r in _records(path) if isinstance(r, Document) and r.docid == docid)
+
+
+def test_mesh_headings_of_a_known_record():
+    """PMID 399311 as its XML reads (checked by hand): descriptor stars, a qualifier star, a
+    geographic descriptor, headings without qualifiers."""
+    doc = _doc(FIRST100, "399311")
+    t = lambda name, ui, major: {"name": name, "ui": ui, "major": major}  # noqa: E731
+    assert doc.meta["mesh"] == [
+        {"name": "Brazil", "ui": "D001938", "descriptor_major": False, "major": False, "qualifiers": []},
+        {"name": "Humans", "ui": "D006801", "descriptor_major": False, "major": False, "qualifiers": []},
+        {"name": "Skin Diseases, Parasitic", "ui": "D012876", "descriptor_major": False, "major": True,
+         "qualifiers": [t("classification", "Q000145", False), t("epidemiology", "Q000453", True)]},
+        {"name": "Terminology as Topic", "ui": "D009626", "descriptor_major": True, "major": True, "qualifiers": []},
+        {"name": "Tropical Climate", "ui": "D014329", "descriptor_major": True, "major": True, "qualifiers": []},
+    ]
+    assert doc.meta["language"] == ["por"] and doc.meta["vernacular_language"] == "por"
+    assert doc.meta["vernacular_title"].startswith("Dermatozoíases em um imenso país tropical")
+
+
+def test_mesh_major_rule_on_the_qualifier_star():
+    """10704411: "Cocaine/metabolism*" makes Cocaine a major topic though its own flag is N;
+    "Drosophila/metabolism" (no star anywhere) stays minor."""
+    mesh = {h["name"]: h for h in _doc(FIRST200, "10704411").meta["mesh"]}
+    assert [h for h in mesh] == ["Animals", "Behavior, Animal", "Cocaine", "Dopamine", "Drosophila", "Ethanol",
+                                 "Male", "Nicotine"]
+    assert mesh["Cocaine"]["major"] and not mesh["Cocaine"]["descriptor_major"]
+    assert [(q["name"], q["major"]) for q in mesh["Dopamine"]["qualifiers"]] == [("metabolism", True), ("physiology", False)]
+    assert not mesh["Drosophila"]["major"]
+    assert {n for n, h in mesh.items() if h["major"]} == {"Cocaine", "Dopamine", "Ethanol", "Nicotine"}
+
+
+def test_mesh_counts_match_an_independent_count_of_the_raw_xml():
+    """Per record: headings = <MeshHeading> elements; major headings = those with a "Y" anywhere
+    (regex over the raw text, not the parser); records without a list carry no "mesh" key."""
+    raw = gzip.open(FIRST200).read().decode()
+    by_pmid = {re.search(r"<PMID[^>]*>(\d+)</PMID>", a).group(1): a
+               for a in re.findall(r"<PubmedArticle>.*?</PubmedArticle>", raw, re.S)}
+    docs = [r for r in _records(FIRST200) if isinstance(r, Document)]
+    assert sum("mesh" in d.meta for d in docs) == sum("<MeshHeading>" in by_pmid[d.docid] for d in docs) > 50
+    for d in docs:
+        heads = re.findall(r"<MeshHeading>(.*?)</MeshHeading>", by_pmid[d.docid], re.S)
+        mesh = d.meta.get("mesh", [])
+        assert len(mesh) == len(heads)
+        assert sum(h["major"] for h in mesh) == sum('MajorTopicYN="Y"' in h for h in heads)
+        assert sum(len(h["qualifiers"]) for h in mesh) == sum(h.count("<QualifierName") for h in heads)
+
+
+def test_vernacular_language_is_set_only_when_medline_makes_it_certain():
+    assert _doc(FIRST100, "399349").meta["vernacular_language"] == "ger"
+    bilingual = _doc(FIRST200, "29426732")  # Language eng + spa: the vernacular title is the Spanish one
+    assert bilingual.meta["language"] == ["eng", "spa"] and bilingual.meta["vernacular_language"] == "spa"
+    english_only = _doc(FIRST200, "31448803")  # a Spanish vernacular title on a record that lists only eng
+    assert english_only.meta["vernacular_title"].startswith("Uso de drenajes")
+    assert "vernacular_language" not in english_only.meta
+
+
+def test_mesh_in_the_2006_format_has_no_ui():
+    """2006 records carry no UI attribute; MajorTopicYN is still there."""
+    doc = _doc(MEDSAMP2006, "10540283")
+    mesh = {h["name"]: h for h in doc.meta["mesh"]}
+    assert all(h["ui"] is None for h in doc.meta["mesh"])
+    assert mesh["Bacterial Proteins"]["descriptor_major"] and not mesh["Amino Acid Sequence"]["major"]
+    assert [(q["name"], q["major"]) for q in mesh["Membrane Proteins"]["qualifiers"]] == [
+        ("chemistry", False), ("genetics", True), ("metabolism", False)]

@@ -11,6 +11,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from lxml import etree
 
@@ -32,7 +33,8 @@ def flatten(elem: etree._Element | None) -> str:
     """Element text with inline markup (``<i>``, ``<sup>``, ``<b>``...) flattened, whitespace folded."""
     if elem is None:
         return ""
-    return " ".join("".join(elem.itertext()).split())
+    text = elem.text if len(elem) == 0 else "".join(elem.itertext())  # leaf: skip the iterator (MeSH terms)
+    return " ".join((text or "").split())
 
 
 def root_tag(path: Path) -> str:
@@ -109,6 +111,44 @@ def _too_large(mc: etree._Element, limit: int) -> bool:
     return False
 
 
+def vernacular_language(languages: list[str]) -> str | None:
+    """The language of a ``<VernacularTitle>``: the record's one non-English ``<Language>``.
+
+    Medline does not tag the vernacular title itself; bilingual articles list both languages
+    (``eng``, ``spa``), and some records list only ``eng`` beside a Spanish vernacular title, so
+    anything but exactly one non-English code is unknown (None) rather than a guess.
+    """
+    other = sorted({c for c in languages if c and c != "eng"})
+    return other[0] if len(other) == 1 else None
+
+
+def _term(elem: etree._Element) -> dict[str, Any]:
+    """One ``DescriptorName``/``QualifierName``: its text, its UI (absent in 2006 records) and its
+    ``MajorTopicYN`` (absent means "N", the 2006 DTD's default)."""
+    return {"name": flatten(elem), "ui": elem.get("UI") or None, "major": elem.get("MajorTopicYN") == "Y"}
+
+
+def mesh_headings(mc: etree._Element) -> list[dict[str, Any]]:
+    """The record's MeSH headings in file order.
+
+    A heading is a major topic (PubMed's asterisk, what ``[majr]`` finds) when its descriptor or
+    any of its qualifiers has ``MajorTopicYN="Y"``: NLM puts the star on the qualifier when the
+    descriptor/qualifier pair is the main point, and ``[majr]`` on the descriptor finds both.
+    ``major`` is that rule; ``descriptor_major`` is the descriptor's own flag.
+    """
+    headings = []
+    mesh_list = mc.find("MeshHeadingList")
+    for mh in (mesh_list.iterchildren("MeshHeading") if mesh_list is not None else ()):
+        d = mh.find("DescriptorName")
+        desc = _term(d) if d is not None else None
+        if desc is None or not desc["name"]:
+            continue
+        quals = [q for q in map(_term, mh.iterchildren("QualifierName")) if q["name"]]
+        headings.append({"name": desc["name"], "ui": desc["ui"], "descriptor_major": desc["major"],
+                         "major": desc["major"] or any(q["major"] for q in quals), "qualifiers": quals})
+    return headings
+
+
 def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document | Skipped:
     """One ``<MedlineCitation>`` element → a Document, or the reason it cannot be used."""
     pmid = (mc.findtext("PMID") or "").strip()
@@ -140,6 +180,12 @@ def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document
     vernacular = flatten(article.find("VernacularTitle"))
     if vernacular:
         meta["vernacular_title"] = vernacular
+        lang = vernacular_language(meta["language"])
+        if lang:
+            meta["vernacular_language"] = lang
+    mesh = mesh_headings(mc)
+    if mesh:
+        meta["mesh"] = mesh
     if any(labels):
         meta["abstract_labels"] = labels
         meta["abstract_categories"] = categories

@@ -1,10 +1,10 @@
 """The document store beside the indexes: one SQLite file with every kept document, its sentences
 and metadata, queryable by the filters topic sampling needs (sentence count, title length,
-language, year) without touching Lucene.
+language, year, vernacular title) without touching Lucene, and the records' MeSH headings.
 
 Writes are applied in stream order but batched (``put_row``/``delete`` queue operations; ``flush``
 runs each consecutive run of same-kind operations with one ``executemany``): a later record with
-the same id replaces the earlier row, a deletion removes it.
+the same id replaces the earlier row (and its MeSH rows), a deletion removes them.
 """
 from __future__ import annotations
 
@@ -12,8 +12,18 @@ import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from ..errors import InputError
 from .document import Document
+
+#: Layout of the store, written as ``PRAGMA user_version`` (and into the manifest). 1 = the docs
+#: table alone (stores written before the version existed read 0 and count as 1); 2 = + the
+#: vernacular title columns and the ``mesh`` table.
+FORMAT = 2
+
+#: What each optional part of the store needs (the lowest format that has it).
+FEATURES = {"vernacular": 2, "mesh": 2}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -22,14 +32,39 @@ CREATE TABLE IF NOT EXISTS docs (
     title TEXT NOT NULL,
     abstract TEXT NOT NULL,
     sentences TEXT NOT NULL,         -- sentences joined by '\\n' (they never contain one)
-    meta TEXT NOT NULL,              -- JSON object
+    meta TEXT NOT NULL,              -- JSON object (without "mesh": that lives in the mesh table)
     n_sentences INTEGER NOT NULL,
     n_title_tokens INTEGER NOT NULL,
     language TEXT,                   -- first language code, e.g. 'eng'
-    year INTEGER
+    year INTEGER,
+    vernacular_title TEXT,           -- original-language title (Medline <VernacularTitle>), or NULL
+    vernacular_language TEXT         -- its language when Medline makes it certain (e.g. 'ger'), or NULL
 );
 CREATE INDEX IF NOT EXISTS docs_seq ON docs(seq);
+-- One row per DescriptorName (qualifier NULL) and per QualifierName of each MeshHeading.
+CREATE TABLE IF NOT EXISTS mesh (
+    docid TEXT NOT NULL,
+    heading INTEGER NOT NULL,        -- position of the MeshHeading in the record, from 0
+    descriptor_ui TEXT,              -- e.g. 'D003042'; NULL in 2006-format records (no UI attribute)
+    descriptor TEXT NOT NULL,        -- the descriptor name as Medline writes it
+    qualifier_ui TEXT,
+    qualifier TEXT,                  -- NULL on the descriptor's own row
+    major INTEGER NOT NULL           -- MajorTopicYN of this row's descriptor or qualifier (1 = Y)
+);
+CREATE INDEX IF NOT EXISTS mesh_docid ON mesh(docid);
 """
+
+#: Indexes only the protocols' queries use, made once the store is loaded (cheaper than keeping
+#: them up to date row by row): which descriptors are a major topic of how many documents, which
+#: documents a descriptor is assigned to, which documents have a vernacular title in a language.
+QUERY_INDEXES = """
+CREATE INDEX IF NOT EXISTS mesh_major ON mesh(major, descriptor_ui, docid);
+CREATE INDEX IF NOT EXISTS mesh_descriptor ON mesh(descriptor_ui, docid, major);
+CREATE INDEX IF NOT EXISTS docs_vernacular ON docs(vernacular_language);
+"""
+
+#: A descriptor's identity: its UI, or its name where the record carries no UI (2006 format).
+_KEY = "COALESCE(descriptor_ui, descriptor)"
 
 FILENAME = "docs.sqlite"
 _BATCH = 2000
@@ -42,24 +77,41 @@ class DocStore:
             raise FileNotFoundError(f"{self.path}: no document store")
         self.db = sqlite3.connect(str(self.path))
         if create:
-            self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + SCHEMA)
+            self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                                  f"PRAGMA user_version={FORMAT};" + SCHEMA)
+        self.format = store_format(self.db)
+        self._created = create
         self._seq = 0
         self._ops: list[tuple[str, tuple]] = []
         self.removed = 0  # rows removed by delete() so far (after flush)
 
+    def require(self, *features: str) -> None:
+        """A one-line rebuild error, not an SQL one, when this store predates ``features``
+        (names in :data:`FEATURES`)."""
+        missing = [f for f in features if FEATURES[f] > self.format]
+        if missing:
+            raise InputError(self.path, f"no {' or '.join(missing)} data in the document store (format "
+                             f"{self.format}, needs {max(FEATURES[f] for f in missing)}): the index was built "
+                             "by an older nteval: rebuild it with nteval index --force")
+
     def close(self) -> None:
         self.flush()
+        if self._created:
+            self.db.executescript(QUERY_INDEXES)
         self.db.commit()
         self.db.close()
 
     @staticmethod
     def row(doc: Document, sentences: list[str]) -> tuple:
-        """The stored row of ``doc`` (all but ``seq``); pure, so worker processes can build it."""
+        """The stored row of ``doc`` (all but ``seq``), its MeSH rows last; pure, so worker
+        processes can build it."""
         lang = doc.meta.get("language")
         lang = lang[0] if isinstance(lang, list) and lang else (lang if isinstance(lang, str) else None)
+        meta = {k: v for k, v in doc.meta.items() if k != "mesh"}
         return (doc.docid, doc.title, doc.abstract, "\n".join(sentences),
-                json.dumps(doc.meta, ensure_ascii=False, sort_keys=True), len(sentences),
-                len(doc.title.split()), lang, doc.meta.get("year"))
+                json.dumps(meta, ensure_ascii=False, sort_keys=True), len(sentences),
+                len(doc.title.split()), lang, doc.meta.get("year"), doc.meta.get("vernacular_title"),
+                doc.meta.get("vernacular_language"), mesh_rows(doc.meta.get("mesh", [])))
 
     def put_row(self, row: tuple) -> None:
         """Queue an insert-or-replace of a row made by :meth:`row`."""
@@ -84,10 +136,20 @@ class DocStore:
                 j += 1
             rows = [op[1] for op in ops[i:j]]
             if kind == "put":
-                self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+                self._put(rows)
             else:
+                self.db.executemany("DELETE FROM mesh WHERE docid=?", rows)
                 self.removed += self.db.executemany("DELETE FROM docs WHERE docid=?", rows).rowcount
             i = j
+
+    def _put(self, rows: list[tuple]) -> None:
+        """Insert-or-replace ``rows`` (docs columns + MeSH rows last); a replaced record's MeSH rows
+        go, and an id repeated inside the batch keeps only its last version's headings."""
+        self.db.executemany("DELETE FROM mesh WHERE docid=?", [(r[0],) for r in rows])
+        self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [r[:-1] for r in rows])
+        last = {r[0]: i for i, r in enumerate(rows)}
+        self.db.executemany("INSERT INTO mesh VALUES (?,?,?,?,?,?,?)",
+                            [(r[0], *m) for i, r in enumerate(rows) if last[r[0]] == i for m in r[-1]])
 
     def __len__(self) -> int:
         self.flush()
@@ -104,5 +166,78 @@ class DocStore:
             "SELECT docid, title, abstract, sentences, meta FROM docs WHERE docid=?", (docid,)).fetchone()
         if row is None:
             return None
+        meta = json.loads(row[4])
+        mesh = self._headings(docid)
+        if mesh:
+            meta["mesh"] = mesh
         return {"docid": row[0], "title": row[1], "abstract": row[2],
-                "sentences": row[3].split("\n") if row[3] else [], "meta": json.loads(row[4])}
+                "sentences": row[3].split("\n") if row[3] else [], "meta": meta}
+
+    def _headings(self, docid: str) -> list[dict[str, Any]]:
+        """The record's MeSH headings rebuilt from its rows, in the shape the Medline reader gives."""
+        if self.format < FEATURES["mesh"]:
+            return []
+        headings: list[dict[str, Any]] = []
+        for dui, dname, qui, qname, major in self.db.execute(
+                "SELECT descriptor_ui, descriptor, qualifier_ui, qualifier, major FROM mesh "
+                "WHERE docid=? ORDER BY heading, rowid", (docid,)):
+            if qname is None:
+                headings.append({"name": dname, "ui": dui, "descriptor_major": bool(major),
+                                 "major": bool(major), "qualifiers": []})
+            else:
+                headings[-1]["qualifiers"].append({"name": qname, "ui": qui, "major": bool(major)})
+                headings[-1]["major"] = headings[-1]["major"] or bool(major)
+        return headings
+
+    def mesh_major_topics(self, min_docs: int, max_docs: int) -> list[tuple[str, str, int]]:
+        """(key, name, documents) of each descriptor that is a major topic of between ``min_docs``
+        and ``max_docs`` documents, by key. Major = the descriptor or one of its qualifiers is
+        starred (NLM's rule); key = descriptor UI (the name where the record has none). A UI whose
+        name changed between MeSH years is named as in its latest record."""
+        self.require("mesh")
+        self.flush()
+        return [(k, n, c) for k, c, n, _ in self.db.execute(
+            f"SELECT {_KEY} AS k, COUNT(DISTINCT m.docid) AS c, m.descriptor, MAX(d.seq) "
+            "FROM mesh m JOIN docs d ON d.docid = m.docid WHERE m.major = 1 "
+            "GROUP BY k HAVING c BETWEEN ? AND ? ORDER BY k", (min_docs, max_docs))]
+
+    def mesh_documents(self, key: str) -> dict[str, int]:
+        """docid → 2 where descriptor ``key`` (UI, or name for UI-less records) is a major topic,
+        1 where it is assigned but not major: the graded relevance a MeSH topic can use."""
+        self.require("mesh")
+        self.flush()
+        return {d: 1 + g for d, g in self.db.execute(
+            "SELECT docid, MAX(major) FROM mesh WHERE descriptor_ui = ? "
+            "OR (descriptor_ui IS NULL AND descriptor = ?) GROUP BY docid ORDER BY docid", (key, key))}
+
+    def documents_with_mesh(self) -> int:
+        """Documents with at least one MeSH heading (the rest, e.g. in-process citations, cannot
+        be judged by MeSH)."""
+        self.flush()
+        if self.format < FEATURES["mesh"]:
+            return 0
+        return int(self.db.execute("SELECT COUNT(DISTINCT docid) FROM mesh").fetchone()[0])
+
+    def vernacular_counts(self) -> dict[str | None, int]:
+        """Documents with a vernacular title, per vernacular language (None = not certain), most first."""
+        self.flush()
+        if self.format < FEATURES["vernacular"]:
+            return {}
+        rows = self.db.execute("SELECT vernacular_language, COUNT(*) AS n FROM docs WHERE vernacular_title "
+                               "IS NOT NULL GROUP BY vernacular_language ORDER BY n DESC, vernacular_language")
+        return dict(rows.fetchall())
+
+
+def mesh_rows(headings: list[dict[str, Any]]) -> tuple[tuple, ...]:
+    """The ``mesh`` table rows (without docid) of a record's headings: the descriptor's row, then
+    one per qualifier, each with its own MajorTopicYN."""
+    rows: list[tuple] = []
+    for pos, h in enumerate(headings):
+        rows.append((pos, h["ui"], h["name"], None, None, int(h["descriptor_major"])))
+        rows.extend((pos, h["ui"], h["name"], q["ui"], q["name"], int(q["major"])) for q in h["qualifiers"])
+    return tuple(rows)
+
+
+def store_format(db: sqlite3.Connection) -> int:
+    """The store's layout version (0, never written by old stores, reads as 1)."""
+    return max(int(db.execute("PRAGMA user_version").fetchone()[0]), 1)

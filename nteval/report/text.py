@@ -21,9 +21,20 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
         f"  deletions    {c['deleted_pmids']:,} PMIDs listed, {c['deleted_removed']:,} removed",
         f"  skipped      {skipped}",
         f"  indexes      all/ (title+abstract) and nt/ (abstract only): {manifest['indexes']['nt']['documents']:,} documents each",
+        store_summary(manifest.get("store", {})),
         f"  versions     " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()),
     ]
     return "\n".join(lines)
+
+
+def store_summary(store: dict[str, Any]) -> str:
+    """The store line: its format, and what the MeSH and cross-lingual protocols can draw on."""
+    if store.get("format", 1) < 2:
+        return "  store        format 1: no MeSH or vernacular-title data (rebuild with nteval index --force for them)"
+    vern = store.get("vernacular_titles", {})
+    top = ", ".join(f"{lang} {n:,}" for lang, n in list(vern.items())[:6])
+    return (f"  store        format {store['format']}: MeSH on {store.get('documents_with_mesh', 0):,} documents,"
+            f" vernacular titles {sum(vern.values()):,}" + (f" ({top}{', ...' if len(vern) > 6 else ''})" if vern else ""))
 
 
 def results_table(results: dict[str, Any], sort_by: str | None = None) -> str:
