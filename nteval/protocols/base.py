@@ -157,9 +157,9 @@ class Protocol:
     def check_index(self, index_dir: Path) -> None:
         """One-line error, before any work, when the index lacks what this protocol reads."""
         if self.requires:
-            from ..corpus.store import require_features
+            from ..index import require_store_features
 
-            require_features(index_dir, self.requires, self.name)
+            require_store_features(index_dir, self.requires)
 
     def __init_subclass__(cls, **kw: Any) -> None:
         super().__init_subclass__(**kw)
