@@ -36,8 +36,9 @@ def resolve_systems(spec: str | Path | None) -> tuple[Path, list[System]]:
 
 def write_results(out: Path, protocol: str, spec: SampleSpec, measures: list[str], runs: dict, infos: list,
                   qrels: dict, extra: dict[str, Any], correction: str = "holm") -> dict[str, Any]:
-    """Evaluate every run and write per-topic scores, results.tsv and results.json, and the
-    protocol's verdict (significance groups, reliability) in results.json and significance.tsv."""
+    """Evaluate every run and write per-topic scores, results.tsv, results.json and results.tex
+    (booktabs, for a paper), and the protocol's verdict (significance groups, reliability) in
+    results.json and significance.tsv."""
     from .verdict import VERDICTS, make_verdict
 
     vspec = VERDICTS.get(protocol)
@@ -85,6 +86,9 @@ def write_results(out: Path, protocol: str, spec: SampleSpec, measures: list[str
                        + f"\t{i.empty_queries}" for i in infos]
     write_text(out / "results.tsv", "\n".join(rows) + "\n")
     write_text(out / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    from .report.text import results_latex
+
+    write_text(out / "results.tex", results_latex(results, vspec.measure if vspec and vspec.measure in measures else None))
     return results
 
 
