@@ -38,8 +38,9 @@ HIGHRECALL_MEASURES = protocols.get("highrecall").measures
 def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], runs: dict, infos: list,
                   tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool = False
                   ) -> tuple[dict[str, Any], Scores]:
-    """Evaluate every run and write per-topic scores, results.tsv and results.json, and the
-    protocol's verdict (significance groups, reliability) in results.json and significance.tsv."""
+    """Evaluate every run and write per-topic scores, results.tsv, results.json and results.tex
+    (booktabs, for a paper), and the protocol's verdict (significance groups, reliability) in
+    results.json and significance.tsv."""
     import sys
 
     from tqdm import tqdm
@@ -84,6 +85,9 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
                        + f"\t{i.empty_queries}" for i in infos]
     write_text(out / "results.tsv", "\n".join(rows) + "\n")
     write_text(out / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    from .report.text import results_latex
+
+    write_text(out / "results.tex", results_latex(results, vmeasure if vmeasure in measures else None))
     return results, scores
 
 

@@ -32,3 +32,29 @@ def first200_index(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("idx") / "first200"
     build_index([FIRST200], out)
     return out
+
+
+@pytest.fixture(scope="session")
+def scifact_index(tmp_path_factory) -> Path:
+    """A real index of the bundled judged SciFact slice (500 abstracts)."""
+    from nteval.demo import scifact_slice
+    from nteval.index import build_index
+
+    out = tmp_path_factory.mktemp("sf") / "idx"
+    build_index([scifact_slice() / "corpus.jsonl.gz"], out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def correlated(scifact_index, tmp_path_factory):
+    """One real `nteval correlate` run on the SciFact slice: (CLI result, its --out directory)."""
+    from click.testing import CliRunner
+
+    from nteval.cli import main
+    from nteval.demo import scifact_slice
+
+    sl, out = scifact_slice(), tmp_path_factory.mktemp("correlate") / "c"
+    r = CliRunner().invoke(main, ["correlate", "--index", str(scifact_index), "--queries", str(sl / "queries.jsonl"),
+                                  "--qrels", str(sl / "qrels.tsv"), "--topics", "40", "--bootstrap", "50", "--min-topics", "10",
+                                  "--out", str(out), "--quiet"])
+    return r, out

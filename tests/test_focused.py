@@ -18,8 +18,9 @@ from nteval.topics.sample import SampleSpec, sample_ids
 def test_same_seed_gives_byte_identical_topics_and_qrels(first200_index, tmp_path):
     a = run_focused(first200_index, tmp_path / "a", n_topics=40, seed=7, systems="default", progress=False, min_topics=10)
     b = run_focused(first200_index, tmp_path / "b", n_topics=40, seed=7, systems="default", progress=False, min_topics=10)
-    for f in ("topics.tsv", "qrels.txt"):
+    for f in ("topics.tsv", "qrels.txt", "results.tex"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes()
+    assert "\\toprule" in (tmp_path / "a" / "results.tex").read_text()
     c = run_focused(first200_index, tmp_path / "c", n_topics=40, seed=8, systems="default", progress=False, min_topics=10)
     assert (tmp_path / "c" / "topics.tsv").read_bytes() != (tmp_path / "a" / "topics.tsv").read_bytes()
     assert a["systems"] == b["systems"]

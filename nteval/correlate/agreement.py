@@ -98,6 +98,25 @@ def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[st
             if v else None for k, v in out.items()} | {"splits": splits, "topics_per_half": len(topics) // 2}
 
 
+def _protocol_settings(r: dict[str, Any]) -> dict[str, Any]:
+    """A protocol run's own settings worth printing beside its scores (S_ref, k, Z threshold…)."""
+    out = {k: r[k] for k in ("depth", "k", "zt", "std", "judged", "sentence", "graded", "holdout") if k in r}
+    if "sref" in r:
+        out["S_ref"] = r["sref"]["name"]
+    return out
+
+
+def provenance(manifest: dict[str, Any]) -> dict[str, Any]:
+    """When and with what a report was made (the index's tools come from its manifest)."""
+    import datetime
+    import platform
+
+    from .. import __version__
+
+    return {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            "nteval": __version__, "python": platform.python_version(), "index_versions": manifest.get("versions", {})}
+
+
 def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
@@ -208,11 +227,13 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         "systems": names, "human": {"queries": str(queries), "qrels": str(qrels_path), "topics": len(topics),
                                     "judged_topics": len(qrels), "field": field, "scores": human_scores},
         "verdict": verdict,
-        "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"]}
-               for side, r in nt.items()},
+        "system_configs": {s.name: s.describe() for s in system_list},
+        "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
+                      "settings": _protocol_settings(r)} for side, r in nt.items()},
         "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
         "settings": {"n_topics": n_topics, "seed": seed, "depth": depth, "bootstrap": n_boot, "splits": splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
+        "provenance": provenance(manifest),
     }
     report["caveats"] = caveats(report)
     from ..report.agreement import write_reports

@@ -57,8 +57,9 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
     return out
 
 
-def caveats_markdown(items: list[dict[str, str]]) -> list[str]:
+def caveat_blocks(items: list[dict[str, str]]) -> list[tuple]:
+    """The caveats as report blocks (see :mod:`nteval.report.document`), right after the verdicts."""
     if not items:
         return []
-    return ["## Read with care: figures below that cannot mean anything here", ""] + [
-        f"- **{c['figure']}**: {c['why']}." for c in items] + [""]
+    return [("h2", "Read with care: figures below that cannot mean anything here"),
+            ("ul", [[f"**{c['figure']}**: {c['why']}."] for c in items])]

@@ -1,5 +1,6 @@
-"""Reports for ``nteval correlate``: scatter PNGs (paper's Figure 2), report.md, and a
-self-contained report.html (images inlined)."""
+"""Reports for ``nteval correlate``: scatter PNGs (paper's Figure 2), report.md, report.tex
+(booktabs tables for a paper) and a self-contained report.html (images inlined) a person reads:
+verdicts in plain words first, then figures, tables, settings and versions."""
 from __future__ import annotations
 
 import base64
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
+from .document import Block, html_page, inline_html, to_html, to_latex, to_markdown
 from .plots import scatter
 
 
@@ -23,57 +25,95 @@ def pair_label(p: dict[str, Any]) -> str:
     return f"NT {p['nt']} {p['nt_measure']} vs human {p['human_measure']}"
 
 
-def write_reports(report: dict[str, Any], out: Path) -> None:
-    out = Path(out)
+def _scatters(report: dict[str, Any], out: Path) -> list[tuple[dict[str, Any], str]]:
+    """One scatter per (NT measure, human measure) pair: (pair, file name)."""
     images = []
+    names = report["systems"]
     for p in report["pairs"]:
-        names = report["systems"]
         s = p["stats"]
         fname = f"scatter_{p['nt']}_{p['nt_measure']}_vs_human_{p['human_measure']}.png".replace("@", "_at_")
         scatter([p["nt_scores"][n] for n in names], [p["human_scores"][n] for n in names], names,
                 f"NT {p['nt']} {p['nt_measure']}", f"human {p['human_measure']}",
-                f"{pair_label(p)}\nPearson {_fmt(s['pearson']['value'])}, Spearman {_fmt(s['spearman']['value'])}",
-                out / fname, diagonal=False)
-        images.append((pair_label(p), fname))
-    md = summary_markdown(report)
-    md += "\n" + "\n".join(f"![{label}]({f})" for label, f in images) + "\n"
+                f"{pair_label(p)}\nPearson {_fmt(s['pearson']['value'])}, Spearman {_fmt(s['spearman']['value'])}, "
+                f"Kendall τ-b {_fmt(s['kendall']['value'])}", out / fname, diagonal=False)
+        images.append((p, fname))
+    return images
+
+
+def write_reports(report: dict[str, Any], out: Path) -> None:
+    out = Path(out)
+    images = _scatters(report, out)
+    blocks = summary_blocks(report)
+    md = (to_markdown(blocks) + "\n" + "\n".join(f"![{pair_label(p)}]({f})" for p, f in images) + "\n\n"
+          + to_markdown(settings_blocks(report)))
     write_text(out / "report.md", md)
-    body = [f"<h1>nteval correlate</h1><p>{html.escape(report['index'])} — {len(report['systems'])} systems, "
-            f"{report['human']['topics']} human topics</p>"]
-    body.append(_md_tables_to_html(summary_markdown(report)))
-    for label, f in images:
-        data = base64.b64encode((out / f).read_bytes()).decode()
-        body.append(f"<figure><img alt='{html.escape(label)}' src='data:image/png;base64,{data}'/>"
-                    f"<figcaption>{html.escape(label)}</figcaption></figure>")
-    write_text(out / "report.html", "<!doctype html><html><head><meta charset='utf-8'><title>nteval correlate</title>"
-               "<style>body{font-family:sans-serif;max-width:70em;margin:auto}table{border-collapse:collapse}"
-               "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:32em}</style></head><body>"
-               + "\n".join(body) + "</body></html>\n")
+    write_text(out / "report.tex", to_latex(blocks, f"nteval correlate: {report['index']}"))
+    write_text(out / "report.html", html_page("nteval correlate: " + Path(report["index"]).name,
+                                              _html_body(report, blocks, [(p, out / f) for p, f in images])))
 
 
-def verdict_markdown(r: dict[str, Any]) -> list[str]:
+def _figure(p: dict[str, Any], png: Path) -> str:
+    data = base64.b64encode(png.read_bytes()).decode()
+    k = p["stats"]["kendall"]["value"]
+    caption = f"{pair_label(p)}: one point per system. Kendall τ-b {_fmt(k)}. {_plain_tau(k)}"
+    return (f"<figure><img alt='{html.escape(pair_label(p))}' src='data:image/png;base64,{data}'>"
+            f"<figcaption>{inline_html(caption)}</figcaption></figure>")
+
+
+def _html_body(r: dict[str, Any], blocks: list[Block], images: list[tuple[dict[str, Any], Path]]) -> str:
+    """Title and provenance line, verdicts, figures, the tables, then settings and versions."""
+    prov = r.get("provenance") or {}
+    split = len(verdict_blocks(r))  # the verdicts come first
+    head = (f"<h1>Can NT rank these systems like human judges?</h1><p class='meta'>nteval correlate on "
+            f"<code>{html.escape(r['index'])}</code>: {len(r['systems'])} systems, {r['human']['judged_topics']} "
+            f"judged human topics. Generated <time>{html.escape(prov.get('generated', 'n/a'))}</time> by nteval "
+            f"{html.escape(str(prov.get('nteval', '?')))}.</p>")
+    figures = "<h2>NT scores against human scores</h2>" + "\n".join(_figure(p, png) for p, png in images)
+    return "\n".join([head, to_html(blocks[:split]), figures, to_html(blocks[split:] + settings_blocks(r))])
+
+
+def settings_blocks(r: dict[str, Any]) -> list[Block]:
+    """What was run, on what, with which tools: enough to run it again."""
+    s, h, prov = r["settings"], r["human"], r.get("provenance") or {}
+    kv = [["index", f"{r['index']} (fingerprint {r['index_fingerprint'][:12]})"],
+          ["systems", f"{len(r['systems'])} from {r['systems_file']}: "
+                      + ", ".join(n if c == n else f"{n} = {c}" for n, c in (r.get("system_configs") or {n: n for n in r["systems"]}).items())],
+          ["human topics", f"{h['judged_topics']} judged of {h['topics']} queries ({h['queries']}; qrels {h['qrels']})"]]
+    for side, nt in r["nt"].items():
+        tc = nt.get("topic_counts") or {}
+        extra = ", ".join(f"{k} {v}" for k, v in (nt.get("settings") or {}).items())
+        kv.append([f"NT {side}", f"{tc.get('used', nt['n_topics'])} topics used of {tc.get('requested', '?')} asked for "
+                                 f"({tc.get('eligible', '?')} eligible documents)" + (f"; {extra}" if extra else "")])
+    kv += [["seed", str(s["seed"])], ["parameters", ", ".join(f"{k} {v}" for k, v in s.items() if k != "seed")]]
+    versions = [["generated", prov.get("generated", "n/a")], ["nteval", str(prov.get("nteval", "?"))],
+                ["python", str(prov.get("python", "?"))]]
+    versions += [[f"{k} (index built with)", str(v)] for k, v in (prov.get("index_versions") or {}).items()]
+    return [("h2", "Settings"), ("kv", kv), ("h2", "Versions"), ("kv", versions)]
+
+
+def verdict_blocks(r: dict[str, Any]) -> list[Block]:
     """The verdicts first: per protocol, its task, its ranking's agreement with the humans'."""
-    lines = ["## Verdicts: which NT protocol to believe for which task", ""]
+    items = []
     for side, v in (r.get("verdict") or {}).items():
         a = v.get("agreement_with_human")
         tc = r["nt"][side].get("topic_counts") or {}
-        lines.append(f"- **{side}** ({v['measure']}) — {v['task']}. Topics: {tc.get('used', r['nt'][side]['n_topics'])} used "
-                     f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible documents).")
+        item = [f"**{side}** ({v['measure']}) — {v['task']}. Topics: {tc.get('used', r['nt'][side]['n_topics'])} used "
+                f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible documents)."]
         if a:
-            k = a["stats"]["kendall"]["value"]
-            top = a.get("stats_top_half")
+            k, top = a["stats"]["kendall"]["value"], a.get("stats_top_half")
             kt = _fmt(top["kendall"]["value"]) if top else "not computed (too few systems)"
-            lines.append(f"  Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])}, "
-                         f"among the better half {kt}. {_plain_tau(k)}")
+            item.append(f"Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])}, "
+                        f"among the better half {kt}. {_plain_tau(k)}")
         rel = v.get("reliability") or {}
         h = rel.get("split_half")
         if h:
             stable = rel.get("stable_from_topics")
-            lines.append(f"  Split-half reliability: τ {h['tau_mean']:.3f} between two disjoint sets of {h['topics']} topics"
-                         + (f"; stable (τ ≥ 0.9) from ~{stable} topics." if stable else "; never reaches τ 0.9 here."))
-        lines.append("  Groups that cannot be told apart: " + " > ".join("{" + ", ".join(g) + "}" for g in v["groups"][:4])
-                     + (" > …" if len(v["groups"]) > 4 else ""))
-    return lines + [""]
+            item.append(f"Split-half reliability: τ {h['tau_mean']:.3f} between two disjoint sets of {h['topics']} topics"
+                        + (f"; stable (τ ≥ 0.9) from ~{stable} topics." if stable else "; never reaches τ 0.9 here."))
+        item.append("Groups that cannot be told apart: " + " > ".join("{" + ", ".join(g) + "}" for g in v["groups"][:4])
+                    + (" > …" if len(v["groups"]) > 4 else ""))
+        items.append(item)
+    return [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
 
 
 def _plain_tau(k: float | None) -> str:
@@ -83,84 +123,64 @@ def _plain_tau(k: float | None) -> str:
     return f"In plain words: for a random pair of systems, the two rankings agree on which is better {100 * (1 + k) / 2:.0f} % of the time (ties aside)."
 
 
-def summary_markdown(r: dict[str, Any]) -> str:
-    from ..correlate.caveats import caveats_markdown
+def _advantage_blocks(p: dict[str, Any]) -> list[Block]:
+    adv = p.get("advantage_vs_bm25")
+    if not adv:
+        return []
+    over = [n for n, a in adv.items() if a["nt_overstates"]]
+    cell = lambda x: "n/a" if x["value"] is None else f"{x['value']:+.3f} [{x['ci95'][0]:+.3f}, {x['ci95'][1]:+.3f}]"  # noqa: E731
+    rows = [[n, cell(a["nt"]), cell(a["human"])] for n, a in sorted(adv.items(), key=lambda kv: -(kv[1]["nt"]["value"] or 0))[:8]]
+    return [("h2", f"Does NT {p['nt']} reward systems over bm25 more than humans do? ({p['nt_measure']} vs human {p['human_measure']})"),
+            ("p", "Relative advantage mean(system)/mean(bm25) − 1, 95 % paired topic-bootstrap CIs; "
+             + (f"NT overstates (its CI wholly above the human one): {', '.join(over)}." if over else "NT overstates no system.")),
+            ("table", ["system", "NT advantage [95% CI]", "human advantage [95% CI]"], rows)]
 
-    lines = verdict_markdown(r) + caveats_markdown(r.get("caveats") or []) + ["## Agreement of NT rankings with human judgments", "",
-             "| pair | Pearson [95% CI] | Spearman [95% CI] | Kendall τ-b (p) [95% CI] | τ_AP [95% CI] |",
-             "|---|---|---|---|---|"]
+
+def summary_blocks(r: dict[str, Any]) -> list[Block]:
+    from ..correlate.caveats import caveat_blocks
+
+    blocks = verdict_blocks(r) + caveat_blocks(r.get("caveats") or [])
+    rows = []
     for p in r["pairs"]:
         s, ci = p["stats"], p["ci95"]
-        lines.append(f"| {pair_label(p)} | {_fmt(s['pearson']['value'])} {_ci(ci['pearson'])} | "
-                     f"{_fmt(s['spearman']['value'])} {_ci(ci['spearman'])} | "
-                     f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) {_ci(ci['kendall'])} | "
-                     f"{_fmt(s['tau_ap']['value'])} {_ci(ci['tau_ap'])} |")
+        rows.append([pair_label(p), f"{_fmt(s['pearson']['value'])} {_ci(ci['pearson'])}",
+                     f"{_fmt(s['spearman']['value'])} {_ci(ci['spearman'])}",
+                     f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) {_ci(ci['kendall'])}",
+                     f"{_fmt(s['tau_ap']['value'])} {_ci(ci['tau_ap'])}"])
+    blocks += [("h2", "Agreement of NT rankings with human judgments"),
+               ("table", ["pair", "Pearson [95% CI]", "Spearman [95% CI]", "Kendall τ-b (p) [95% CI]", "τ_AP [95% CI]"], rows)]
     if r["pairs"] and r["pairs"][0].get("ci_method"):
         cm = r["pairs"][0]["ci_method"]
-        lines += ["", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}."]
-    lines += ["", "## The same among the better half of the systems (by human score)", "",
-              "| pair | systems | Pearson | Spearman | Kendall τ-b (p) | τ_AP |", "|---|---|---|---|---|---|"]
-    if r["pairs"] and not any(p.get("stats_top_half") for p in r["pairs"]):
-        lines.append(f"| not computed: {len(r['pairs'][0]['top_half_systems'])} systems | | | | | |")
+        blocks.append(("p", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}."))
+    rows = [[pair_label(p), str(len(p["top_half_systems"])), _fmt(s["pearson"]["value"]), _fmt(s["spearman"]["value"]),
+             f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)})", _fmt(s["tau_ap"]["value"])]
+            for p in r["pairs"] if (s := p.get("stats_top_half"))]
+    blocks.append(("h2", "The same among the better half of the systems (by human score)"))
+    if rows:
+        blocks.append(("table", ["pair", "systems", "Pearson", "Spearman", "Kendall τ-b (p)", "τ_AP"], rows))
+    elif r["pairs"]:
+        blocks.append(("p", f"Not computed: the better half holds {len(r['pairs'][0]['top_half_systems'])} systems "
+                            "(see Read with care)."))
     for p in r["pairs"]:
-        s = p.get("stats_top_half")
-        if s:
-            lines.append(f"| {pair_label(p)} | {len(p['top_half_systems'])} | {_fmt(s['pearson']['value'])} | "
-                         f"{_fmt(s['spearman']['value'])} | {_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) | "
-                         f"{_fmt(s['tau_ap']['value'])} |")
-    for p in r["pairs"]:
-        adv = p.get("advantage_vs_bm25")
-        if not adv:
-            continue
-        over = [n for n, a in adv.items() if a["nt_overstates"]]
-        lines += ["", f"## Does NT {p['nt']} reward systems over bm25 more than humans do? ({p['nt_measure']} vs human {p['human_measure']})", "",
-                  "Relative advantage mean(system)/mean(bm25) − 1, 95 % paired topic-bootstrap CIs; "
-                  + (f"NT overstates (its CI wholly above the human one): {', '.join(over)}." if over else "NT overstates no system."),
-                  "", "| system | NT advantage [95% CI] | human advantage [95% CI] |", "|---|---|---|"]
-        for n, a in sorted(adv.items(), key=lambda kv: -(kv[1]["nt"]["value"] or 0))[:8]:
-            cell = lambda x: "n/a" if x["value"] is None else f"{x['value']:+.3f} [{x['ci95'][0]:+.3f}, {x['ci95'][1]:+.3f}]"  # noqa: E731
-            lines.append(f"| {n} | {cell(a['nt'])} | {cell(a['human'])} |")
-    lines += ["", "## Human-vs-human ceiling (random halves of the human topics)", "",
-              "| human measure | Pearson | Spearman | Kendall | τ_AP |", "|---|---|---|---|---|"]
-    for m, c in r["human_ceiling"].items():
-        cell = lambda k: "n/a" if not c.get(k) else f"{c[k]['mean']:.3f} {_ci(c[k]['ci95'])}"  # noqa: E731
-        lines.append(f"| {m} | {cell('pearson')} | {cell('spearman')} | {cell('kendall')} | {cell('tau_ap')} |")
-    lines += ["", "## Run-based judgment-free baselines vs human (same runs, human topics)", "",
-              "| baseline | human measure | Pearson | Spearman | Kendall | τ_AP |", "|---|---|---|---|---|---|"]
-    for b, d in r["baselines"].items():
-        for m, s in d["correlations"].items():
-            lines.append(f"| {b} | {m} | {_fmt(s['pearson']['value'])} | {_fmt(s['spearman']['value'])} | "
-                         f"{_fmt(s['kendall']['value'])} | {_fmt(s['tau_ap']['value'])} |")
-    lines += ["", "## System scores", ""]
-    ms = [(f"NT {p['nt']} {p['nt_measure']}", p["nt_scores"]) for p in r["pairs"]]
+        blocks += _advantage_blocks(p)
+    cell = lambda c, k: "n/a" if not c.get(k) else f"{c[k]['mean']:.3f} {_ci(c[k]['ci95'])}"  # noqa: E731
+    blocks += [("h2", "Human-vs-human ceiling (random halves of the human topics)"),
+               ("table", ["human measure", "Pearson", "Spearman", "Kendall", "τ_AP"],
+                [[m] + [cell(c, k) for k in ("pearson", "spearman", "kendall", "tau_ap")] for m, c in r["human_ceiling"].items()])]
+    rows = [[b, m] + [_fmt(s[k]["value"]) for k in ("pearson", "spearman", "kendall", "tau_ap")]
+            for b, d in r["baselines"].items() for m, s in d["correlations"].items()]
+    blocks += [("h2", "Run-based judgment-free baselines vs human (same runs, human topics)"),
+               ("table", ["baseline", "human measure", "Pearson", "Spearman", "Kendall", "τ_AP"], rows)]
+    return blocks + [("h2", "System scores"), _scores_table(r)]
+
+
+def _scores_table(r: dict[str, Any]) -> Block:
+    ms = dict((f"NT {p['nt']} {p['nt_measure']}", p["nt_scores"]) for p in r["pairs"])
     hs = sorted({p["human_measure"] for p in r["pairs"]})
-    header = ["system"] + [m for m, _ in dict(ms).items()] + [f"human {m}" for m in hs]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     order = sorted(r["systems"], key=lambda n: -r["human"]["scores"][n][hs[0]])
-    for n in order:
-        row = [n] + [f"{v[n]:.4f}" for _, v in dict(ms).items()] + [f"{r['human']['scores'][n][m]:.4f}" for m in hs]
-        lines.append("| " + " | ".join(row) + " |")
-    return "\n".join(lines) + "\n"
+    rows = [[n] + [f"{v[n]:.4f}" for v in ms.values()] + [f"{r['human']['scores'][n][m]:.4f}" for m in hs] for n in order]
+    return ("table", ["system"] + list(ms) + [f"human {m}" for m in hs], rows)
 
 
-def _md_tables_to_html(md: str) -> str:
-    out, in_table = [], False
-    for line in md.splitlines():
-        if line.startswith("## "):
-            out.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("|") and set(line) <= set("|-"):
-            continue
-        elif line.startswith("|"):
-            cells = [html.escape(c.strip()) for c in line.strip("|").split("|")]
-            tag = "th" if not in_table else "td"
-            if not in_table:
-                out.append("<table>")
-                in_table = True
-            out.append("<tr>" + "".join(f"<{tag}>{c}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table and not line.startswith("|"):
-            out.append("</table>")
-            in_table = False
-    if in_table:
-        out.append("</table>")
-    return "\n".join(out)
+def summary_markdown(r: dict[str, Any]) -> str:
+    return to_markdown(summary_blocks(r))

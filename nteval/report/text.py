@@ -37,10 +37,27 @@ def store_summary(store: dict[str, Any]) -> str:
             f" vernacular titles {sum(vern.values()):,}" + (f" ({top}{', ...' if len(vern) > 6 else ''})" if vern else ""))
 
 
+def _sort_key(results: dict[str, Any], sort_by: str | None) -> str:
+    """``sort_by``, else RR if measured, else the first measure."""
+    measures = results["measures"]
+    return sort_by or ("RR" if "RR" in measures else measures[0])
+
+
+def results_latex(results: dict[str, Any], sort_by: str | None = None) -> str:
+    """The results table as a booktabs LaTeX document (results.tex), for a paper."""
+    from .document import to_latex
+
+    key = _sort_key(results, sort_by)
+    systems = sorted(results["systems"].items(), key=lambda kv: -kv[1][key])
+    caption = f"{results['protocol']} protocol: {results['n_topics']:,} topics, seed {results['seed']}, sorted by {key}"
+    rows = [[name] + [f"{vals[m]:.4f}" for m in results["measures"]] for name, vals in systems]
+    return to_latex([("h2", caption), ("table", ["system"] + results["measures"], rows)], caption)
+
+
 def results_table(results: dict[str, Any], sort_by: str | None = None) -> str:
     """Systems sorted by ``sort_by`` (default: RR if measured, else the first measure)."""
     measures = results["measures"]
-    key = sort_by or ("RR" if "RR" in measures else measures[0])
+    key = _sort_key(results, sort_by)
     systems = sorted(results["systems"].items(), key=lambda kv: -kv[1][key])
     configs = results.get("system_configs", {})
     width = max([len(n) for n in results["systems"]] + [6])
