@@ -58,3 +58,17 @@ def correlated(scifact_index, tmp_path_factory):
                                   "--qrels", str(sl / "qrels.tsv"), "--topics", "40", "--bootstrap", "50", "--min-topics", "10",
                                   "--out", str(out), "--quiet"])
     return r, out
+
+
+@pytest.fixture
+def old_index(tmp_path) -> Path:
+    """An index's manifest and document store as nteval wrote them before MeSH and vernacular
+    titles were stored (tests/data/old_index, see PROVENANCE.md); no Lucene folders."""
+    import gzip
+    import shutil
+
+    out = tmp_path / "old"
+    out.mkdir()
+    shutil.copy(DATA / "old_index" / "manifest.json", out / "manifest.json")
+    (out / "docs.sqlite").write_bytes(gzip.decompress((DATA / "old_index" / "docs.sqlite.gz").read_bytes()))
+    return out

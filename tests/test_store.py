@@ -3,8 +3,6 @@ store's answers are checked against the parsed records (themselves checked again
 test_medline), and an index written by the previous nteval is opened as it is."""
 from __future__ import annotations
 
-import gzip
-import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,7 +20,6 @@ from nteval.topics.sample import SampleSpec, sample_ids
 
 #: manifest.json + docs.sqlite of FIRST100 as nteval wrote them before the store had a format
 #: (commit 9f2e5eb; see PROVENANCE.md).
-OLD_INDEX = DATA / "old_index"
 
 
 def _docs(path) -> dict[str, Document]:
@@ -36,15 +33,6 @@ def _major_counts(docs) -> dict[str, int]:
         for ui in {h["ui"] for h in d.meta.get("mesh", []) if h["major"]}:
             n[ui] += 1
     return dict(n)
-
-
-@pytest.fixture()
-def old_index(tmp_path) -> Path:
-    out = tmp_path / "old"
-    out.mkdir()
-    shutil.copy(OLD_INDEX / "manifest.json", out / "manifest.json")
-    (out / "docs.sqlite").write_bytes(gzip.decompress((OLD_INDEX / "docs.sqlite.gz").read_bytes()))
-    return out
 
 
 def test_store_gives_back_every_record_as_parsed(first200_index):
