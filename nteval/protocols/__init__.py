@@ -18,6 +18,7 @@ __all__ = ["BUILTIN", "Protocol", "ProtocolSpec", "TopicSet", "get", "names", "p
 BUILTIN = {
     "focused": "nteval.protocols.focused",
     "highrecall": "nteval.protocols.highrecall",
+    "crosslingual": "nteval.protocols.crosslingual",
 }
 
 _LOADED: dict[str, Protocol] = {}
