@@ -19,6 +19,7 @@ BUILTIN = {
     "focused": "nteval.protocols.focused",
     "highrecall": "nteval.protocols.highrecall",
     "crosslingual": "nteval.protocols.crosslingual",
+    "mesh": "nteval.protocols.mesh",
 }
 
 _LOADED: dict[str, Protocol] = {}
