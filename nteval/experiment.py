@@ -96,7 +96,19 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
                         measures: list[str] | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
                         correction: str = "holm", runs_dir: str | Path | None = None,
                         **params: Any) -> tuple[dict[str, Any], Scores]:
-    """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`."""
+    """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
+    locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT."""
+    from .atomic import out_dir_lock
+
+    with out_dir_lock(out):
+        return _run_protocol_scores(protocol, index_dir, out, spec, systems, depth, measures, progress, min_topics,
+                                    correction, runs_dir, **params)
+
+
+def _run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: str | Path,
+                         spec: ProtocolSpec | None, systems: str | Path | None, depth: int,
+                         measures: list[str] | None, progress: bool, min_topics: int, correction: str,
+                         runs_dir: str | Path | None, **params: Any) -> tuple[dict[str, Any], Scores]:
     from .runs import run_all_holdout
 
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol

@@ -756,3 +756,25 @@ def test_run_grid_api_takes_the_lock_too(tmp_path, first200_index):
     finally:
         holder.kill()
         holder.wait()
+
+
+@pytest.mark.parametrize("api", ["run_focused", "run_protocol"])
+def test_protocol_api_takes_the_lock_too(tmp_path, first200_index, api):
+    from nteval import experiment
+    from nteval.errors import InputError
+
+    out = tmp_path / "o"
+    code = ("import sys, time\nfrom nteval.atomic import out_lock\nwith out_lock(sys.argv[1]):\n"
+            "    print('locked', flush=True)\n    time.sleep(30)\n")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        args = ("focused",) if api == "run_protocol" else ()
+        with pytest.raises(InputError, match="another nteval process"):
+            getattr(experiment, api)(*args, first200_index, out, n_topics=3, progress=False)
+        assert not out.exists()
+    finally:
+        holder.kill()
+        holder.wait()
+
