@@ -60,6 +60,17 @@ def correlated(scifact_index, tmp_path_factory):
     return r, out
 
 
+@pytest.fixture(scope="session")
+def first100_index(tmp_path_factory) -> Path:
+    """One real index of the pubmed20n0014 slice (every record indexed with MeSH; vernacular
+    titles in four languages), built once per test session."""
+    from nteval.index import build_index
+
+    out = tmp_path_factory.mktemp("idx100") / "first100"
+    build_index([FIRST100], out)
+    return out
+
+
 @pytest.fixture
 def old_index(tmp_path) -> Path:
     """An index's manifest and document store as nteval wrote them before MeSH and vernacular

@@ -5,6 +5,7 @@ PubMed slices, SciFact lines, tiny files written in tmp_path; Lucene is never mo
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -745,17 +746,8 @@ def test_run_grid_api_takes_the_lock_too(tmp_path, first200_index):
     from nteval.grid import parse_axis, run_grid
 
     out = tmp_path / "g"
-    code = ("import sys, time\nfrom nteval.atomic import out_lock\nwith out_lock(sys.argv[1]):\n"
-            "    print('locked', flush=True)\n    time.sleep(30)\n")
-    holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True,
-                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    try:
-        assert holder.stdout.readline().strip() == "locked"
-        with pytest.raises(InputError, match="another nteval process"):
-            run_grid(first200_index, out, [parse_axis("k1=0.5,1")], protocol="focused", n_topics=3, progress=False)
-    finally:
-        holder.kill()
-        holder.wait()
+    with _locked_elsewhere(out), pytest.raises(InputError, match="another nteval process"):
+        run_grid(first200_index, out, [parse_axis("k1=0.5,1")], protocol="focused", n_topics=3, progress=False)
 
 
 @pytest.mark.parametrize("api", ["run_focused", "run_protocol"])
@@ -764,17 +756,22 @@ def test_protocol_api_takes_the_lock_too(tmp_path, first200_index, api):
     from nteval.errors import InputError
 
     out = tmp_path / "o"
+    args = ("focused",) if api == "run_protocol" else ()
+    with _locked_elsewhere(out), pytest.raises(InputError, match="another nteval process"):
+        getattr(experiment, api)(*args, first200_index, out, n_topics=3, progress=False)
+    assert not out.exists()
+
+
+@contextlib.contextmanager
+def _locked_elsewhere(out):
+    """Another process holding nteval's lock on ``out`` for the block."""
     code = ("import sys, time\nfrom nteval.atomic import out_lock\nwith out_lock(sys.argv[1]):\n"
             "    print('locked', flush=True)\n    time.sleep(30)\n")
     holder = subprocess.Popen([sys.executable, "-c", code, str(out)], stdout=subprocess.PIPE, text=True,
                               env=dict(os.environ, PYTHONPATH=str(ROOT)))
     try:
         assert holder.stdout.readline().strip() == "locked"
-        args = ("focused",) if api == "run_protocol" else ()
-        with pytest.raises(InputError, match="another nteval process"):
-            getattr(experiment, api)(*args, first200_index, out, n_topics=3, progress=False)
-        assert not out.exists()
+        yield
     finally:
         holder.kill()
         holder.wait()
-

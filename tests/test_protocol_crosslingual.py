@@ -5,18 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIRST100
 
 from nteval.errors import InputError
 from nteval.experiment import run_protocol
-from nteval.index import build_index
-
-
-@pytest.fixture(scope="module")
-def first100_index(tmp_path_factory):
-    out = tmp_path_factory.mktemp("cl") / "idx"
-    build_index([FIRST100], out)
-    return out
 
 
 def _run(index, out, **params):

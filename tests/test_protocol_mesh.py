@@ -12,14 +12,6 @@ from nteval.corpus.medline import read_medline
 from nteval.errors import InputError
 from nteval.experiment import run_protocol
 from nteval.formats.trec import read_qrels, read_topics
-from nteval.index import build_index
-
-
-@pytest.fixture(scope="module")
-def first100_index(tmp_path_factory):
-    out = tmp_path_factory.mktemp("mesh") / "idx"
-    build_index([FIRST100], out)
-    return out
 
 
 def _run(index, out, **params):

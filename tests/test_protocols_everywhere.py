@@ -3,21 +3,12 @@ pubmed20n0014 slice (real MeSH headings and vernacular titles), agree with `ntev
 from __future__ import annotations
 
 import pytest
-from conftest import FIRST100
 
 from nteval.correlate.agreement import run_correlate
 from nteval.experiment import run_protocol
 from nteval.grid import parse_axis, run_grid
-from nteval.index import build_index
 
 MESH = {"min_docs": 2, "max_docs": 10}
-
-
-@pytest.fixture(scope="module")
-def first100_index(tmp_path_factory):
-    out = tmp_path_factory.mktemp("everywhere") / "idx"
-    build_index([FIRST100], out)
-    return out
 
 
 def test_grid_under_mesh_and_crosslingual_matches_run(first100_index, tmp_path):
