@@ -65,7 +65,7 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
              f"  agrees with: {v['agrees_with']}"]
     if counts:
         lines.append(f"  topics: {counts['used']} used of {counts['requested']} asked for "
-                     f"({counts['eligible']} documents eligible as topics)")
+                     f"({counts['eligible']} eligible as topics)")
     sig = v.get("significance")
     if sig:
         lines.append(f"  groups that cannot be told apart ({sig['test']}; {sig['correction']}, alpha {sig['alpha']}):")

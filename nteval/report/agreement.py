@@ -83,7 +83,7 @@ def settings_blocks(r: dict[str, Any]) -> list[Block]:
         tc = nt.get("topic_counts") or {}
         extra = ", ".join(f"{k} {v}" for k, v in (nt.get("settings") or {}).items())
         kv.append([f"NT {side}", f"{tc.get('used', nt['n_topics'])} topics used of {tc.get('requested', '?')} asked for "
-                                 f"({tc.get('eligible', '?')} eligible documents)" + (f"; {extra}" if extra else "")])
+                                 f"({tc.get('eligible', '?')} eligible as topics)" + (f"; {extra}" if extra else "")])
     kv += [["seed", str(s["seed"])], ["parameters", ", ".join(f"{k} {v}" for k, v in s.items() if k != "seed")]]
     versions = [["generated", prov.get("generated", "n/a")], ["nteval", str(prov.get("nteval", "?"))],
                 ["python", str(prov.get("python", "?"))]]
@@ -98,7 +98,7 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
         a = v.get("agreement_with_human")
         tc = r["nt"][side].get("topic_counts") or {}
         item = [f"**{side}** ({v['measure']}) — {v['task']}. Topics: {tc.get('used', r['nt'][side]['n_topics'])} used "
-                f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible documents)."]
+                f"of {tc.get('requested', '?')} asked for ({tc.get('eligible', '?')} eligible as topics)."]
         if a:
             k, top = a["stats"]["kendall"]["value"], a.get("stats_top_half")
             kt = _fmt(top["kendall"]["value"]) if top else "not computed (too few systems)"
