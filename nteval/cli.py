@@ -279,13 +279,15 @@ def _protocol_params(items: tuple[str, ...]) -> dict[str, dict[str, object]]:
     from .errors import InputError
     from .protocols import get
 
-    out: dict[str, dict[str, object]] = {}
+    texts: dict[str, dict[str, str]] = {}
     for name, text in _key_values(items, "--protocol-param").items():
         proto, _, key = name.partition(".")
         if not key:
             raise InputError(None, f"--protocol-param {name}={text}: write PROTOCOL.NAME=VALUE, e.g. mesh.max_docs=200")
-        out.setdefault(proto, {})[key] = getattr(get(proto).Spec.from_params({key: text}), key)
-    return out
+        texts.setdefault(proto, {})[key] = text
+    # one spec per protocol from all its values at once (bounds between them checked together)
+    specs = {proto: get(proto).Spec.from_params(given) for proto, given in texts.items()}
+    return {proto: {key: getattr(specs[proto], key) for key in given} for proto, given in texts.items()}
 
 
 def _protocol_names(text: str) -> tuple[str, ...]:

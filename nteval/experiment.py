@@ -99,42 +99,33 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
     """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
     locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT."""
     from .atomic import out_dir_lock
-
-    with out_dir_lock(out):
-        return _run_protocol_scores(protocol, index_dir, out, spec, systems, depth, measures, progress, min_topics,
-                                    correction, runs_dir, **params)
-
-
-def _run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: str | Path,
-                         spec: ProtocolSpec | None, systems: str | Path | None, depth: int,
-                         measures: list[str] | None, progress: bool, min_topics: int, correction: str,
-                         runs_dir: str | Path | None, **params: Any) -> tuple[dict[str, Any], Scores]:
     from .runs import run_all_holdout
 
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
     spec = spec if spec is not None else proto.Spec.from_params(**params)
     index_dir, out = Path(index_dir), Path(out)
-    manifest = read_manifest(index_dir)
-    proto.check_index(index_dir)
-    measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
-    systems_path, system_list = resolve_systems(systems)
-    tset = proto.build(index_dir, spec, out, progress=progress, systems_path=systems_path)
-    check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"], min_topics,
-                      index_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_topics(out / "topics.tsv", tset.topics)
-    write_qrels(out / "qrels.txt", tset.qrels)
-    rdir = Path(runs_dir) if runs_dir else out / "runs"
-    if tset.holdout:
-        runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list,
-                                         rdir / "holdout", depth=depth, progress=progress)
-    else:
-        runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
-                              depth=depth, progress=progress)
-    extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
-             "depth": depth, **tset.stats}
-    return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,
-                         progress=progress)
+    with out_dir_lock(out):
+        manifest = read_manifest(index_dir)
+        proto.check_index(index_dir)
+        measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
+        systems_path, system_list = resolve_systems(systems)
+        tset = proto.build(index_dir, spec, out, progress=progress, systems_path=systems_path)
+        check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
+                          min_topics, index_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        write_topics(out / "topics.tsv", tset.topics)
+        write_qrels(out / "qrels.txt", tset.qrels)
+        rdir = Path(runs_dir) if runs_dir else out / "runs"
+        if tset.holdout:
+            runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
+                                             system_list, rdir / "holdout", depth=depth, progress=progress)
+        else:
+            runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
+                                  depth=depth, progress=progress)
+        extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+                 "systems_file": str(systems_path), "depth": depth, **tset.stats}
+        return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,
+                             progress=progress)
 
 
 def run_protocol(protocol: str | Protocol, index_dir: str | Path, out: str | Path, **kwargs: Any) -> dict[str, Any]:
@@ -166,11 +157,8 @@ def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000,
     source documents held out of it when ``holdout``). ``preset`` (:data:`HIGHRECALL_PRESETS`)
     replaces the S_ref, combination, grading, hold-out and judged settings. ``params``: the other
     fields of :class:`~nteval.protocols.highrecall.HighRecallSpec` (k, zt, sentence, judged...)."""
-    if isinstance(sref, list):
-        sref = tuple(sref)
-    return run_protocol("highrecall", index_dir, out, n_topics=n_topics, seed=seed,
-                        sref=() if sref is None else sref, systems=systems, depth=depth, measures=measures,
-                        progress=progress, runs_dir=runs_dir, min_topics=min_topics, correction=correction,
+    return run_protocol("highrecall", index_dir, out, n_topics=n_topics, seed=seed, sref=sref, systems=systems,
+                        depth=depth, measures=measures, progress=progress, runs_dir=runs_dir, min_topics=min_topics, correction=correction,
                         **params)
 
 

@@ -46,7 +46,7 @@ class Scores:
 
     def subset(self, qids: Iterable[str]) -> Scores:
         """The same systems on some of the topics (a stratum), means recomputed over them."""
-        keep = [q for q in qids]
+        keep = list(qids)
         per = {s: {q: p[q] for q in keep if q in p} for s, p in self.per_topic.items()}
         means = {s: {m: (sum(v[m] for v in p.values()) / len(p) if p else 0.0) for m in self.measures}
                  for s, p in per.items()}
@@ -80,8 +80,8 @@ def strata_means(scores: Scores, strata: dict[str, dict[str, list[str]]], measur
     for dim, groups in strata.items():
         out[dim] = {}
         for g, qids in groups.items():
-            sub = scores.subset(q for q in qids if q in set(scores.topics))
-            n = len(next(iter(sub.per_topic.values()), {}))
+            sub = scores.subset(qids)  # topics without qrels (none scored) are left out by subset
+            n = len(sub.topics)
             out[dim][g] = {"topics": n, "systems": {s: {m: round(v[m], 6) for m in measures}
                                                     for s, v in sub.means.items()}}
     return out

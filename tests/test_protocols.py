@@ -74,3 +74,16 @@ def test_cli_run_and_protocols(first200_index, tmp_path):
         r = CliRunner().invoke(main, ["run", *args, "--index", str(first200_index), "--out", str(tmp_path / "x")])
         assert r.exit_code == 2 and msg in r.stderr, r.stderr
         assert not (tmp_path / "x").exists()
+
+
+def test_protocol_params_of_one_protocol_are_checked_together():
+    """`--protocol-param mesh.min_docs=2 --protocol-param mesh.max_docs=3` is a valid window even
+    though max_docs=3 alone is below the default min_docs (5)."""
+    from nteval.cli import _protocol_params
+
+    assert _protocol_params(("mesh.min_docs=2", "mesh.max_docs=3", "highrecall.zt=1.5")) == {
+        "mesh": {"min_docs": 2, "max_docs": 3}, "highrecall": {"zt": 1.5}}
+    with pytest.raises(InputError, match="max_docs=3: must be ≥ min_docs"):
+        _protocol_params(("mesh.max_docs=3",))
+    with pytest.raises(InputError, match="write PROTOCOL.NAME=VALUE"):
+        _protocol_params(("max_docs=3",))

@@ -142,10 +142,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                                      "ranking that means something (--min-human-topics)")
     params = {name: dict(v) for name, v in (protocol_params or {}).items()}
     if highrecall:
-        hr = dict(highrecall)
-        if isinstance(hr.get("sref"), list):
-            hr["sref"] = tuple(hr["sref"])
-        params["highrecall"] = {**hr, **params.get("highrecall", {})}
+        params["highrecall"] = {**highrecall, **params.get("highrecall", {})}
     pairs = tuple(pairs) if pairs is not None else protocol_pairs(tuple(protocols))
     nt: dict[str, dict[str, Any]] = {}
     nt_scores = {}

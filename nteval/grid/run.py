@@ -239,22 +239,21 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     if human_index not in ("all", "nt"):
         raise InputError(None, "--human-index must be all or nt")
     params_by_protocol = {name: dict(v) for name, v in (protocol_params or {}).items()}
+    base = find_system(system, systems)
     if "highrecall" in protocols:
-        hr = {"sref": tuple(sref) if isinstance(sref, (list, tuple)) else (() if sref is None else (sref,)),
-              "k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std, "fallback": fallback,
+        hr = {"sref": sref, "k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std, "fallback": fallback,
               "combine": combine, "graded": graded, "holdout": holdout, "preset": preset}
         params_by_protocol["highrecall"] = {**hr, **params_by_protocol.get("highrecall", {})}
-        from ..protocols.highrecall import HIGHRECALL_PRESETS
+        from .. import protocols as registry
 
-        if preset in HIGHRECALL_PRESETS:
-            holdout = HIGHRECALL_PRESETS[preset]["holdout"]
-    if holdout and "highrecall" in protocols and find_system(system, systems).algorithm in FEEDBACK:
-        raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid yet: "
-                               "grid it with --no-holdout, and check the chosen cell with `nteval highrecall --holdout`")
+        # the spec applies a preset: it says whether sources are held out
+        if registry.get("highrecall").Spec(**params_by_protocol["highrecall"]).holdout and base.algorithm in FEEDBACK:
+            raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid "
+                                   "yet: grid it with --no-holdout, and check the chosen cell with "
+                                   "`nteval highrecall --holdout`")
     manifest = read_manifest(index_dir)
     if measures:
         measures = [str(m) for m in parse_measures(measures)]
-    base = find_system(system, systems)
     cells = grid_systems(base, params)
     systems_path = None
     if systems:

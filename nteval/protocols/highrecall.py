@@ -198,10 +198,9 @@ class HighRecallSpec(DocumentSampleSpec):
             p = HIGHRECALL_PRESETS[self.preset]
             for key in ("sref", "combine", "graded", "holdout", "judged"):
                 object.__setattr__(self, key, tuple(p[key]) if key == "sref" else p[key])
-        if self.sref is None:
-            object.__setattr__(self, "sref", ())
-        if isinstance(self.sref, (str, Path, System)):
-            object.__setattr__(self, "sref", (self.sref,))
+        # None, one S_ref or a list of them: always a tuple (empty = the default vote)
+        sref = () if self.sref is None else (self.sref,) if isinstance(self.sref, (str, Path, System)) else self.sref
+        object.__setattr__(self, "sref", tuple(sref))
         super().__post_init__()
 
     def validate(self) -> None:
@@ -235,9 +234,8 @@ class HighRecall(Protocol):
               systems_path: Path | None = None) -> TopicSet:
         ids, n_eligible = sample_documents(index_dir, spec)
         refs = resolve_srefs(spec.sref, systems_path)
-        _, qrels, stats, sentences = highrecall_topics(Path(index_dir), ids, refs, Path(out), progress=progress,
-                                                       **spec.options())
-        topics = {q: sentences[q] for q in qrels}
+        topics, qrels, stats, sentences = highrecall_topics(Path(index_dir), ids, refs, Path(out), progress=progress,
+                                                            **spec.options())
         return TopicSet(topics, qrels, {"requested": spec.n_topics, "eligible": n_eligible, "used": len(qrels)},
                         stats={**sample_record(spec, n_eligible), **stats}, run_topics=sentences,
                         holdout=spec.holdout)

@@ -57,18 +57,17 @@ class Mesh(Protocol):
             topics: dict[str, str] = {}
             qrels: dict[str, dict[str, int]] = {}
             for ui, name, _n in chosen:
-                docs = store.mesh_documents(ui)
+                docs = store.mesh_documents(ui)  # 2 = major, 1 = assigned but minor
                 topics[ui] = name
-                qrels[ui] = {d: g for d, g in docs.items() if spec.graded or g == 2}
-                if not spec.graded:
-                    qrels[ui] = {d: 1 for d in qrels[ui]}
+                qrels[ui] = dict(docs) if spec.graded else {d: 1 for d, g in docs.items() if g == 2}
             with_mesh, total = store.documents_with_mesh(), len(store)
         finally:
             store.close()
         if not candidates:
             raise InputError(index_dir, f"no MeSH descriptor is a major topic of between {spec.min_docs} and "
                                         f"{spec.max_docs} documents here (min_docs / max_docs)")
-        sizes = sorted(sum(1 for g in q.values() if g == max(q.values())) for q in qrels.values())
+        top = 2 if spec.graded else 1  # the major documents' grade
+        sizes = sorted(sum(1 for g in q.values() if g == top) for q in qrels.values())
         stats: dict[str, Any] = {
             "topics_requested": spec.n_topics, "eligible_descriptors": len(candidates),
             "documents": {"total": total, "with_mesh": with_mesh, "without_mesh": total - with_mesh},
