@@ -87,6 +87,22 @@ def index_cmd(sources: tuple[Path, ...], out: Path, force: bool, jobs: int | Non
     click.echo(manifest_summary(manifest, out))
 
 
+_RUNS_OPTION = click.option(
+    "--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
+    help="Directory of external TREC runs over this experiment's topics (see `nteval export`), each named by its run "
+         "tag, scored beside the systems.")
+
+
+def _external(kw: dict) -> dict:
+    """``--runs DIR`` → ``extra_systems`` (one external system per run file)."""
+    runs_dir = kw.pop("runs_dir", None)
+    if runs_dir is not None:
+        from .systems.external import runs_from_dir
+
+        kw["extra_systems"] = runs_from_dir(runs_dir)
+    return kw
+
+
 def _protocol_options(fn):
     """Options shared by the NT protocol commands (same sample ⇒ same D0 across protocols)."""
     opts = [
@@ -94,6 +110,7 @@ def _protocol_options(fn):
         click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as topics (D0)."),
         click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics)."),
         click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]"),
+        _RUNS_OPTION,
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
         click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
         click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
@@ -124,6 +141,7 @@ def _sample_filter_options(fn):
 
 
 def _protocol_kwargs(kw: dict) -> dict:
+    _external(kw)
     m = kw.pop("measures")
     quiet = kw.pop("quiet")
     kw["measures"] = m.replace(",", " ").split() if m else None
@@ -305,6 +323,7 @@ def _protocol_names(text: str) -> tuple[str, ...]:
               help="A parameter of the protocol's spec (see `nteval protocols NAME`), e.g. --param n_topics=500.")
 @click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
 @click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1, wide.  [default: default]")
+@_RUNS_OPTION
 @click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
 @click.option("--measures", default=None, help="ir_measures names.  [default: the protocol's]")
 @click.option("--min-topics", default=50, show_default=True,
@@ -325,6 +344,7 @@ def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet:
 
     proto = get(protocol)
     spec = proto.Spec.from_params(_key_values(params, "--param"))
+    _external(kw)
     res = run_protocol(proto, kw.pop("index_dir"), kw.pop("out"), spec=spec,
                        measures=measures.replace(",", " ").split() if measures else None,
                        progress=not quiet and sys.stderr.isatty(), **kw)
@@ -385,6 +405,8 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--qrels", required=True, type=click.Path(path_type=Path), help="Human qrels (TREC or BEIR layout).")
 @click.option("--field", default=None, help="Topic field(s) for XML topics, e.g. query, question, query+question.")
 @click.option("--systems", default=None, help="Systems YAML or shipped set.  [default: default]")
+@click.option("--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
+              help="External runs: DIR/<topic set>/*.run, one subdirectory per protocol and human/ (see `nteval export`).")
 @click.option("--topics", "n_topics", default=1000, show_default=True, help="NT topics per protocol.")
 @click.option("--seed", default=42, show_default=True)
 @click.option("--depth", default=1000, show_default=True)
@@ -404,7 +426,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
 @_locks_out
-def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
+def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
                   min_systems, correction, sref, protocol_names, protocol_params, out, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
@@ -416,7 +438,8 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, n_topics, seed, dep
                         min_human_topics=min_human_topics, min_systems=min_systems, correction=correction,
                         highrecall={"sref": list(sref) or None, **hr},
                         protocols=_protocol_names(protocol_names),
-                        protocol_params=_protocol_params(protocol_params))
+                        protocol_params=_protocol_params(protocol_params),
+                        **_external({"runs_dir": runs_dir}))
     click.echo(summary_markdown(rep))
     click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")
 

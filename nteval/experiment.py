@@ -76,6 +76,7 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
         "system_configs": {i.system.name: {"algorithm": i.system.algorithm, "params": i.system.params} for i in infos},
         "timing": {i.system.name: {"seconds": round(i.seconds, 3), "queries_per_s": i.queries_per_s, "reused": i.reused}
                    for i in infos},
+        "system_notes": {i.system.name: i.notes for i in infos if i.notes},
         **extra,
     }
     if tset.strata:
@@ -95,9 +96,11 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
                         spec: ProtocolSpec | None = None, systems: str | Path | None = None, depth: int = 1000,
                         measures: list[str] | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
                         correction: str = "holm", runs_dir: str | Path | None = None,
+                        extra_systems: list | None = None, systems_file: Path | None = None,
                         **params: Any) -> tuple[dict[str, Any], Scores]:
     """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
-    locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT."""
+    locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT.
+    ``systems_file``: where S_ref names are looked up when ``systems`` is a list of Systems."""
     from .atomic import out_dir_lock
     from .runs import run_all_holdout
 
@@ -108,7 +111,8 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         manifest = read_manifest(index_dir)
         proto.check_index(index_dir)
         measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
-        systems_path, system_list = resolve_systems(systems)
+        systems_path, system_list = resolve_systems(systems, extra_systems)
+        systems_path = systems_path or systems_file
         tset = proto.build(index_dir, spec, out, progress=progress, systems_path=systems_path)
         check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
                           min_topics, index_dir)
@@ -118,12 +122,13 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         rdir = Path(runs_dir) if runs_dir else out / "runs"
         if tset.holdout:
             runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
-                                             system_list, rdir / "holdout", depth=depth, progress=progress)
+                                             system_list, rdir / "holdout", depth=depth, progress=progress,
+                                             label=proto.name)
         else:
             runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
-                                  depth=depth, progress=progress)
+                                  depth=depth, progress=progress, label=proto.name)
         extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
-                 "systems_file": str(systems_path), "depth": depth, **tset.stats}
+                 "systems_file": str(systems_path) if systems_path else None, "depth": depth, **tset.stats}
         return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,
                              progress=progress)
 

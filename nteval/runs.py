@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .atomic import write_text
 from .formats.trec import Run, canonical, format_run, read_run
-from .systems.base import System
+from .systems.base import FUSIONS, System
 
 RUN_FORMAT = 2  # bump when the way runs are computed changes (2: exact Lucene scores, fast path)
 
@@ -33,6 +33,7 @@ class RunInfo:
     seconds: float
     empty_queries: int
     queries_per_s: float | None
+    notes: dict | None = None  # what a dense or external system reported (see systems.execute.Target)
 
 
 def _file_stamp(data: bytes) -> dict:
@@ -66,7 +67,7 @@ def _cached_meta(path: Path, meta_path: Path, key: str) -> dict | None:
 def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: str, depth: int) -> dict[str, str]:
     keys: dict[str, str] = {}
     for s in systems:
-        deps = [keys[d] for d in s.params.get("systems", [])] if s.algorithm == "rrf" else []
+        deps = [keys[d] for d in s.params.get("systems", [])] if s.algorithm in FUSIONS else []
         blob = json.dumps([fingerprint, index_name, tkey, s.key(), deps, depth, RUN_FORMAT])
         keys[s.name] = hashlib.sha256(blob.encode()).hexdigest()
     return keys
@@ -74,10 +75,14 @@ def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: st
 
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
             runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2,
-            key_name: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
+            key_name: str | None = None, label: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
     """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order.
-    ``key_name`` names the index in the cache key when the directory name is not stable."""
+    ``key_name`` names the index in the cache key when the directory name is not stable; ``label``
+    names the topic set for external systems with one run per topic set (default: the index name).
+    A system that fails stops the call with its error; the runs finished before it stay cached."""
     from tqdm import tqdm
+
+    from .systems.execute import Target, run_system
 
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         from .errors import InputError
@@ -87,13 +92,12 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     tkey = topics_key(topics)
     runs: dict[str, Run] = {}
     infos: list[RunInfo] = []
-    index = None
     keys = _run_keys(systems, fingerprint, key_name or index_name, tkey, depth)
-    todo = list(systems)
-    bar = tqdm(total=len(todo) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
+    target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
+    bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
-        for s in todo:
+        for s in systems:
             path = runs_dir / f"{s.name}.run"
             meta_path = runs_dir / f"{s.name}.meta.json"
             key = keys[s.name]
@@ -103,35 +107,41 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
                 run = read_run(path)
                 runs[s.name] = {q: run.get(q, []) for q in topics}
                 infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),
-                                     meta.get("queries_per_s")))
+                                     meta.get("queries_per_s"), meta.get("notes")))
                 bar.update(len(topics))
                 continue
-            if index is None:
-                from .lucene.searcher import Index
-
-                index = Index(index_dir / index_name)
-            from .systems.execute import run_system
-
             t0 = time.perf_counter()
-            long_before = index.long_queries
-            raw = run_system(index, s, topics, depth, done=runs, threads=threads, tick=bar.update)
+            long_before = target.lucene.long_queries if target.opened else 0
+            raw = run_system(target, s, topics, depth, done=runs, threads=threads, tick=bar.update)
             secs = time.perf_counter() - t0
             run = {q: canonical(raw.get(q, []), depth) for q in topics}
             empty = sum(1 for q in topics if not run[q])
+            notes = target.notes.get(s.name)
+            _say_foreign(s.name, notes)
             text = format_run(run, s.name)
             write_text(path, text)
-            meta = {"key": key, "file": _file_stamp(text.encode("utf-8")), "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
+            meta = {"key": key, "file": _file_stamp(text.encode("utf-8")),
+                    "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
                     "depth": depth, "topics": len(topics), "empty_queries": empty,
-                    "long_queries": index.long_queries - long_before, "seconds": round(secs, 3),
+                    "long_queries": (target.lucene.long_queries - long_before) if target.opened else 0,
+                    "seconds": round(secs, 3),
                     "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
+            if notes:
+                meta["notes"] = notes
             write_text(meta_path, json.dumps(meta, indent=2) + "\n")
             runs[s.name] = run
-            infos.append(RunInfo(s, path, key, False, secs, empty, meta["queries_per_s"]))
+            infos.append(RunInfo(s, path, key, False, secs, empty, meta["queries_per_s"], notes))
     finally:
         bar.close()
-        if index is not None:
-            index.close()
+        target.close()
     return runs, infos
+
+
+def _say_foreign(name: str, notes: dict | None) -> None:
+    if notes and notes.get("foreign_hits"):
+        print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "
+              f"({notes['foreign_documents']:,} documents, e.g. {notes['foreign_example']}) are not in the collection; "
+              "they count as non-relevant", file=sys.stderr)
 
 
 def holdout_folds(topic_ids: list[str], num_docs: int, max_share: float = 0.02, max_fold: int = 100) -> list[list[str]]:
@@ -151,18 +161,30 @@ def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[
 
 
 def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2
-                    ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
+                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2,
+                    label: str | None = None) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
     """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index
     in which its source document and its fold-mates are held out (see :mod:`nteval.lucene.holdout`).
 
     Returns the merged runs, one summed RunInfo per system, and each topic's held-out documents
     (to drop from its qrels). Fold runs are cached in ``runs_dir/folds/fold-NNN/``; the index
-    copies live in ``runs_dir/folds/`` only while their fold runs."""
+    copies live in ``runs_dir/folds/`` only while their fold runs.
+
+    Systems that search no Lucene index (dense, external runs, callables, commands) run once over
+    all topics (cached in ``runs_dir/whole/``) and lose each topic's held-out documents from their
+    rankings instead: Lucene deletions leave every other document's score as it was, so for a
+    system without feedback the two are the same. Fusions with such an input are made last."""
     import shutil
 
     from .lucene.holdout import holdout_copy
+    from .systems.execute import NO_LUCENE, Target, run_system
 
+    in_folds: list[System] = []
+    for s in systems:
+        if s.algorithm not in NO_LUCENE or (s.algorithm in FUSIONS and all(
+                d in {f.name for f in in_folds} for d in s.params["systems"])):
+            in_folds.append(s)
+    whole = [s for s in systems if s.algorithm in NO_LUCENE and s.algorithm not in FUSIONS]
     folds = index_folds(index_dir, index_name, list(topics))
     merged: dict[str, Run] = {s.name: {} for s in systems}
     seconds: dict[str, float] = {s.name: 0.0 for s in systems}
@@ -179,11 +201,13 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
         fkey = hashlib.sha256(json.dumps([fingerprint, index_name, sorted(fold)]).encode()).hexdigest()[:16]
         copy_dir = base / f"index-{fkey}"
         # the fold's index copy is keyed by its held-out set; its runs are cached like any run
-        needs = not _all_cached(fold_runs, fold_topics, systems, fingerprint, f"{index_name}-holdout-{fkey}", depth)
+        if not in_folds:
+            break
+        needs = not _all_cached(fold_runs, fold_topics, in_folds, fingerprint, f"{index_name}-holdout-{fkey}", depth)
         if needs and not copy_dir.exists():
             holdout_copy(index_dir / index_name, copy_dir, fold)
-        runs, infos = run_all(base, copy_dir.name, fingerprint, fold_topics, systems, fold_runs, depth=depth,
-                              progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}")
+        runs, infos = run_all(base, copy_dir.name, fingerprint, fold_topics, in_folds, fold_runs, depth=depth,
+                              progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}", label=label)
         if copy_dir.exists():
             shutil.rmtree(copy_dir)
         for info in infos:
@@ -191,6 +215,28 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
             seconds[info.system.name] += info.seconds
             empty[info.system.name] += info.empty_queries
             reused_all[info.system.name] &= info.reused
+    for fold in folds:
+        for q in fold:
+            held[q] = fold
+    notes: dict[str, dict] = {}
+    if whole:
+        extra = max(len(f) for f in folds) if folds else 0
+        runs, infos = run_all(index_dir, index_name, fingerprint, topics, whole, runs_dir / "whole", depth=depth + extra,
+                              progress=progress, threads=threads, label=label)
+        for info in infos:
+            n = info.system.name
+            drop = {q: set(held.get(q, ())) for q in topics}
+            merged[n] = {q: [h for h in runs[n][q] if h[0] not in drop[q]][:depth] for q in topics}
+            seconds[n], reused_all[n] = info.seconds, info.reused
+            empty[n] = sum(1 for q in topics if not merged[n][q])
+            notes[n] = info.notes or {}
+    target = Target(index_dir, index_name, fingerprint, label=label)
+    for s in systems:
+        if s.algorithm in FUSIONS and s not in in_folds:
+            fused = run_system(target, s, topics, depth, done=merged)
+            merged[s.name] = {q: canonical(fused.get(q, []), depth) for q in topics}
+            empty[s.name] = sum(1 for q in topics if not merged[s.name][q])
+            reused_all[s.name] = False
     out_infos = []
     for s in systems:
         run = {q: merged[s.name].get(q, []) for q in topics}
@@ -198,7 +244,7 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
         write_text(path, format_run(run, s.name))
         secs = seconds[s.name]
         out_infos.append(RunInfo(s, path, "holdout", reused_all[s.name], secs, empty[s.name],
-                                 round(len(topics) / secs, 1) if secs > 0 else None))
+                                 round(len(topics) / secs, 1) if secs > 0 else None, notes.get(s.name)))
     return merged, out_infos, held
 
 

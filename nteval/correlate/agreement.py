@@ -117,6 +117,21 @@ def provenance(manifest: dict[str, Any]) -> dict[str, Any]:
             "nteval": __version__, "python": platform.python_version(), "index_versions": manifest.get("versions", {})}
 
 
+def _check_external_sides(systems: list, sides: list[str]) -> None:
+    """Before any work: an external run system must have a run for every topic set correlate uses."""
+    for s in systems:
+        if s.algorithm == "external":
+            runs = s.params.get("runs")
+            if runs is None:
+                raise InputError(s.params.get("run"), f"system {s.name}: correlate runs several topic sets "
+                                 f"({', '.join(sides)}); give one run per set (runs: {{focused: PATH, human: PATH}}, or "
+                                 "--runs DIR with DIR/focused/, DIR/human/…)")
+            missing = [x for x in sides if x not in runs]
+            if missing:
+                raise InputError(next(iter(runs.values())), f"system {s.name}: no run for the {missing[0]} topics "
+                                                            f"(has: {', '.join(sorted(runs))})")
+
+
 def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
@@ -124,15 +139,19 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                   min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
                   correction: str = "holm", highrecall: dict[str, Any] | None = None,
                   protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
-                  protocol_params: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+                  protocol_params: dict[str, dict[str, Any]] | None = None,
+                  extra_systems: list | None = None) -> dict[str, Any]:
     """``protocols``: registered protocols whose rankings are set against the human one (each
     with its declared pairs unless ``pairs`` is given); ``protocol_params``: {protocol: spec
-    parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers."""
+    parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers.
+    ``extra_systems``: systems added to the set (external runs: one per topic set, e.g. ``focused``
+    and ``human``; callables and dense systems run on every topic set themselves)."""
     from ..experiment import resolve_systems, run_protocol_scores
 
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
-    systems_path, system_list = resolve_systems(systems)
+    systems_path, system_list = resolve_systems(systems, extra_systems)
+    _check_external_sides(system_list, [*protocols, "human"])
     if len(system_list) < min_systems:
         raise InputError(systems_path, f"{len(system_list)} systems: need at least {min_systems} to correlate rankings "
                                        "(a rank correlation over fewer systems takes a handful of values; --min-systems)")
@@ -148,13 +167,14 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     nt_scores = {}
     for name in protocols:
         nt[name], nt_scores[name] = run_protocol_scores(
-            name, index_dir, out / name, systems=systems_path, depth=depth, progress=progress, min_topics=min_topics,
+            name, index_dir, out / name, systems=system_list, systems_file=systems_path, depth=depth, progress=progress,
+            min_topics=min_topics,
             correction=correction, n_topics=n_topics, seed=seed, **params.get(name, {}))
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
     runs, infos = run_all(index_dir, "all", manifest["fingerprint"], topics, system_list, hdir / "runs", depth=depth,
-                          progress=progress)
+                          progress=progress, label="human")
     names = [s.name for s in system_list]
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}

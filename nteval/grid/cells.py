@@ -87,16 +87,15 @@ def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
     from ..formats.trec import canonical, read_qrels, read_topics
-    from ..lucene.searcher import Index
     from ..scores import evaluate_runs
-    from ..systems.execute import run_system
+    from ..systems.execute import Target, run_system
 
     t0 = time.perf_counter()
     topics = _cached(task.topics, read_topics)
     qrels = _cached(task.qrels, read_qrels)
     index = _INDEXES.get(task.index)
-    if index is None:
-        index = _INDEXES[task.index] = Index(task.index)
+    if index is None:  # the Lucene index opens on first use, dense vectors load once per process
+        index = _INDEXES[task.index] = Target(Path(task.index).parent, Path(task.index).name, label=task.protocol)
     if task.exclude:
         # held-out source documents: for a system without feedback, removing them from its ranking
         # is exactly searching an index they are deleted from (deletions leave every other score

@@ -67,7 +67,23 @@ def results_table(results: dict[str, Any], sort_by: str | None = None) -> str:
         algo = configs.get(name, {}).get("algorithm", "")
         lines.append(f"{name:<{width}}  " + "  ".join(f"{vals[m]:>8.4f}" for m in measures)
                      + f"  {results.get('empty_queries', {}).get(name, 0):>5}  {algo}")
-    return "\n".join(lines)
+    return "\n".join(lines + system_note_lines(results))
+
+
+def system_note_lines(results: dict[str, Any]) -> list[str]:
+    """What dense and external systems reported, under the table: an approximate index's recall
+    against exact search, topics an external system left unanswered, hits outside the collection."""
+    out = []
+    for name, n in sorted((results.get("system_notes") or {}).items()):
+        if n.get("recall_vs_flat") is not None:
+            out.append(f"  {name}: {n['index']} index, recall of the top {results.get('depth', 1000)} vs exact (flat) "
+                       f"search {n['recall_vs_flat']:.3f}")
+        if n.get("topics_without_results"):
+            out.append(f"  {name}: no results for {n['topics_without_results']:,} topics (scored 0, as trec_eval -c)")
+        if n.get("foreign_hits"):
+            out.append(f"  {name}: {n['foreign_hits']:,} hits on {n['foreign_documents']:,} documents outside the "
+                       "collection (scored non-relevant)")
+    return (["notes:"] + out) if out else []
 
 
 def highrecall_summary(res: dict[str, Any]) -> str:

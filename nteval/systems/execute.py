@@ -1,19 +1,63 @@
-"""Run one System over a set of topics on an open index."""
+"""Run one System over a set of topics: Lucene families on the open index, dense retrieval on its
+cached vectors, fusions from the runs already made, external systems through their adapter."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from ..formats.trec import Run
-from ..lucene.searcher import Index
 from . import querygen
 from .base import System
-from .fusion import rrf
+from .fusion import linear, rrf
 from .proximity import rerank
 
 _BOW = {"bm25", "qld", "bm25_rm3", "bm25_rocchio"}
+#: Algorithms that need no Lucene index open (dense reads its vectors; the others read runs or call out).
+NO_LUCENE = {"dense", "rrf", "linear", "external", "callable", "command"}
 
 
-def configure(index: Index, system: System) -> None:
+class Target:
+    """What systems search: one Lucene index (``all`` or ``nt``) of an nteval index directory.
+    The Lucene index is opened on first use only (dense and external systems do not need it).
+    ``notes`` collects what non-Lucene systems report (encoding cache, recall vs flat, foreign hits)."""
+
+    def __init__(self, index_dir: str | Path, index_name: str, fingerprint: str | None = None,
+                 label: str | None = None, progress: bool = False):
+        self.index_dir, self.index_name = Path(index_dir), index_name
+        self._fingerprint = fingerprint
+        self.label = label or index_name
+        self.progress = progress
+        self.notes: dict[str, dict[str, Any]] = {}
+        self._lucene = None
+
+    @property
+    def fingerprint(self) -> str:
+        if self._fingerprint is None:
+            from ..index import read_manifest
+
+            self._fingerprint = read_manifest(self.index_dir)["fingerprint"]
+        return self._fingerprint
+
+    @property
+    def lucene(self):
+        if self._lucene is None:
+            from ..lucene.searcher import Index
+
+            self._lucene = Index(self.index_dir / self.index_name)
+        return self._lucene
+
+    @property
+    def opened(self) -> bool:
+        return self._lucene is not None
+
+    def close(self) -> None:
+        if self._lucene is not None:
+            self._lucene.close()
+            self._lucene = None
+
+
+def configure(index, system: System) -> None:
     p = system.params
     if system.algorithm == "qld":
         index.configure("qld", mu=p["mu"])
@@ -27,16 +71,34 @@ def configure(index: Index, system: System) -> None:
         index.configure("bm25", k1=p.get("k1", 0.9), b=p.get("b", 0.4))
 
 
-def run_system(index: Index, system: System, topics: dict[str, str], depth: int,
+def run_system(target: Target, system: System, topics: dict[str, str], depth: int,
                done: dict[str, Run] | None = None, threads: int = 2,
                tick: Callable[[int], None] | None = None) -> Run:
     """Rankings for every topic (an empty list where the query analyzes to nothing)."""
     tick = tick or (lambda n: None)
     a, p = system.algorithm, system.params
-    if a == "rrf":
-        run = rrf([done[name] for name in p["systems"]], k=p["k"], depth=depth)  # type: ignore[index]
+    if a in ("rrf", "linear"):
+        inputs = [done[name] for name in p["systems"]]  # type: ignore[index]
+        run = rrf(inputs, k=p["k"], depth=depth) if a == "rrf" else linear(inputs, p["weights"], p["norm"], depth)
         tick(len(topics))
         return {q: run.get(q, []) for q in topics}
+    if a == "dense":
+        from .dense import dense_run
+
+        run, notes = dense_run(system.name, p, target.index_dir, target.index_name, target.fingerprint, topics, depth,
+                               progress=target.progress)
+        target.notes[system.name] = notes
+        tick(len(topics))
+        return run
+    if system.is_external:
+        from .external import external_rankings, validate
+
+        run, notes = validate(system, external_rankings(system, target.label, topics, depth), topics, depth,
+                              target.index_dir)
+        target.notes[system.name] = notes
+        tick(len(topics))
+        return run
+    index = target.lucene
     configure(index, system)
     if a in _BOW:
         out: Run = {}

@@ -1,10 +1,14 @@
-"""Reciprocal-rank fusion (Cormack et al. 2009): score(d) = Σ_runs 1 / (k + rank_run(d))."""
+"""Fusion of runs: reciprocal ranks (RRF, Cormack et al. 2009) and a linear combination of
+normalised scores (the usual way to build a sparse + dense hybrid)."""
 from __future__ import annotations
+
+import numpy as np
 
 from ..formats.trec import Run, trec_order
 
 
 def rrf(runs: list[Run], k: int = 60, depth: int = 1000) -> Run:
+    """score(d) = Σ_runs 1 / (k + rank_run(d))."""
     out: Run = {}
     qids = sorted({q for r in runs for q in r})
     for qid in qids:
@@ -13,4 +17,39 @@ def rrf(runs: list[Run], k: int = 60, depth: int = 1000) -> Run:
             for rank, (docid, _s) in enumerate(trec_order(run.get(qid, [])), 1):
                 scores[docid] = scores.get(docid, 0.0) + 1.0 / (k + rank)
         out[qid] = trec_order(scores.items())[:depth]
+    return out
+
+
+def _normalise(scores: np.ndarray, how: str) -> np.ndarray:
+    if how == "minmax":
+        lo, hi = float(scores.min()), float(scores.max())
+        return (scores - lo) / (hi - lo) if hi > lo else np.ones_like(scores)
+    if how == "zscore":
+        sd = float(scores.std())
+        return (scores - scores.mean()) / sd if sd > 0 else np.zeros_like(scores)
+    return scores
+
+
+def linear(runs: list[Run], weights: list[float] | None = None, norm: str = "minmax", depth: int = 1000) -> Run:
+    """score(d) = Σ_i w_i · norm_i(d), each run's scores normalised per topic (``minmax`` to [0, 1],
+    ``zscore``, or ``none``). A document a run did not retrieve gets that run's lowest normalised
+    score for the topic (0 under min-max): absent means "no better than its last hit"."""
+    w = np.asarray(weights if weights else [1.0] * len(runs), dtype=float)
+    w = w / w.sum()
+    out: Run = {}
+    for qid in sorted({q for r in runs for q in r}):
+        total: dict[str, float] = {}
+        parts = []
+        for run in runs:
+            ranking = run.get(qid, [])
+            if not ranking:
+                parts.append(({}, 0.0))
+                continue
+            vals = _normalise(np.asarray([s for _, s in ranking], dtype=float), norm)
+            parts.append((dict(zip((d for d, _ in ranking), vals.tolist())), float(vals.min())))
+        floors = float(sum(wi * floor for wi, (_s, floor) in zip(w, parts)))
+        for wi, (scores, floor) in zip(w, parts):
+            for docid, v in scores.items():
+                total[docid] = total.get(docid, floors) + wi * (v - floor)
+        out[qid] = trec_order(total.items())[:depth]
     return out

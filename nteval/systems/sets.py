@@ -12,14 +12,34 @@ def builtin_systems(name: str) -> Path:
     return Path(str(resources.files("nteval") / "configs" / "systems" / f"{name}.yaml"))
 
 
-def resolve_systems(spec: str | Path | None) -> tuple[Path, list[System]]:
-    """A YAML path, or the name of a shipped set (``default``, ``table1``, ``wide``)."""
-    if spec is None:
-        spec = "default"
-    p = Path(spec)
-    if not p.exists() and builtin_systems(str(spec)).is_file():
-        p = builtin_systems(str(spec))
-    return p, load_systems(p)
+def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] | None = None
+                    ) -> tuple[Path | None, list[System]]:
+    """A YAML path, the name of a shipped set (``default``, ``table1``, ``wide``), or a list of
+    Systems (e.g. with :func:`~nteval.systems.external.callable_system` ones); then ``extra`` (runs
+    of ``--runs DIR``) after them. Returns the YAML (None for a list) and the systems."""
+    from ..errors import InputError, short
+
+    if isinstance(spec, (list, tuple)):
+        p, systems = None, list(spec)
+        bad = [s for s in systems if not isinstance(s, System)]
+        if bad:
+            raise InputError(None, f"systems: expected System objects, got {short(bad[0])}")
+    else:
+        p = Path(spec if spec is not None else "default")
+        if not p.exists() and builtin_systems(str(p)).is_file():
+            p = builtin_systems(str(p))
+        systems = load_systems(p)
+    names = {s.name for s in systems}
+    if len(names) != len(systems):
+        raise InputError(p, "two systems share a name")
+    for s in extra or []:
+        if s.name in names:
+            where = s.params.get("run") or next(iter(s.params.get("runs", {}).values()), None)
+            raise InputError(where, f"external run {short(s.name)} has the name of a system already in the set: rename "
+                                    "its run tag, or name it in a systems YAML ({name, run: PATH})")
+        names.add(s.name)
+        systems.append(s)
+    return p, systems
 
 
 def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path] | None:

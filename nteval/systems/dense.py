@@ -1,0 +1,359 @@
+"""Dense retrieval: abstracts encoded once per index and model, queries per run, inner-product
+search with FAISS.
+
+The default encoder is ``wordllama`` (256-dimension static token embeddings, average-pooled),
+whose weights and tokenizer ship inside its wheel: it runs offline on a fresh machine, without
+torch. Any sentence-transformers model given as a local directory works too (``pip install
+sentence-transformers``: it pulls torch, so it is never a default dependency).
+
+Document vectors are cached beside the index (``INDEX/dense/<index>-<model>-<fingerprint>/``), or
+under ``$NTEVAL_DENSE_CACHE`` when set: ``vectors.npy`` (unit-length rows, float32 or float16),
+``docids.txt`` (row order = the store's stream order) and ``meta.json``. Encoding writes parts of
+:data:`PART` documents into a ``.partial`` directory, so a killed encoding resumes from the last
+finished part; the finished directory appears by one rename. ``ivf`` and ``hnsw`` indexes are
+built once and saved in the same directory; their recall against the exact (flat) search is
+measured on every run and reported beside its scores.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import InputError, short
+
+#: Documents per cached part of an encoding (the unit of resumption).
+PART = 8192
+#: Bump when the cached vectors of a model would change (text given to the encoder, pooling, normalisation).
+ENCODING_FORMAT = 1
+WORDLLAMA_DIMS = (64, 128, 256)  # the shipped l2_supercat weights are 256-d; smaller = Matryoshka truncation
+
+
+@dataclass
+class Encoder:
+    """A text → unit vector function with a stable identity (part of the cache key)."""
+    id: str
+    dim: int
+    embed: Callable[[list[str]], np.ndarray]
+
+
+_ENCODERS: dict[tuple[str, int], Encoder] = {}
+
+
+def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
+    """Checked when the system is declared, before any run: a bad model fails before hours of work."""
+    model = params["model"]
+    if model == "wordllama":
+        if params["dim"] not in WORDLLAMA_DIMS:
+            raise InputError(where, f"system {short(name)}: dim must be one of {', '.join(map(str, WORDLLAMA_DIMS))} for "
+                                    f"wordllama, got {params['dim']}", place="params.dim")
+    elif not Path(model).expanduser().is_dir():
+        raise InputError(where, f"system {short(name)}: model {short(model)} is neither 'wordllama' nor a local "
+                                "sentence-transformers directory (nothing is downloaded)", place="params.model")
+
+
+def load_encoder(model: str, dim: int, system: str = "dense") -> Encoder:
+    """``wordllama`` (the shipped weights) or a local sentence-transformers directory."""
+    key = (model, int(dim))
+    if key not in _ENCODERS:
+        _ENCODERS[key] = _wordllama(int(dim)) if model == "wordllama" else _sentence_transformer(model, system)
+    return _ENCODERS[key]
+
+
+def _wordllama(dim: int) -> Encoder:
+    import tempfile
+
+    import wordllama
+    from wordllama import WordLlama
+
+    root = Path(wordllama.__file__).parent
+    # the loader looks for the tokenizer under CACHE/tokenizers/, not in the wheel's own copy (it
+    # would download it): give it a cache holding the shipped file, and forbid downloads
+    with tempfile.TemporaryDirectory(prefix="nteval-wordllama-") as tmp:
+        (Path(tmp) / "tokenizers").mkdir()
+        for f in (root / "tokenizers").glob("*.json"):
+            shutil.copy(f, Path(tmp) / "tokenizers" / f.name)
+        model = WordLlama.load(cache_dir=Path(tmp), disable_download=True, dim=256,
+                               trunc_dim=None if dim == 256 else dim)
+    weights = sorted((root / "weights").glob("*.safetensors"))
+    tag = hashlib.sha256(b"".join(p.name.encode() + str(p.stat().st_size).encode() for p in weights)).hexdigest()[:8]
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        v = np.asarray(model.embed(list(texts), norm=False), dtype=np.float32)
+        return _unit(v)
+
+    return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed)
+
+
+def _sentence_transformer(path: str, system: str) -> Encoder:
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise InputError(path, f"system {short(system)}: no such model directory (dense model: 'wordllama' or a local "
+                               "sentence-transformers directory; nothing is downloaded)", place="params.model")
+    try:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+    except ImportError:
+        raise InputError(path, f"system {short(system)}: a sentence-transformers model needs `pip install "
+                               "sentence-transformers` (it pulls torch; not installed by default)",
+                         place="params.model") from None
+    try:
+        model = SentenceTransformer(str(p), device="cpu")
+    except Exception as err:  # noqa: BLE001  (any loader failure is the user's model directory)
+        raise InputError(path, f"system {short(system)}: cannot load the model: {short(str(err), 200)}",
+                         place="params.model") from None
+    files = sorted(f for f in p.rglob("*") if f.is_file())
+    tag = hashlib.sha256(b"".join(str(f.relative_to(p)).encode() + str(f.stat().st_size).encode()
+                                  for f in files)).hexdigest()[:12]
+    dim = int(model.get_sentence_embedding_dimension())
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        return _unit(np.asarray(model.encode(list(texts), batch_size=32, convert_to_numpy=True), dtype=np.float32))
+
+    return Encoder(f"st-{p.name}-{tag}", dim, embed)
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1; a text with no known token stays the zero vector (it matches nothing)."""
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    np.divide(v, norms, out=v, where=norms > 0)
+    v[~np.isfinite(v).all(axis=1)] = 0.0
+    return v
+
+
+# -- the document vectors --------------------------------------------------------------------------
+
+def index_texts(index_dir: Path, index_name: str):
+    """(docid, text) of every document of ``index_name``, in the store's stream order, exactly as
+    Lucene indexed its contents (``all``: title, newline, abstract; ``nt``: the abstract)."""
+    import sqlite3
+
+    from ..corpus.store import FILENAME
+
+    db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
+    try:
+        for docid, title, abstract in db.execute("SELECT docid, title, abstract FROM docs ORDER BY seq"):
+            yield docid, (f"{title}\n{abstract}" if index_name == "all" else abstract)
+    finally:
+        db.close()
+
+
+def cache_dir(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder) -> Path:
+    root = Path(os.environ["NTEVAL_DENSE_CACHE"]) if os.environ.get("NTEVAL_DENSE_CACHE") else index_dir / "dense"
+    return root / f"{index_name}-{encoder.id}-{fingerprint[:16]}"
+
+
+@dataclass
+class Vectors:
+    """The encoded documents of one index under one model."""
+    dir: Path
+    docids: list[str]
+    matrix: np.ndarray        # float32, one unit row per document
+    meta: dict[str, Any]
+    dtype: str                # how the rows are stored (float16 rows are widened to float32 here)
+
+
+_VECTORS: dict[str, Vectors] = {}
+
+
+def document_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, dtype: str = "float32",
+                     progress: bool = True) -> Vectors:
+    """The cached vectors, encoding (or finishing the encoding of) the documents first if needed."""
+    final = cache_dir(index_dir, index_name, fingerprint, encoder)
+    key = f"{final}:{dtype}"
+    if key in _VECTORS:
+        return _VECTORS[key]
+    name = f"vectors-{dtype}.npy"
+    if not (final / name).is_file():
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with _lock(final.parent / f".{final.name}.lock"):
+            if not (final / "meta.json").is_file():
+                _encode(index_dir, index_name, fingerprint, encoder, final, progress)
+            if not (final / name).is_file():  # stored as float32; other dtypes are converted from it
+                tmp = final / f".{name}.tmp-{os.getpid()}.npy"
+                np.save(tmp, np.load(final / "vectors-float32.npy").astype(dtype))
+                os.replace(tmp, final / name)
+    meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
+    docids = (final / "docids.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    matrix = np.load(final / name).astype(np.float32, copy=False)
+    vec = _VECTORS[key] = Vectors(final, docids, matrix, meta, dtype)
+    return vec
+
+
+@contextlib.contextmanager
+def _lock(path: Path):
+    """One encoder per cache directory at a time (grid workers may ask for the same vectors)."""
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path, progress: bool) -> None:
+    from tqdm import tqdm
+
+    from ..atomic import write_text
+
+    partial = final.with_name(final.name + ".partial")
+    partial.mkdir(parents=True, exist_ok=True)
+    docids = [d for d, _ in index_texts(index_dir, index_name)]
+    listing = "".join(f"{d}\n" for d in docids)
+    if not (partial / "docids.txt").is_file() or (partial / "docids.txt").read_text(encoding="utf-8") != listing:
+        for old in partial.glob("part-*.npy"):  # a different document list: nothing to resume
+            old.unlink()
+        write_text(partial / "docids.txt", listing)
+    n_parts = (len(docids) + PART - 1) // PART
+    done = {i for i in range(n_parts) if (partial / f"part-{i:06d}.npy").is_file()}
+    t0 = time.perf_counter()
+    bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
+               desc=f"encoding {index_name} ({encoder.id})", disable=not progress, file=sys.stderr, leave=False,
+               mininterval=0.5)
+    encoded = 0
+    try:
+        batch: list[str] = []
+        part = 0
+        for i, (_docid, text) in enumerate(index_texts(index_dir, index_name)):
+            if i // PART in done:
+                continue
+            batch.append(text)
+            if len(batch) == PART or i == len(docids) - 1:
+                part = i // PART
+                vec = np.concatenate([encoder.embed(batch[j:j + 256]) for j in range(0, len(batch), 256)])
+                tmp = partial / f".part-{part:06d}.tmp.npy"
+                np.save(tmp, vec.astype(np.float32))
+                os.replace(tmp, partial / f"part-{part:06d}.npy")
+                encoded += len(batch)
+                bar.update(len(batch))
+                batch = []
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - t0
+    parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
+    matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
+    tmp = partial / ".vectors.tmp.npy"
+    np.save(tmp, matrix.astype(np.float32))
+    os.replace(tmp, partial / "vectors-float32.npy")
+    meta = {"format": ENCODING_FORMAT, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
+            "index": index_name, "fingerprint": fingerprint,
+            "encoded_this_time": encoded, "seconds": round(seconds, 3),
+            "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None}
+    write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
+    for p in partial.glob("part-*.npy"):
+        p.unlink()
+    if final.exists():  # a directory without meta.json is not one this module finished
+        shutil.rmtree(final)
+    os.replace(partial, final)
+
+
+# -- search ----------------------------------------------------------------------------------------
+
+_FAISS: dict[str, Any] = {}
+
+
+def _faiss():
+    import logging
+
+    logging.getLogger("faiss.loader").setLevel(logging.WARNING)  # its INFO lines name CPU features tried
+    import faiss
+
+    return faiss
+
+
+def faiss_index(vec: Vectors, params: dict[str, Any]):
+    """The FAISS index a dense system searches: exact (``flat``), or ``ivf``/``hnsw`` built once and
+    saved beside the vectors (single-threaded build, so the same vectors give the same index)."""
+    faiss = _faiss()
+
+    kind = params["index"]
+    n, d = vec.matrix.shape
+    if kind == "flat":
+        tag = "flat"
+    elif kind == "ivf":
+        nlist = int(params["nlist"]) or max(1, min(n // 39 or 1, int(4 * np.sqrt(max(n, 1)))))
+        tag = f"ivf{nlist}"
+    else:
+        tag = f"hnsw{int(params['hnsw_m'])}"
+    tag = tag if vec.dtype == "float32" else f"{tag}-{vec.dtype}"
+    key = f"{vec.dir}:{tag}"
+    if key in _FAISS:
+        index = _FAISS[key]
+    elif kind == "flat":
+        index = faiss.IndexFlatIP(d)
+        index.add(vec.matrix)
+    else:
+        path = vec.dir / f"{tag}.faiss"
+        if path.is_file():
+            index = faiss.read_index(str(path))
+        else:
+            threads = faiss.omp_get_max_threads()
+            faiss.omp_set_num_threads(1)
+            try:
+                if kind == "ivf":
+                    quantizer = faiss.IndexFlatIP(d)
+                    index = faiss.IndexIVFFlat(quantizer, d, nlist, faiss.METRIC_INNER_PRODUCT)
+                    index.train(vec.matrix)
+                    index.add(vec.matrix)
+                else:
+                    index = faiss.IndexHNSWFlat(d, int(params["hnsw_m"]), faiss.METRIC_INNER_PRODUCT)
+                    index.add(vec.matrix)
+            finally:
+                faiss.omp_set_num_threads(threads)
+            tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+            faiss.write_index(index, str(tmp))
+            os.replace(tmp, path)
+    _FAISS[key] = index
+    if kind == "ivf":
+        index.nprobe = int(params["nprobe"])
+    elif kind == "hnsw":
+        index.hnsw.efSearch = int(params["ef_search"])
+    return index
+
+
+def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    k = max(1, min(int(k), int(index.ntotal)))
+    return index.search(np.ascontiguousarray(queries, dtype=np.float32), k)
+
+
+def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_name: str, fingerprint: str,
+              topics: dict[str, str], k: int, progress: bool = True) -> tuple[dict[str, list[tuple[str, float]]], dict]:
+    """Rankings of every topic (empty where the query has no known token) and notes for the report:
+    the encoding's cache, and for ``ivf``/``hnsw`` the recall of the top ``k`` against flat search."""
+    encoder = load_encoder(params["model"], params["dim"], system_name)
+    vec = document_vectors(index_dir, index_name, fingerprint, encoder, params["dtype"], progress)
+    qids = list(topics)
+    q = encoder.embed([topics[x] for x in qids])
+    index = faiss_index(vec, params)
+    scores, rows = search(index, q, k)
+    live = np.linalg.norm(q, axis=1) > 0
+    run = {}
+    for i, qid in enumerate(qids):
+        run[qid] = ([(vec.docids[r], float(s)) for r, s in zip(rows[i], scores[i]) if r >= 0] if live[i] else [])
+    notes: dict[str, Any] = {"model": encoder.id, "dim": int(vec.matrix.shape[1]), "cache": str(vec.dir),
+                             "documents": len(vec.docids), "index": params["index"],
+                             "encoding_seconds": vec.meta.get("seconds"), "encoding_docs_per_s": vec.meta.get("docs_per_s"),
+                             "cache_bytes": sum(f.stat().st_size for f in vec.dir.iterdir() if f.is_file())}
+    if params["index"] != "flat":
+        exact = faiss_index(vec, {**params, "index": "flat"})
+        _s, truth = search(exact, q[live], k)
+        approx = rows[live]
+        hits = [len(set(a[a >= 0]) & set(t[t >= 0])) / max(1, int((t >= 0).sum())) for a, t in zip(approx, truth)]
+        notes["recall_vs_flat"] = round(float(np.mean(hits)), 4) if hits else None
+    return run, notes

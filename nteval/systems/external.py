@@ -1,0 +1,340 @@
+"""Systems nteval does not compute, made first-class: external TREC runs, Python callables and
+external programs.
+
+- **External run**: a TREC run file made by any system over topics nteval wrote (``nteval export``
+  gives the collection, topics and qrels). ``{name, run: PATH}`` in a systems YAML, or every file
+  of ``--runs DIR`` (named by its run tag). For ``nteval correlate``, which has several topic sets,
+  ``runs: {focused: P1, highrecall: P2, human: P3}`` or ``--runs DIR`` with one subdirectory per
+  topic set (``DIR/focused/``, ``DIR/human/``, …).
+- **Callable**: ``search(queries: dict[qid, text], k) -> {qid: [(docid, score), ...]}`` (or
+  ``{qid: {docid: score}}``): a PyTerrier transformer wrapped in three lines, an HTTP client, a
+  pure-Python model. From Python: :func:`callable_system`; from YAML: ``{name, callable:
+  "module:function", version}``.
+- **Command**: an external program, run once per topic set: ``{name, command: "prog --topics
+  {topics} --out {run} --hits {k}", version}``. nteval writes ``{topics}`` (``qid<TAB>text``),
+  the program writes a TREC run to ``{run}``.
+
+Every result is validated against the topics before it is scored: topics the system did not
+answer are counted and score 0 (trec_eval ``-c``); a topic that is not one of the experiment's is
+an error (a run made for other topics); documents that are not in the collection are reported,
+and refused when more than :data:`MAX_FOREIGN_SHARE` of the hits are (a run over another corpus).
+Callables and commands are cached like any run, under their ``version``: change it when the
+system changes.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shlex
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError, short
+from ..formats.trec import Run, read_run
+from .base import MAX_NAME_CHARS, System, check_name
+
+#: Above this share of hits outside the collection a run is refused: it searched another corpus.
+MAX_FOREIGN_SHARE = 0.05
+#: Files of a ``--runs`` directory that are not runs.
+_NOT_RUNS = (".json", ".md", ".txt.meta", ".yaml", ".yml")
+
+
+def external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str) -> System:
+    """A systems-YAML entry naming a run file, a callable or a command (paths relative to the YAML)."""
+    base = Path(where).parent
+    kinds = [k for k in ("run", "runs", "callable", "command") if k in entry]
+    if len(kinds) > 1:
+        raise InputError(where, f"system {short(name)}: give one of run, runs, callable, command (got {', '.join(kinds)})",
+                         place=place)
+    kind = kinds[0]
+    if kind in ("run", "runs"):
+        if "version" in entry:
+            raise InputError(where, f"system {short(name)}: a run file needs no version (its content is its identity)",
+                             place=f"{place}.version")
+        if kind == "run":
+            return external_system(name, {"run": _path(entry["run"], base, name, where, f"{place}.run")})
+        runs = entry["runs"]
+        if not isinstance(runs, Mapping) or not runs:
+            raise InputError(where, f"system {short(name)}: runs must map topic sets (e.g. focused, human) to run files",
+                             place=f"{place}.runs")
+        return external_system(name, {"runs": {str(side): _path(p, base, name, where, f"{place}.runs.{side}")
+                                               for side, p in runs.items()}})
+    version = entry.get("version")
+    if not isinstance(version, (str, int, float)) or isinstance(version, bool) or not str(version).strip():
+        raise InputError(where, f"system {short(name)}: a {kind} system needs a version (its runs are cached under it; "
+                                "change it when the system changes)", place=f"{place}.version")
+    if kind == "callable":
+        target = entry["callable"]
+        if not isinstance(target, str) or ":" not in target:
+            raise InputError(where, f"system {short(name)}: callable must be 'module:function', got {short(target)}",
+                             place=f"{place}.callable")
+        return System(name, "callable", {"target": target, "version": str(version)})
+    command = entry["command"]
+    argv = shlex.split(command) if isinstance(command, str) else command
+    if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+        raise InputError(where, f"system {short(name)}: command must be a command line or a list of arguments",
+                         place=f"{place}.command")
+    if not any("{run}" in a for a in argv):
+        raise InputError(where, f"system {short(name)}: command must write its run to {{run}} (placeholders: {{topics}}, "
+                                "{run}, {k})", place=f"{place}.command")
+    return System(name, "command", {"command": argv, "version": str(version)})
+
+
+def _path(value: Any, base: Path, name: str, where: Path, place: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(where, f"system {short(name)}: a run file path is expected, got {short(value)}", place=place)
+    p = Path(value).expanduser()
+    p = p if p.is_absolute() else base / p
+    if not p.is_file():
+        raise InputError(p, f"system {short(name)}: no such run file", place=None)
+    return str(p.resolve())
+
+
+def external_system(name: str, params: dict[str, Any]) -> System:
+    return System(name, "external", params)
+
+
+def callable_system(name: str, fn: Callable[[dict[str, str], int], Any], version: str) -> System:
+    """A Python search function as a system: ``fn(queries, k)`` returns ``{qid: [(docid, score), ...]}``
+    or ``{qid: {docid: score}}``. Its runs are cached under ``version``: change it with the function."""
+    check_name(name, None, "name")
+    if not callable(fn):
+        raise InputError(None, f"system {short(name)}: {short(fn)} is not callable")
+    # identity = name + version (the function object itself cannot be hashed across processes)
+    return System(name, "callable", {"version": str(version)}, fn=fn)
+
+
+def command_system(name: str, command: str | list[str], version: str) -> System:
+    """An external program as a system (see the module docstring for its placeholders)."""
+    check_name(name, None, "name")
+    return external_entry(name, {"command": command, "version": version}, Path("."), "command")
+
+
+def runs_from_dir(directory: str | Path) -> list[System]:
+    """Every run file of ``directory``, named by its run tag: one external system each. A directory
+    of subdirectories (``focused/``, ``human/``…) gives one system per tag with a run per topic set."""
+    d = Path(directory)
+    if not d.is_dir():
+        raise InputError(d, "--runs: no such directory of run files")
+    subdirs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+    files = _run_files(d)
+    if subdirs and files:
+        raise InputError(d, "--runs: either run files, or one subdirectory of runs per topic set (focused/, human/…), "
+                            "not both")
+    if not subdirs:
+        named = _named(files)
+        return [external_system(n, {"run": str(p)}) for n, p in named.items()]
+    per_side: dict[str, dict[str, str]] = {}
+    for sub in subdirs:
+        for n, p in _named(_run_files(sub)).items():
+            per_side.setdefault(n, {})[sub.name] = str(p)
+    if not per_side:
+        raise InputError(d, "--runs: no run files in its subdirectories")
+    return [external_system(n, {"runs": runs}) for n, runs in sorted(per_side.items())]
+
+
+def _run_files(d: Path) -> list[Path]:
+    return sorted(p for p in d.iterdir() if p.is_file() and not p.name.startswith(".") and not p.name.endswith(_NOT_RUNS))
+
+
+def _named(files: list[Path]) -> dict[str, Path]:
+    named: dict[str, Path] = {}
+    for p in files:
+        name = _tag(p)
+        if len(name) > MAX_NAME_CHARS or not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name):
+            raise InputError(p, f"run tag {short(name)} cannot name a system (no spaces, slashes or '|'): name it in a "
+                                "systems YAML instead ({name, run: PATH})")
+        if name in named:
+            raise InputError(p, f"run tag {short(name)} is also the tag of {named[name]}: two runs cannot share a name "
+                                "(name them in a systems YAML: {name, run: PATH})")
+        named[name] = p
+    return named
+
+
+def _tag(path: Path) -> str:
+    """The run tag (6th column of the first line), or the file's stem for an empty file."""
+    try:
+        with open(path, "rb") as fh:
+            for raw in fh:
+                cols = raw.split()
+                if cols:
+                    return cols[5].decode("utf-8", "replace") if len(cols) >= 6 else path.stem
+    except OSError as err:
+        raise InputError(path, f"cannot read run file: {err.strerror}") from None
+    return path.stem
+
+
+_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def run_files_digest(system: System) -> dict[str, str]:
+    """sha256 of each run file of an external system (its identity: a changed file is a new run)."""
+    files = system.params.get("runs") or {"*": system.params["run"]}
+    out = {}
+    for side, p in sorted(files.items()):
+        st = os.stat(p)
+        key = (str(p), st.st_mtime_ns, st.st_size)
+        if key not in _DIGESTS:
+            h = hashlib.sha256()
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            _DIGESTS[key] = h.hexdigest()
+        out[side] = _DIGESTS[key]
+    return out
+
+
+# -- producing and validating the rankings ---------------------------------------------------------
+
+def external_rankings(system: System, label: str, topics: dict[str, str], k: int) -> Any:
+    """What the system returns for ``topics`` (unvalidated): a parsed run file, or the callable's or
+    command's output. ``label`` names the topic set (a protocol, or ``human``)."""
+    p = system.params
+    if system.algorithm == "external":
+        if "runs" in p:
+            if label not in p["runs"]:
+                raise InputError(None, f"system {short(system.name)}: no run for the {label} topics (give runs: "
+                                       f"{{{label}: PATH}}, or --runs DIR/{label}/)")
+            return read_run(Path(p["runs"][label]))
+        return read_run(Path(p["run"]))
+    if system.algorithm == "callable":
+        fn = system.fn or _import(system)
+        try:
+            return fn(dict(topics), int(k))
+        except InputError:
+            raise
+        except Exception as err:  # noqa: BLE001  (the user's code: any failure is one line naming it)
+            raise InputError(None, f"system {short(system.name)}: its search raised {type(err).__name__}: "
+                                   f"{_cut(str(err))}") from None
+    return _run_command(system, topics, k)
+
+
+def _cut(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _import(system: System) -> Callable:
+    import importlib
+
+    module, _, attr = system.params["target"].partition(":")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except Exception as err:  # noqa: BLE001
+        raise InputError(None, f"system {short(system.name)}: cannot import {short(system.params['target'])}: "
+                               f"{type(err).__name__}: {short(str(err), 120)}") from None
+    if not callable(obj):
+        raise InputError(None, f"system {short(system.name)}: {short(system.params['target'])} is not callable")
+    return obj
+
+
+def _run_command(system: System, topics: dict[str, str], k: int) -> Run:
+    import subprocess
+    import tempfile
+
+    from ..formats.trec import write_topics
+    from ..lifecycle import die_with_parent
+
+    with tempfile.TemporaryDirectory(prefix="nteval-command-") as tmp:
+        tpath, rpath = Path(tmp) / "topics.tsv", Path(tmp) / "run.txt"
+        write_topics(tpath, topics)
+        argv = [a.replace("{topics}", str(tpath)).replace("{run}", str(rpath)).replace("{k}", str(int(k)))
+                for a in system.params["command"]]
+        try:
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  preexec_fn=die_with_parent, check=False)
+        except OSError as err:
+            raise InputError(None, f"system {short(system.name)}: cannot start {short(argv[0])}: {err.strerror}") from None
+        if proc.returncode != 0:
+            last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
+            raise InputError(None, f"system {short(system.name)}: its command exited with status {proc.returncode}"
+                                   + (f": {_cut(last)}" if last else ""))
+        if not rpath.is_file():
+            raise InputError(None, f"system {short(system.name)}: its command wrote no run to {{run}}")
+        try:
+            return read_run(rpath)
+        except InputError as err:
+            raise InputError(None, f"system {short(system.name)}: its run is not a TREC run ({err.message})") from None
+
+
+def validate(system: System, raw: Any, topics: dict[str, str], depth: int, collection: Path
+             ) -> tuple[Run, dict[str, Any]]:
+    """Check a system's rankings against the experiment's topics and collection; returns the run
+    in trec_eval order cut at ``depth``, and what was found (for the report)."""
+    name = short(system.name)
+    if not isinstance(raw, Mapping):
+        raise InputError(None, f"system {name}: its search must return {{qid: [(docid, score), ...]}}, got "
+                               f"{type(raw).__name__}")
+    run: Run = {}
+    for qid, ranking in raw.items():
+        q = str(qid)
+        if isinstance(ranking, Mapping):
+            pairs = list(ranking.items())
+        elif isinstance(ranking, (list, tuple)):
+            pairs = list(ranking)
+        else:
+            raise InputError(None, f"system {name}: topic {short(q)}: a ranking must be a list of (docid, score) or a "
+                                   f"{{docid: score}} mapping, got {type(ranking).__name__}")
+        clean: dict[str, float] = {}
+        for item in pairs:
+            if not (isinstance(item, (list, tuple)) and len(item) == 2):
+                raise InputError(None, f"system {name}: topic {short(q)}: expected (docid, score) pairs, got {short(item)}")
+            docid, score = item
+            if not isinstance(docid, (str, int)) or isinstance(docid, bool) or not str(docid).strip():
+                raise InputError(None, f"system {name}: topic {short(q)}: a docid must be a string, got {short(docid)}")
+            try:
+                s = float(score)
+            except (TypeError, ValueError):
+                raise InputError(None, f"system {name}: topic {short(q)}: score {short(score)} is not a number") from None
+            if not math.isfinite(s):
+                raise InputError(None, f"system {name}: topic {short(q)}: score {short(score)} is not finite")
+            d = str(docid)
+            if d in clean:
+                raise InputError(None, f"system {name}: topic {short(q)} ranks document {short(d)} twice")
+            clean[d] = s
+        run[q] = list(clean.items())
+    unknown = sorted(set(run) - set(topics))
+    if unknown:
+        raise InputError(None, f"system {name}: {len(unknown)} of its {len(run)} topics are not this experiment's "
+                               f"(e.g. {short(unknown[0])}): was it run on the topics of another experiment? "
+                               "(`nteval export` writes the right ones)")
+    retrieved = {d for ranking in run.values() for d, _ in ranking}
+    known = known_docids(collection, retrieved)
+    foreign = retrieved - known
+    hits = sum(len(r) for r in run.values())
+    foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)
+    if hits and foreign_hits / hits > MAX_FOREIGN_SHARE:
+        raise InputError(None, f"system {name}: {foreign_hits:,} of its {hits:,} hits ({foreign_hits / hits:.0%}) are "
+                               f"documents not in this collection (e.g. {short(sorted(foreign)[0])}): did it search "
+                               "another corpus? (`nteval export` writes this one)")
+    missing = sum(1 for q in topics if not run.get(q))
+    from ..formats.trec import canonical
+
+    out = {q: canonical(run.get(q, []), depth) for q in topics}
+    notes = {"topics_without_results": missing, "foreign_documents": len(foreign), "foreign_hits": foreign_hits,
+             "hits": hits}
+    if foreign:
+        notes["foreign_example"] = sorted(foreign)[0]
+    return out, notes
+
+
+def known_docids(collection: Path, docids: set[str]) -> set[str]:
+    """Which of ``docids`` are documents of the index directory ``collection`` (its document store)."""
+    from ..corpus.store import FILENAME
+
+    db = sqlite3.connect(f"file:{Path(collection) / FILENAME}?mode=ro", uri=True)
+    try:
+        found: set[str] = set()
+        ids = sorted(docids)
+        for i in range(0, len(ids), 900):
+            chunk = ids[i:i + 900]
+            found.update(r[0] for r in db.execute(f"SELECT docid FROM docs WHERE docid IN ({','.join('?' * len(chunk))})",
+                                                  chunk))
+        return found
+    finally:
+        db.close()
