@@ -503,6 +503,33 @@ def systems_cmd(name: str | None) -> None:
     click.echo(set_listing(name) if name else overview())
 
 
+@main.command("export")
+@click.option("--from", "from_dir", required=True, type=click.Path(path_type=Path),
+              help="OUT of a protocol run (nteval focused, highrecall, run; or a correlate subdirectory such as OUT/focused).")
+@click.option("--format", "fmt", required=True, metavar="beir|trec",
+              help="beir: corpus.jsonl, queries.jsonl, qrels/test.tsv; trec: corpus/docs.jsonl (Anserini "
+                   "JsonCollection), topics.tsv, qrels.txt.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="Directory to create.")
+@click.option("--index", "index_dir", default=None, type=click.Path(path_type=Path),
+              help="The run's index directory, if it moved since the run (its fingerprint must match).")
+@click.option("--force", is_flag=True, help="Replace an earlier export at --out (never anything else).")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@_friendly_errors
+def export_cmd(from_dir: Path, fmt: str, out: Path, index_dir: Path | None, force: bool, quiet: bool) -> None:
+    """Export the collection a protocol run searched (corpus, topics, qrels) for outside systems,
+    with EXPORT.md and export.json saying what it is."""
+    from .export import export_collection
+
+    info = export_collection(from_dir, out, fmt, index=index_dir, force=force,
+                             progress=not quiet and sys.stderr.isatty())
+    size = sum(f["bytes"] for f in info["files"].values())
+    click.echo(f"{out}: {info['format']} export of {info['protocol']} ({info['searches']} index): "
+               f"{info['documents']:,} documents, {info['topics']:,} topics, {info['qrels_rows']:,} qrels rows, "
+               f"{size / 1e6:.1f} MB (EXPORT.md says what it is)")
+    if info["holdout"]:
+        click.echo("note: source documents were held out per topic; the corpus holds them (see EXPORT.md)")
+
+
 @main.command("manifest")
 @click.argument("index_dir", type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the whole manifest as JSON.")

@@ -37,3 +37,17 @@ class InputError(Exception):
 
     def __reduce__(self):  # survives pickling across worker processes
         return (InputError, (self.path, self.message, self.place))
+
+
+def read_json_file(path: str | PathLike[str], label: str, fix: str):
+    """The JSON value in file ``path``; a file that is not UTF-8 or not JSON is a one-line
+    :class:`InputError` "``label``: what is wrong (``fix``)" with the line and column."""
+    import json
+    from pathlib import Path
+
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, f"{label}: not UTF-8 text ({fix})") from None
+    except json.JSONDecodeError as err:
+        raise InputError(path, f"{label}: {err.msg} ({fix})", place=f"line {err.lineno}, column {err.colno}") from None

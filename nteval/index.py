@@ -265,18 +265,12 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
     (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
     the file, not a traceback later."""
-    from .errors import InputError
+    from .errors import InputError, read_json_file
 
     path = Path(index_dir) / MANIFEST
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError(path, "corrupt manifest: not UTF-8 text (rebuild the index with nteval index --force)") from None
-    except json.JSONDecodeError as err:
-        raise InputError(path, f"corrupt manifest: {err.msg} (rebuild the index with nteval index --force)",
-                         place=f"line {err.lineno}, column {err.colno}") from None
+    manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")
     problem = _manifest_problem(manifest)
     if problem:
         raise InputError(path, f"corrupt manifest: {problem} (rebuild the index with nteval index --force)")
