@@ -243,6 +243,10 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--system", default="bm25", show_default=True,
               help="An algorithm (bm25, qld, bm25_rm3, ...) or a system name from --systems / the shipped sets.")
 @click.option("--systems", default=None, help="Systems YAML where --system is looked up.")
+@click.option("--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
+              help="External runs scored beside the grid as references (DIR/<protocol>/*.run when several protocols).")
+@click.option("--reference", "reference_names", multiple=True,
+              help="A system of --systems (or the shipped sets) scored beside the grid, e.g. a dense model (repeatable).")
 @click.option("--param", "params", multiple=True, required=True,
               help="NAME=START:STOP:STEP or NAME=V1,V2,... (one or two), e.g. k1=0.2:2.0:0.2.")
 @click.option("--measure", "measures", multiple=True,
@@ -274,9 +278,28 @@ def grid_cmd(params, measures, quiet, **kw) -> None:
     axes = [parse_axis(p) for p in params]
     names = [m for spec in measures for m in spec.replace(",", " ").split()]
     per_protocol = _protocol_params(kw.pop("protocol_params"))
+    kw["references"] = _references(kw.pop("reference_names"), kw.get("systems")) + (_external(kw).pop("extra_systems", None) or [])
     res = run_grid(kw.pop("index_dir"), kw.pop("out"), axes, measures=names or None,
                    progress=not quiet and sys.stderr.isatty(), protocol_params=per_protocol, **kw)
     click.echo(grid_summary(res))
+
+
+def _references(names: tuple[str, ...], systems: str | None) -> list:
+    """``--reference NAME``: systems looked up like ``--system`` (fusions need their inputs: refused)."""
+    from .errors import InputError
+    from .systems.sets import builtin_systems, find_named_system, resolve_systems
+
+    out = []
+    for name in names:
+        found = find_named_system(name, [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"),
+                                         builtin_systems("wide"), builtin_systems("default")])
+        if found is None:
+            raise InputError(None, f"--reference {name!r}: no such system in --systems or the shipped sets")
+        if found[0].algorithm in ("rrf", "linear"):
+            raise InputError(found[1], f"--reference {name}: a fusion needs its input systems; give them as references "
+                                       "or compare it with `nteval focused`")
+        out.append(found[0])
+    return out
 
 
 def _key_values(items: tuple[str, ...], option: str) -> dict[str, str]:

@@ -90,3 +90,34 @@ def test_caveats_rules_by_hand():
                        "NT highrecall AP vs human AP: Kendall τ 0.800"]
     pair["ci95"]["kendall"] = [0.4, 0.4]
     assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI"
+
+
+def test_external_runs_join_the_agreement_report(correlated, scifact_index, tmp_path):
+    """An outside system's runs over correlate's topic sets (DIR/focused/, DIR/highrecall/,
+    DIR/human/) are ranked beside the zoo on both sides; a single run for all sets is refused."""
+    import shutil
+
+    from nteval.demo import scifact_slice
+
+    _r, first = correlated
+    out = tmp_path / "c"
+    shutil.copytree(first, out)
+    runs = tmp_path / "runs"
+    for side in ("focused", "highrecall", "human"):
+        (runs / side).mkdir(parents=True)
+        rows = (first / side / "runs" / "bm25.run").read_text().splitlines()
+        (runs / side / "x.run").write_text("".join(" ".join(r.split()[:5] + ["their_bm25"]) + "\n" for r in rows))
+    sl = scifact_slice()
+    args = ["correlate", "--index", str(scifact_index), "--queries", str(sl / "queries.jsonl"), "--qrels",
+            str(sl / "qrels.tsv"), "--topics", "40", "--bootstrap", "50", "--min-topics", "10", "--out", str(out), "--quiet"]
+    r = CliRunner().invoke(main, [*args, "--runs", str(runs)])
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    for pair in rep["pairs"]:
+        assert pair["nt_scores"]["their_bm25"] == pair["nt_scores"]["bm25"]
+        assert pair["human_scores"]["their_bm25"] == pair["human_scores"]["bm25"]
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    shutil.copy(runs / "focused" / "x.run", flat / "x.run")
+    r = CliRunner().invoke(main, [*args, "--runs", str(flat)])
+    assert r.exit_code == 2 and "give one run per set" in r.output and len(r.output.strip().splitlines()) == 1, r.output

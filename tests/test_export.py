@@ -227,3 +227,22 @@ def test_bm25s_round_trip_scores_like_nteval_bm25(focused_out, tmp_path):
     # lower; 0.05 is four times the largest gap seen (one topic losing rank 1 here moves RR by ~0.01)
     assert abs(got["RR"] - ours) <= 0.05, (got, ours)
     assert got["R@1000"] >= 0.95
+    # ... and the same file joins the experiment as an external run: its NT score there is the one
+    # `nteval evaluate` gives (tolerance 1e-6: both read the run through the same evaluation core,
+    # results.json rounds to 6 decimals)
+    import shutil
+
+    out = tmp_path / "focused"  # a copy: the module's other tests read focused_out as it was
+    shutil.copytree(focused_out, out)
+    runs = tmp_path / "external"
+    runs.mkdir()
+    (runs / "bm25s.run").write_bytes((tmp_path / "bm25s.run").read_bytes())
+    res = json.loads((out / "results.json").read_text())
+    r = CliRunner().invoke(main, ["focused", "--index", res["index"], "--topics", str(res["n_topics"]),
+                                  "--seed", str(res["seed"]), "--systems", res["systems_file"], "--runs", str(runs),
+                                  "--min-topics", "10", "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    joined = json.loads((out / "results.json").read_text())
+    assert joined["systems"]["bm25s"]["RR"] == pytest.approx(got["RR"], abs=1e-6)
+    assert joined["system_notes"]["bm25s"]["foreign_hits"] == 0
+    assert joined["systems"]["bm25"] == json.loads(json.dumps(res["systems"]["bm25"]))

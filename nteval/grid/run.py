@@ -199,6 +199,26 @@ def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -
     return out
 
 
+def _score_references(index_dir: Path, fingerprint: str, j: Judgments, references: list[System], depth: int,
+                      out: Path, progress: bool) -> dict[str, dict[str, float]]:
+    """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
+    OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
+    from ..formats.trec import canonical, read_qrels, read_topics
+    from ..runs import run_all
+    from ..scores import evaluate_runs
+    from .cells import read_exclusions
+
+    topics, qrels = read_topics(j.dir / "topics.tsv"), read_qrels(j.dir / "qrels.txt")
+    held = read_exclusions(j.dir / "holdout.tsv") if j.index_name.endswith("-holdout") else {}
+    extra = max((len(v) for v in held.values()), default=0)
+    runs, _ = run_all(index_dir, j.index_name.removesuffix("-holdout"), fingerprint, topics, references,
+                      out / "references" / j.name, depth=depth + extra, progress=progress, label=j.name)
+    runs = {n: {q: canonical([h for h in r[q] if h[0] not in held.get(q, ())], depth) for q in topics}
+            for n, r in runs.items()}
+    scores = evaluate_runs(runs, qrels, list(j.measures))
+    return {n: {m: round(v, 6) for m, v in scores.means[n].items()} for n in runs}
+
+
 def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: Any, **kwargs: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
     both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs.
@@ -219,11 +239,13 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
              combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
              preset: str | None = None, protocol_params: dict[str, dict[str, Any]] | None = None,
-             **filters: Any) -> dict[str, Any]:
+             references: list[System] | None = None, **filters: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (a registered
     protocol, several joined by commas, both = focused + highrecall, or none with human judgments
     only); write OUT/grid.tsv, OUT/grid.json and contour PNGs. The high-recall options (``sref``…
-    ``preset``) and ``protocol_params`` ({protocol: {parameter: value}}) set the protocols' specs."""
+    ``preset``) and ``protocol_params`` ({protocol: {parameter: value}}) set the protocols' specs.
+    ``references``: systems scored on the same topics beside the grid (external runs of ``--runs``,
+    a dense model, a callable): each is a line on the maps and a row of the summary."""
     from tqdm import tqdm
 
     t_start = time.perf_counter()
@@ -298,7 +320,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                    "total_seconds": None},
     }
     names = [a.name for a in params]
-    rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics"]
+    rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics" + ("\treference" if references else "")]
     for j in judgments:
         stored = [(p, read_cell(Path(t.path), key)) for jj, p, t, key in plan if jj is j]
         missing = [p for p, c in stored if c is None]
@@ -311,6 +333,12 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                                    "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
             rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
+        if references:
+            pres["references"] = _score_references(index_dir, manifest["fingerprint"], j, references, depth, out, progress)
+            for m, r in pres["measures"].items():
+                r["references"] = {n: v[m] for n, v in pres["references"].items()}
+                rows += [f"{j.name}\t" + "\t".join("" for _ in names) + f"\t{m}\t{v[m]:.6f}\t{j.n_topics}\t{n}"
+                         for n, v in pres["references"].items()]
         result["protocols"][j.name] = pres
     write_text(out / "grid.tsv", "\n".join(rows) + "\n")
     if "human" in result["protocols"]:

@@ -25,6 +25,10 @@ def _near_style():
             "path_effects": [patheffects.withStroke(linewidth=3.2, foreground="white")]}
 
 
+#: Colours of reference systems' lines (external runs, dense models scored beside a grid).
+_REF_COLORS = ("#ff7f0e", "#e377c2", "#17becf", "#bcbd22", "#8c564b", "#7f7f7f") * 4
+
+
 def _legend_handles(res: dict[str, Any], drawn: bool, all_near: bool) -> list:
     """Legend entries for the star and the dashed 1 % line (explained, not left to guess)."""
     from matplotlib.lines import Line2D
@@ -62,8 +66,18 @@ def _map(fig, ax, axes: list[Axis], values: np.ndarray, res: dict[str, Any], lab
                 bbox=dict(boxstyle="round,pad=0.25", fc="white", ec="none", alpha=0.85), zorder=6)
     ax.set_xlabel(axes[0].name)
     ax.set_ylabel(axes[1].name)
-    ax.legend(handles=_legend_handles(res, drawn, bool(z.min() >= thr)), fontsize=8, loc="upper center",
-              bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
+    handles = _legend_handles(res, drawn, bool(z.min() >= thr))
+    from matplotlib.lines import Line2D
+
+    for (name, v), color in zip(sorted((res.get("references") or {}).items()), _REF_COLORS):
+        # a reference system's score as an iso-line: cells beyond it beat that system
+        if z.min() < v < z.max():
+            ax.contour(x, y, z, levels=[v], colors=color, linewidths=1.6, linestyles="-")
+            handles.append(Line2D([], [], color=color, lw=1.6, label=f"{name} {v:.4f}"))
+        else:
+            side = "every cell above" if v <= z.min() else "no cell reaches"
+            handles.append(Line2D([], [], ls="none", label=f"{name} {v:.4f} ({side})"))
+    ax.legend(handles=handles, fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, frameon=False)
 
 
 def _line(ax, axes: list[Axis], values: np.ndarray, res: dict[str, Any], label: str) -> None:
@@ -75,6 +89,8 @@ def _line(ax, axes: list[Axis], values: np.ndarray, res: dict[str, Any], label: 
     ax.axhline(thr, ls="--", lw=0.9, color="#444", label=f"within {100 * res['near_best']['tolerance']:g} % of best")
     ax.plot([best["params"][a.name]], [best["value"]], marker="*", color="#d62728", ms=16, ls="none", clip_on=False,
             label=f"best {best['value']:.4f}")
+    for (name, v), color in zip(sorted((res.get("references") or {}).items()), _REF_COLORS):
+        ax.axhline(v, ls="-", lw=1.3, color=color, label=f"{name} {v:.4f}")
     ax.set_xlabel(a.name)
     ax.set_ylabel(label)
     ax.legend(fontsize=8, loc="best")

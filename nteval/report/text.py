@@ -144,6 +144,9 @@ def grid_summary(res: dict[str, Any]) -> str:
             edge = r["best"].get("on_edge")
             lines.append(f"  {m:<8} best {r['best']['value']:.4f} at {best}; within 1 %: {nb['cells']} cell{'s' if nb['cells'] != 1 else ''} ({region})"
                          + (f" — best on the edge of {', '.join(edge)}: widen the grid there" if edge else ""))
+            for ref, v in sorted((r.get("references") or {}).items(), key=lambda kv: -kv[1]):
+                better = sum(1 for x in r["values"] if x > v)
+                lines.append(f"  {'':<8} reference {ref} {v:.4f}: {better} of {len(r['values'])} cells score higher")
             tied = r.get("indistinguishable_from_best")
             if tied:
                 lines.append(f"  {'':<8} cannot be told apart from the best: {tied['cells']} cell{'s' if tied['cells'] != 1 else ''} "

@@ -16,7 +16,7 @@ def shipped_sets() -> dict[str, Path]:
 
 def _param(key: str, default) -> str:
     if isinstance(default, list):
-        return f"{key}=[names]"
+        return f"{key}=[numbers]" if key == "weights" else f"{key}=[names]"
     rng = " (0..1)" if key in _UNIT else (" (>0)" if key in _POSITIVE else "")
     return f"{key}={default:g}{rng}" if isinstance(default, float) else f"{key}={default}{rng}"
 
@@ -29,7 +29,11 @@ def overview() -> str:
     lines += ["", "algorithms (params with defaults; --param/--system in nteval grid):"]
     for algo, params in ALGORITHMS.items():
         lines.append(f"  {algo:<15} " + ", ".join(_param(k, v) for k, v in params.items()))
-    lines += ["", "`nteval systems NAME` lists a set's systems (NAME: a shipped set or a systems YAML)."]
+    lines += ["", "systems nteval does not compute (systems YAML entries; --runs DIR adds run files):",
+              "  {name, run: PATH}                       an external TREC run (runs: {focused: P, human: P} for correlate)",
+              "  {name, callable: 'module:fn', version}  a Python search(queries, k) -> {qid: [(docid, score)]}",
+              "  {name, command: 'prog {topics} {run} {k}', version}  an external program writing a TREC run",
+              "", "`nteval systems NAME` lists a set's systems (NAME: a shipped set or a systems YAML)."]
     return "\n".join(lines)
 
 
