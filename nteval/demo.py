@@ -68,11 +68,15 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     click.echo()
     run_grid_demo(index_dir, out / "grid", n_topics=min(n_topics, 150), min_topics=min_topics)
     click.echo()
+    run_dense_demo(index_dir, out / "dense", n_topics=min(n_topics, 200), min_topics=min_topics)
+    click.echo()
     run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=min_topics)
     click.echo(f"\nNext (in this shell: `source .venv/bin/activate` first, or call .venv/bin/nteval):\n"
                f"  nteval focused --index {index_dir} --topics 500 --systems table1 --out my-focused\n"
                f"  nteval highrecall --index {index_dir} --topics 500 --systems table1 --out my-highrecall\n"
                f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
+               f"  nteval export --from {out / 'focused'} --format beir --out my-beir   # run your own system on it,\n"
+               f"    then: nteval focused ... --runs DIR_OF_YOUR_RUNS (README: Any system under NT)\n"
                f"  nteval protocols          # every protocol (cross-lingual, MeSH…) and its parameters\n"
                f"Your own corpus: Medline baseline/update files (pubmed*.xml.gz, from NLM's PubMed FTP) or a BEIR "
                f"corpus.jsonl:\n  nteval index FILES... --out my-index")
@@ -88,6 +92,22 @@ def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: i
                    n_topics=n_topics, seed=42, jobs=2, progress=False, min_topics=min_topics)
     click.echo(grid_summary(res))
     click.echo(f"(contour maps in {out})")
+
+
+def run_dense_demo(index_dir: Path, out: Path, n_topics: int = 200, min_topics: int = MIN_TOPICS) -> None:
+    """Sparse vs dense vs hybrid under the focused protocol (the shipped ``dense`` set)."""
+    from .experiment import run_focused
+    from .report.text import results_table
+
+    click.echo("Any system under NT: BM25 vs an offline dense encoder (wordllama, shipped in its wheel) vs hybrids, "
+               "focused protocol")
+    res = run_focused(index_dir, out, n_topics=n_topics, seed=42, systems="dense", progress=False,
+                      min_topics=min_topics)
+    click.echo(results_table(res))
+    notes = res.get("system_notes", {}).get("dense", {})
+    if notes:
+        click.echo(f"(document vectors: {notes['documents']:,} abstracts, {notes['cache_bytes'] / 1e6:.1f} MB, cached in "
+                   f"{notes['cache']})")
 
 
 def scifact_slice() -> Path:

@@ -1,6 +1,8 @@
 """`nteval demo` (the README's first command) works on the bundled sample alone."""
 from __future__ import annotations
 
+import json
+
 from click.testing import CliRunner
 
 from nteval.cli import main
@@ -22,6 +24,8 @@ def test_demo_runs_both_protocols(tmp_path, capsys):
     assert "highrecall protocol:" in out and "pseudo-relevant per topic" in out
     assert "Agreement of NT rankings with human judgments" in out and "Human-vs-human ceiling" in out
     assert "cells: 18 (9 per protocol) — 18 computed" in out and (tmp_path / "demo" / "grid" / "grid_compare.png").is_file()
+    dense = json.loads((tmp_path / "demo" / "dense" / "results.json").read_text())
+    assert {"bm25", "dense", "hybrid_rrf", "hybrid_linear"} <= set(dense["systems"]) and "document vectors: 1,708" in out
     # second run reuses the index and every run
     r = CliRunner().invoke(main, ["manifest", str(tmp_path / "demo" / "index")])
     assert r.exit_code == 0 and "pubmed21n1298_first2000.xml.gz" in r.output
