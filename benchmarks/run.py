@@ -14,6 +14,10 @@ measured in the same run on the same input.
 5. grid: `nteval grid` (BM25 k1 × b, 4 × 4, focused + high-recall) at --jobs 2 vs --jobs 1
    (cells per minute), and a run SIGKILLed half-way then resumed vs one uninterrupted run
    (`--grid-only` runs just this one)
+6. dense (benchmarks/dense.py; `--dense-only` runs just this one): wordllama encoding docs/s through
+   nteval's cached document_vectors vs the encoder called directly; depth-1,000 search q/s of FAISS flat
+   vs a numpy brute force (same top-1,000 sets checked), IVF and HNSW with recall vs flat; RSS growth per
+   vector projected to a million, float32 and float16
 
 Uses ../shared/data PubMed files when present, else the bundled sample.
 """
@@ -247,21 +251,32 @@ def main() -> None:
         _main()
 
 
+def _indexed(sources: list[Path]) -> Path:
+    """The sources indexed once (not timed) for a benchmark run on its own."""
+    keep = _scratch("kept") / "idx"
+    subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, sources), "--out", str(keep), "--quiet"],
+                   check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+    return keep
+
+
 def _main() -> None:
     parse_file, index_sources = inputs()
     if "--search-only" in sys.argv:  # quick: index the sources once, then only the search benchmark
-        keep = _scratch("kept") / "idx"
-        subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, index_sources), "--out", str(keep), "--quiet"],
-                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        keep = _indexed(index_sources)
         q = bench_search(keep)
         shutil.rmtree(keep.parent, ignore_errors=True)
         print(f"search     {q['queries']:,} titles, BM25, depth 1000: nteval runner {q['nteval_runner_q_s']} q/s vs raw batch_search "
               f"{q['raw_batch_search_q_s']} q/s  → {q['ratio']:.0%} (goal ≥ 90%)")
         return
+    if "--dense-only" in sys.argv:
+        from benchmarks.dense import bench_dense, print_dense
+
+        keep = _indexed(index_sources)
+        print_dense(bench_dense(keep, _scratch("dense")))
+        shutil.rmtree(keep.parent, ignore_errors=True)
+        return
     if "--grid-only" in sys.argv:
-        keep = _scratch("kept") / "idx"
-        subprocess.run([sys.executable, "-m", "nteval.cli", "index", *map(str, index_sources), "--out", str(keep), "--quiet"],
-                       check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        keep = _indexed(index_sources)
         _print_grid(bench_grid(keep))
         shutil.rmtree(keep.parent, ignore_errors=True)
         return
@@ -282,10 +297,14 @@ def _main() -> None:
           f"\n           runs: nteval {i['nteval_index_s']}  pyserini {i['pyserini_index_all_plus_nt_s']}")
     results["search"] = q = bench_search(keep)
     results["grid"] = g = bench_grid(keep)
+    from benchmarks.dense import bench_dense, print_dense
+
+    results["dense"] = d = bench_dense(keep, _scratch("dense"))
     shutil.rmtree(keep.parent, ignore_errors=True)
     print(f"search     {q['queries']:,} titles, BM25, depth 1000: nteval runner {q['nteval_runner_q_s']} q/s vs raw batch_search "
           f"{q['raw_batch_search_q_s']} q/s  → {q['ratio']:.0%} (goal ≥ 90%)")
     _print_grid(g)
+    print_dense(d)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(exist_ok=True)
     (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
