@@ -30,7 +30,7 @@ MODEL, DIM = "wordllama", 256
 BATCH = 256  # nteval's _encode hands the encoder 256 texts at a time
 DEPTH = 1000
 #: nteval's default dense parameters (nteval/systems/base.py), flat swapped in where needed.
-PARAMS = {"index": "flat", "nlist": 0, "nprobe": 16, "hnsw_m": 32, "ef_search": 128}
+PARAMS = {"index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32, "ef_search": 0}  # 0: nteval's automatic choice
 
 
 # -- the baseline and the checks (tested in tests/test_dense_bench.py) ---------------------------------
@@ -205,13 +205,14 @@ def bench_dense(index_dir: Path, work: Path, n_queries: int = 1000, repeat: int 
             search[kind] = {"build_s": round(build, 1), "nlist": int(index.nlist) if kind == "ivf" else None,
                             "file_bytes_per_vector": round(files[0].stat().st_size / n, 1) if files else None,
                             "settings": []}
-            # nteval's default first, then wider searches: 16 IVF lists of ~n/nlist documents each
-            # can hold fewer than the 1,000 documents a ranking needs, and HNSW's candidate list
-            # (efSearch 128) is shorter than the depth
+            # nteval's default (0: chosen from the depth, see dense.search_settings) first, then
+            # fixed settings: 16 IVF lists of ~n/nlist documents each can hold fewer than the 1,000
+            # documents a ranking needs, and an HNSW candidate list shorter than the depth caps recall
             knob = "nprobe" if kind == "ivf" else "ef_search"
-            values = [PARAMS[knob]] + ([v for v in (64, 256) if v < index.nlist] if kind == "ivf" else [k])
+            values = [0] + ([v for v in (16, 64, 256) if v < index.nlist] if kind == "ivf" else [128, k])
             for value in values:
-                index = dense.faiss_index(vec, {**PARAMS, "index": kind, knob: value})
+                index = dense.faiss_index(vec, {**PARAMS, "index": kind})
+                value = dense.search_settings(index, {**PARAMS, "index": kind, knob: value}, k)[knob]
                 dense.search(index, q[:64], k)
                 ta, (_s, rows) = _best(lambda: dense.search(index, q, k), search_reps)
                 search[kind]["settings"].append({

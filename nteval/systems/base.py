@@ -34,8 +34,8 @@ ALGORITHMS: dict[str, dict[str, Any]] = {
     "and_then": {**BM25, "max_words": 5},
     "proximity": {**BM25, "depth": 100},
     "bm25_proximity": {**BM25, "depth": 100, "bm25_weight": 2.0, "proximity_weight": 1.0},
-    "dense": {"model": "wordllama", "dim": 256, "index": "flat", "nlist": 0, "nprobe": 16, "hnsw_m": 32,
-              "ef_search": 128, "dtype": "float32"},
+    "dense": {"model": "wordllama", "dim": 256, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32,
+              "ef_search": 0, "dtype": "float32"},  # 0 = chosen from the collection size and the depth
     "rrf": {"systems": [], "k": 60},
     "linear": {"systems": [], "weights": [], "norm": "minmax"},
 }
@@ -53,8 +53,8 @@ MAX_SYSTEMS_FILE_BYTES = 1_000_000
 MAX_NAME_CHARS = 100
 #: Bound on any numeric parameter (Lucene takes 32-bit floats and ints).
 MAX_PARAM_VALUE = 1e9
-_POSITIVE = {"k1", "mu", "fb_docs", "fb_terms", "max_words", "depth", "k", "dim", "nprobe", "hnsw_m", "ef_search"}
-_NON_NEGATIVE = {"nlist"}  # 0 = chosen from the collection size
+_POSITIVE = {"k1", "mu", "fb_docs", "fb_terms", "max_words", "depth", "k", "dim", "hnsw_m"}
+_NON_NEGATIVE = {"nlist", "nprobe", "ef_search"}  # 0 = chosen from the collection size (and the depth)
 _UNIT = {"b", "original_query_weight"}
 
 

@@ -298,6 +298,9 @@ def faiss_index(vec: Vectors, params: dict[str, Any]):
     elif kind == "flat":
         index = faiss.IndexFlatIP(d)
         index.add(vec.matrix)
+        # one copy of the vectors, not two: the matrix becomes a view of the index's own storage
+        # (2.06 → ≈1.03 GB per million 256-d vectors); the index lives as long as the process
+        vec.matrix = faiss.rev_swig_ptr(index.get_xb(), n * d).reshape(n, d)
     else:
         path = vec.dir / f"{tag}.faiss"
         if path.is_file():
@@ -320,11 +323,24 @@ def faiss_index(vec: Vectors, params: dict[str, Any]):
             faiss.write_index(index, str(tmp))
             os.replace(tmp, path)
     _FAISS[key] = index
-    if kind == "ivf":
-        index.nprobe = int(params["nprobe"])
-    elif kind == "hnsw":
-        index.hnsw.efSearch = int(params["ef_search"])
     return index
+
+
+def search_settings(index, params: dict[str, Any], k: int) -> dict[str, int]:
+    """Set the search-time knobs of an ``ivf``/``hnsw`` index; 0 means "enough for depth ``k``":
+    IVF probes lists holding about 8·k documents (16 lists of ~46 could not even fill a ranking of
+    1,000), HNSW explores max(128, 2·k) candidates (efSearch below k caps recall; measured on
+    PubMed: ef 128 → recall 0.69, ef 1,000 → 0.98 at depth 1,000)."""
+    if params["index"] == "ivf":
+        per_list = max(1.0, index.ntotal / max(1, index.nlist))
+        nprobe = int(params["nprobe"]) or int(min(index.nlist, max(16, np.ceil(8 * k / per_list))))
+        index.nprobe = nprobe
+        return {"nlist": int(index.nlist), "nprobe": nprobe}
+    if params["index"] == "hnsw":
+        ef = int(params["ef_search"]) or max(128, 2 * int(k))
+        index.hnsw.efSearch = ef
+        return {"hnsw_m": int(params["hnsw_m"]), "ef_search": ef}
+    return {}
 
 
 def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -341,6 +357,7 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
     qids = list(topics)
     q = encoder.embed([topics[x] for x in qids])
     index = faiss_index(vec, params)
+    settings = search_settings(index, params, k)
     scores, rows = search(index, q, k)
     live = np.linalg.norm(q, axis=1) > 0
     run = {}
@@ -349,7 +366,8 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
     notes: dict[str, Any] = {"model": encoder.id, "dim": int(vec.matrix.shape[1]), "cache": str(vec.dir),
                              "documents": len(vec.docids), "index": params["index"],
                              "encoding_seconds": vec.meta.get("seconds"), "encoding_docs_per_s": vec.meta.get("docs_per_s"),
-                             "cache_bytes": sum(f.stat().st_size for f in vec.dir.iterdir() if f.is_file())}
+                             "cache_bytes": sum(f.stat().st_size for f in vec.dir.iterdir() if f.is_file()),
+                             **settings}
     if params["index"] != "flat":
         exact = faiss_index(vec, {**params, "index": "flat"})
         _s, truth = search(exact, q[live], k)

@@ -31,6 +31,13 @@ class Target:
         self.notes: dict[str, dict[str, Any]] = {}
         self._lucene = None
 
+    @classmethod
+    def wrapping(cls, index) -> "Target":
+        """A Target around an already open Lucene ``Index`` (callers of earlier versions passed one)."""
+        t = cls(index.path.parent, index.path.name)
+        t._lucene = index
+        return t
+
     @property
     def fingerprint(self) -> str:
         if self._fingerprint is None:
@@ -71,10 +78,13 @@ def configure(index, system: System) -> None:
         index.configure("bm25", k1=p.get("k1", 0.9), b=p.get("b", 0.4))
 
 
-def run_system(target: Target, system: System, topics: dict[str, str], depth: int,
+def run_system(target, system: System, topics: dict[str, str], depth: int,
                done: dict[str, Run] | None = None, threads: int = 2,
                tick: Callable[[int], None] | None = None) -> Run:
-    """Rankings for every topic (an empty list where the query analyzes to nothing)."""
+    """Rankings for every topic (an empty list where the query analyzes to nothing). ``target``: a
+    :class:`Target`, or an open :class:`~nteval.lucene.searcher.Index`."""
+    if not isinstance(target, Target):
+        target = Target.wrapping(target)
     tick = tick or (lambda n: None)
     a, p = system.algorithm, system.params
     if a in ("rrf", "linear"):
