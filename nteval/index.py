@@ -80,8 +80,9 @@ def _parsed(files: Sequence[Path], jobs: int):
 
 
 def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
-               on_file: Callable[[list[tuple]], None] | None = None) -> tuple[dict, list[dict]]:
-    """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics.
+               on_file: Callable[[list[tuple]], None] | None = None) -> tuple[list[dict], list[list[str]]]:
+    """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics; returns
+    each file's counts and the ids its DeleteCitations listed (see :func:`totals`).
 
     A record whose newest version is unusable (no title/abstract) also removes the older usable
     version: the newest version is authoritative. Replacements are derived from row counts:
@@ -90,12 +91,13 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
     from tqdm import tqdm
 
     per_source: list[dict] = []
-    deleted_ids: list[str] = []
+    deleted_ids: list[list[str]] = []
     bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
     for path, ops in _parsed(files, jobs):
         if on_file is not None:
             on_file(ops)
         c: Counter = Counter()
+        deleted: list[str] = []
         rows_before, removed_before = len(store), store.removed
         for op in ops:
             kind = op[0]
@@ -110,7 +112,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
                     store.delete(op[1])
             else:
                 c["deleted_pmids"] += len(op[1])
-                deleted_ids.extend(op[1])
+                deleted.extend(op[1])
                 store.flush()
                 before = store.removed
                 for d in op[1]:
@@ -126,31 +128,39 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
             "superseded_by_skipped": removed - c["deleted_removed"],
             "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
         })
+        deleted_ids.append(deleted)
         bar.update()
     bar.close()
+    return per_source, deleted_ids
+
+
+def totals(per_source: Sequence[dict], kept: int, deleted_ids: list[str]) -> dict[str, Any]:
+    """The manifest's ``counts``: the sources' counts summed, ``kept`` from the store."""
     sums = lambda key: sum(s[key] for s in per_source)  # noqa: E731
-    counts = {
-        "seen": sums("seen"), "kept": len(store), "replaced": sums("replaced"),
+    return {
+        "seen": sums("seen"), "kept": kept, "replaced": sums("replaced"),
         "deleted_pmids": sums("deleted_pmids"), "deleted_removed": sums("deleted_removed"),
         "superseded_by_skipped": sums("superseded_by_skipped"),
         "skipped": {r: sum(s["skipped"][r] for s in per_source) for r in SKIP_REASONS},
         "deleted_ids": deleted_ids,
     }
-    return counts, per_source
 
 
 class _LuceneFeed:
-    """Feeds each parsed file to the indexes as it arrives and remembers which ids need repair
-    (indexed, then replaced or deleted by a later record)."""
+    """Feeds each parsed file to the indexes as it arrives and marks which ids need repair: those
+    already in Lucene (indexed by an earlier file, or in the index being updated) that a later
+    record replaces or deletes. An id is in Lucene iff it is in the store or already marked, so
+    both questions go to SQLite (the store's ``_repair`` table), not to a Python set of every id."""
 
-    def __init__(self, pipe: indexer.PipelinedIndexer):
+    def __init__(self, pipe: indexer.PipelinedIndexer, store: DocStore, append: bool = False):
         self.pipe = pipe
-        self.indexed: set[str] = set()
-        self.repair: set[str] = set()
+        self.store = store
+        self.append = append
+        store.db.execute(f"CREATE TABLE IF NOT EXISTS {REPAIR_TABLE} (docid TEXT PRIMARY KEY)")
 
     def __call__(self, ops: list[tuple]) -> None:
         # The file's own net effect first (its last word on each id), so duplicates inside one
-        # file never reach Lucene; only ids indexed by an earlier file need a repair (a delete).
+        # file never reach Lucene; only ids already in Lucene need a repair (a delete).
         final: dict[str, tuple | None] = {}
         for op in ops:
             if op[0] == "put":
@@ -160,26 +170,46 @@ class _LuceneFeed:
                 for docid in ([op[1]] if op[0] == "skip" else op[1]):
                     if docid:
                         final[docid] = None
-        all_docs, nt_docs = [], []
+        known = self.store.present(final) | self.store.present(final, table=REPAIR_TABLE)
+        all_docs, nt_docs, repair = [], [], []
         for docid, row in final.items():
-            if docid in self.indexed:
-                self.repair.add(docid)  # its final version is added by finish()
+            if docid in known:
+                repair.append((docid,))  # its final version is added by finish()
             elif row is not None:
-                self.indexed.add(docid)
                 all_docs.append((docid, f"{row[1]}\n{row[2]}"))
                 nt_docs.append((docid, row[2]))
+        self.store.db.executemany(f"INSERT OR IGNORE INTO {REPAIR_TABLE} VALUES (?)", repair)
         if all_docs:
             self.pipe.add_batch({"all": all_docs, "nt": nt_docs})
 
-    def finish(self, store: DocStore) -> None:
-        ids = sorted(self.repair)
-        final_all, final_nt = [], []
-        for docid in ids:
-            d = store.get(docid)
-            if d is not None:
-                final_all.append((docid, f"{d['title']}\n{d['abstract']}"))
-                final_nt.append((docid, d["abstract"]))
-        self.pipe.finish(ids, {"all": final_all, "nt": final_nt})
+    def finish(self) -> None:
+        self.store.flush()
+        self.pipe.finish(_RepairIds(self.store), {"all": self._final("all"), "nt": self._final("nt")}, append=self.append)
+        self.store.db.execute(f"DROP TABLE {REPAIR_TABLE}")
+
+    def _final(self, name: str):
+        """(docid, contents) of the surviving version of each repaired id, by docid (lazy: the
+        query runs only if the batch is written)."""
+        for docid, title, abstract in self.store.db.execute(
+                f"SELECT d.docid, d.title, d.abstract FROM {REPAIR_TABLE} r JOIN docs d ON d.docid = r.docid "
+                "ORDER BY r.docid"):
+            yield docid, (f"{title}\n{abstract}" if name == "all" else abstract)
+
+
+REPAIR_TABLE = "_repair"
+
+
+class _RepairIds:
+    """The ids marked for repair, sorted, read from the store each time they are iterated."""
+
+    def __init__(self, store: DocStore):
+        self.db = store.db
+
+    def __len__(self) -> int:
+        return int(self.db.execute(f"SELECT COUNT(*) FROM {REPAIR_TABLE}").fetchone()[0])
+
+    def __iter__(self):
+        return (d for (d,) in self.db.execute(f"SELECT docid FROM {REPAIR_TABLE} ORDER BY docid"))
 
 
 def fingerprint(manifest: dict[str, Any]) -> str:
@@ -210,49 +240,143 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
         store = DocStore(tmp / STORE_FILENAME, create=True)
         feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
-                                                            progress=progress))
-        try:
-            counts, per_source = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
-            if counts["kept"] == 0:
-                from .errors import InputError
+                                                    progress=progress), store)
+        per_source, deleted = _load(store, feed, files, progress, jobs)
+        sources = [_source_entry(p, c, sha256_file(p)) for p, c in zip(files, per_source)]
+        return _write_manifest(tmp, store, sources, [d for ds in deleted for d in ds])
 
-                raise InputError(files[0] if len(files) == 1 else None,
-                                 "no usable document (every record lacked a title or an abstract)")
-            feed.finish(store)
-        except BaseException:
-            feed.pipe.close()  # let queued Java work end before the temp dir goes
-            raise
-        n = len(store)
-        store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
-                      "documents_with_mesh": store.documents_with_mesh(),
-                      "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
-        store.close()
-        manifest: dict[str, Any] = {
-            "nteval_version": __version__,
-            "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-            "sources": [
-                {"path": str(p), "format": source_format(p), "bytes": p.stat().st_size, "sha256": sha256_file(p),
-                 "counts": c}
-                for p, c in zip(files, per_source)
-            ],
-            "counts": counts,
-            "indexes": {
-                "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
-                "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
-            },
-            "store": store_info,
-            "parameters": {
-                "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
-                "index_flags": list(indexer.INDEX_FLAGS),
-                "segments": "one per source file (+1 for repaired ids); doc order = input order",
-                "sentence_splitter": "blingfire + digit-start rule (nteval.corpus.sentences)",
-                "abstract": "AbstractText sections joined by one space, labels kept in meta only",
-            },
-            "versions": {"python": platform.python_version(), **jvm.versions()},
-        }
-        manifest["fingerprint"] = fingerprint(manifest)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int):
+    """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish)."""
+    try:
+        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
+        if len(store) == 0:
+            from .errors import InputError
+
+            raise InputError(files[0] if len(files) == 1 else None,
+                             "no usable document (every record lacked a title or an abstract)")
+        feed.finish()
+    except BaseException:
+        feed.pipe.close()  # let queued Java work end before the temp dir goes
+        raise
+    return per_source, deleted
+
+
+def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
+    return {"path": str(path), "format": source_format(path), "bytes": path.stat().st_size, "sha256": sha256,
+            "counts": counts}
+
+
+#: What the Lucene indexes are made with (part of the fingerprint).
+PARAMETERS = {
+    "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
+    "index_flags": list(indexer.INDEX_FLAGS),
+    "segments": "one per source file (+1 for repaired ids); doc order = input order",
+    "sentence_splitter": "blingfire + digit-start rule (nteval.corpus.sentences)",
+    "abstract": "AbstractText sections joined by one space, labels kept in meta only",
+}
+
+
+def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
+                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
+    n = len(store)
+    store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
+                  "documents_with_mesh": store.documents_with_mesh(),
+                  "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
+    store.close()
+    manifest: dict[str, Any] = {
+        "nteval_version": __version__,
+        "created_utc": _now(),
+        "sources": sources,
+        "counts": totals([s["counts"] for s in sources], n, deleted_ids),
+        "indexes": {
+            "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
+            "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
+        },
+        "store": store_info,
+        "parameters": PARAMETERS,
+        "versions": {"python": platform.python_version(), **jvm.versions()},
+        **(extra or {}),
+    }
+    manifest["fingerprint"] = fingerprint(manifest)
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+#: Versions that must not change between a build and its updates (they decide the index terms).
+_PINNED = ("anserini_jar", "lucene")
+
+
+def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress: bool = False,
+                 jobs: int | None = None) -> dict[str, Any]:
+    """Apply Medline update files (or more BEIR corpora) ``sources``, in order, to the index
+    ``index_dir``; return its new manifest. The result equals a from-scratch build over the
+    index's sources followed by these (same documents, counts, fingerprint and search results).
+
+    Built beside ``index_dir`` — Lucene files hard-linked (Lucene never rewrites a file), the
+    store copied — and swapped in by rename: a failure or Ctrl-C leaves ``index_dir`` as it was.
+    Caches inside the index keyed on the old fingerprint (``dense/``) are not carried over.
+    """
+    import os
+    import shutil
+
+    from .errors import InputError
+
+    jobs = jobs or os.cpu_count() or 1
+    index_dir = Path(index_dir)
+    if not is_index_dir(index_dir):
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
+                                    "to an index made by nteval index")
+    files = expand(list(sources))
+    shas = [sha256_file(p) for p in files]
+    with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
+        old = read_manifest(index_dir)  # (again, under the lock)
+        _check_update(index_dir, old, files, shas)
+        for name in ("all", "nt"):
+            (tmp / name).mkdir()
+            for f in (index_dir / name).iterdir():
+                if f.is_file() and f.name != "write.lock":
+                    os.link(f, tmp / name / f.name)
+        shutil.copyfile(index_dir / STORE_FILENAME, tmp / STORE_FILENAME)
+        store = DocStore(tmp / STORE_FILENAME)
+        store.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")  # a copy: thrown away on failure
+        if store.format < STORE_FORMAT:
+            raise InputError(index_dir, f"its document store has format {store.format} (this nteval writes "
+                                        f"{STORE_FORMAT}): rebuild the index with nteval index --force")
+        store.seq = sum(s["counts"]["documents"] for s in old["sources"])  # stream positions go on
+        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
+                                                    progress=progress), store, append=True)
+        per_source, deleted = _load(store, feed, files, progress, jobs)
+        new = [_source_entry(p, c, h) for p, c, h in zip(files, per_source, shas)]
+        updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__}]
+        return _write_manifest(tmp, store, old["sources"] + new, old["counts"]["deleted_ids"] +
+                               [d for ds in deleted for d in ds],
+                               extra={"created_utc": old.get("created_utc"), "updates": updates})
+
+
+def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:
+    """One-line refusals: a source already applied (same sha256), given twice, or an index made
+    with other parameters or another Anserini/Lucene (its terms would not be the update's)."""
+    from .errors import InputError
+
+    seen = {s["sha256"]: s["path"] for s in old["sources"]}
+    for path, sha in zip(files, shas):
+        if sha in seen:
+            raise InputError(path, f"already in {index_dir} (same sha256 as its source {seen[sha]}); nothing was changed")
+        seen[sha] = f"{path} (given twice)"
+    if old.get("parameters") != PARAMETERS:
+        raise InputError(index_dir, "built with other index parameters than this nteval's (see its manifest): an "
+                                    "update would mix them; rebuild the index with nteval index --force")
+    now = jvm.versions()
+    for key in _PINNED:
+        if old["versions"].get(key) != now.get(key):
+            raise InputError(index_dir, f"built with {key} {old['versions'].get(key)}, this nteval has {now.get(key)}: "
+                                        "an update would mix them; rebuild the index with nteval index --force")
 
 
 def is_index_dir(path: Path) -> bool:

@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -82,18 +82,31 @@ class PipelinedIndexer:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no message)"]
             raise RuntimeError(f"Lucene indexing of {src} failed (exit {proc.returncode}): {tail[0]}")
 
-    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> None:
-        """Queue one batch: for each index name, ``(docid, contents)`` pairs."""
+    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> int:
+        """Queue one batch: for each index name, ``(docid, contents)`` pairs (every name the same
+        ids). Returns how many documents it holds; an empty batch is dropped."""
         i = self.batches
         self.batches += 1
+        written = 0
         for name, pairs in docs.items():
             src = self._shard(name, i, "json")
+            shutil.rmtree(src, ignore_errors=True)  # left by a killed run that is being resumed
             src.mkdir(parents=True)
             with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
+                written = 0
                 for docid, contents in pairs:
                     fh.write(json.dumps({"id": docid, "contents": contents}, ensure_ascii=False) + "\n")
-            if self.eager:
-                self._futures.append(self._pool.submit(self._run_child, src, self._shard(name, i, "lucene")))
+                    written += 1
+        if not written:
+            for name in docs:
+                shutil.rmtree(self._shard(name, i, "json"))
+            self.batches -= 1
+            return 0
+        if self.eager:
+            for name in docs:
+                self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
+                                                       self._shard(name, i, "lucene")))
+        return written
 
     def _index_deferred(self) -> int:
         """One child JVM per index over all batch files so far; returns how many shards result."""
@@ -122,25 +135,29 @@ class PipelinedIndexer:
         for f in self._futures:
             f.result()
 
-    def finish(self, repair_ids: list[str], final_docs: dict[str, list[tuple[str, str]]]) -> None:
-        """Wait for all batches, stitch, and repair ``repair_ids`` with ``final_docs`` (the
-        versions that survive)."""
+    def finish(self, repair_ids: Collection[str], final_docs: dict[str, Iterable[tuple[str, str]]],
+               append: bool = False) -> None:
+        """Wait for all batches, stitch, and repair ``repair_ids`` (re-iterable: read once per
+        index) with ``final_docs`` (the versions that survive). With ``append`` the targets are
+        existing indexes (an update): the batches and repairs are applied to them."""
         n_shards = self._index_deferred()
         self._wait()
         n_batches = self.batches
         repair_batch = None
-        if repair_ids and any(final_docs.values()):
+        if repair_ids:
             self.eager = True  # the repair batch is indexed on its own
-            self.add_batch(final_docs)
-            self._wait()
-            repair_batch = n_batches
+            if self.add_batch(final_docs):
+                self._wait()
+                repair_batch = n_batches
         for name, target in self.targets.items():
             shards = [self._shard(name, i, "lucene") for i in range(n_shards)]
             repair = self._shard(name, repair_batch, "lucene") if repair_batch is not None else None
-            if len(shards) == 1 and not repair_ids:
+            if append and not shards and not repair_ids:
+                continue  # nothing to change
+            if len(shards) == 1 and not repair_ids and not append:
                 os.rename(shards[0], target)  # nothing to stitch
             else:
-                _stitch(target, shards, repair_ids, repair)
+                _stitch(target, shards, repair_ids, repair, append=append)
         self.close()
 
     def close(self) -> None:
@@ -158,8 +175,10 @@ def _directory(path: Path):
     return FSDirectory.open(File(str(path)).toPath())  # (Paths.get is varargs: avoid)
 
 
-def _stitch(target: Path, shards: list[Path], repair_ids: list[str], repair_shard: Path | None) -> None:
-    """target := shards in order, minus ``repair_ids``, plus ``repair_shard``."""
+def _stitch(target: Path, shards: list[Path], repair_ids: Iterable[str], repair_shard: Path | None,
+            append: bool = False) -> None:
+    """target := shards in order (after target's own documents with ``append``), minus
+    ``repair_ids``, plus ``repair_shard``; no deleted document is left (exact BM25 statistics)."""
     IndexWriterConfig = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")
     OpenMode = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode")
     IndexWriter = jvm.autoclass("org.apache.lucene.index.IndexWriter")
@@ -168,18 +187,20 @@ def _stitch(target: Path, shards: list[Path], repair_ids: list[str], repair_shar
     policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
     policy.setForceMergeDeletesPctAllowed(0.0)  # default 10% would keep a few deleted docs
     cfg = IndexWriterConfig()
-    cfg.setOpenMode(OpenMode.CREATE)
+    cfg.setOpenMode(OpenMode.APPEND if append else OpenMode.CREATE)
     cfg.setMergePolicy(policy)  # (not chained: pyjnius types the result as the parent class)
     w = IndexWriter(_directory(target), cfg)
     try:
         for shard in shards:
             w.addIndexes(_directory(shard))
+        deleted = False
         for docid in repair_ids:
             w.deleteDocuments(TermQuery(Term("id", docid)))  # the Query overload: pyjnius picks it reliably
+            deleted = True
         w.commit()
         if repair_shard is not None:
             w.addIndexes(_directory(repair_shard))
-        if repair_ids:
+        if deleted:
             w.forceMergeDeletes()  # deleted docs would still count in df/avgdl for BM25
         w.commit()
     finally:
