@@ -56,15 +56,17 @@ def parse_file(path: Path) -> list[tuple]:
     return ops
 
 
-def _parse_in_worker(path: Path, parent: int) -> list[tuple]:
-    from .lifecycle import watch_parent
+def _parse_and_hash(path: Path, parent: int | None = None) -> tuple[list[tuple], str]:
+    """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given)."""
+    if parent is not None:
+        from .lifecycle import watch_parent
 
-    watch_parent(parent)
-    return parse_file(path)
+        watch_parent(parent)
+    return parse_file(path), sha256_file(path)
 
 
 def _parsed(files: Sequence[Path], jobs: int):
-    """(path, ops) in file order; files are parsed in parallel processes when there are several."""
+    """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
 
@@ -72,33 +74,55 @@ def _parsed(files: Sequence[Path], jobs: int):
 
         me = os.getpid()  # parse workers exit as soon as this process is gone
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(
-            delayed(_parse_in_worker)(p, me) for p in files)
-        yield from zip(files, results)
+            delayed(_parse_and_hash)(p, me) for p in files)
+        for p, (ops, sha) in zip(files, results):
+            yield p, ops, sha
     else:
         for p in files:
-            yield p, parse_file(p)
+            yield p, *_parse_and_hash(p)
+
+
+def _touched(ops: list[tuple]) -> set[str]:
+    """The ids a file's operations put, skip or delete (the only rows it can add or remove)."""
+    ids: set[str] = set()
+    for op in ops:
+        if op[0] == "put":
+            ids.add(op[1][0])
+        elif op[0] == "skip":
+            if op[1]:
+                ids.add(op[1])
+        else:
+            ids.update(op[1])
+    return ids
+
+
+#: ``on_done(path, sha256, counts, deleted_ids)``: called once a file is applied to the store.
+OnDone = Callable[[Path, str, dict, list], None]
 
 
 def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
-               on_file: Callable[[list[tuple]], None] | None = None) -> tuple[list[dict], list[list[str]]]:
+               on_file: Callable[[list[tuple]], None] | None = None,
+               on_done: OnDone | None = None) -> tuple[list[dict], list[list[str]]]:
     """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics; returns
     each file's counts and the ids its DeleteCitations listed (see :func:`totals`).
 
     A record whose newest version is unusable (no title/abstract) also removes the older usable
     version: the newest version is authoritative. Replacements are derived from row counts:
-    ``replaced = documents - (rows gained) - (rows removed)``.
+    ``replaced = documents - (rows gained) - (rows removed)``, the rows counted over the ids the
+    file touches (index look-ups, not a count of the whole table per file).
     """
     from tqdm import tqdm
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
     bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
-    for path, ops in _parsed(files, jobs):
+    for path, ops, sha in _parsed(files, jobs):
         if on_file is not None:
             on_file(ops)
         c: Counter = Counter()
         deleted: list[str] = []
-        rows_before, removed_before = len(store), store.removed
+        touched = _touched(ops)
+        rows_before, removed_before = len(store.present(touched)), store.removed
         for op in ops:
             kind = op[0]
             if kind == "put":
@@ -119,7 +143,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
                     store.delete(d)
                 store.flush()
                 c["deleted_removed"] += store.removed - before
-        rows_after = len(store)
+        rows_after = len(store.present(touched))
         removed = store.removed - removed_before
         per_source.append({
             "seen": c["seen"], "documents": c["documents"],
@@ -129,6 +153,8 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
             "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
         })
         deleted_ids.append(deleted)
+        if on_done is not None:
+            on_done(path, sha, per_source[-1], deleted)
         bar.update()
     bar.close()
     return per_source, deleted_ids
@@ -183,9 +209,11 @@ class _LuceneFeed:
             self.pipe.add_batch({"all": all_docs, "nt": nt_docs})
 
     def finish(self) -> None:
+        """Lucene's last step (the staging area stays until ``pipe.close()``); the ids to repair
+        stay in the store until the manifest is written (a resumed build may need them again)."""
         self.store.flush()
-        self.pipe.finish(_RepairIds(self.store), {"all": self._final("all"), "nt": self._final("nt")}, append=self.append)
-        self.store.db.execute(f"DROP TABLE {REPAIR_TABLE}")
+        self.pipe.finish(_RepairIds(self.store), {"all": self._final("all"), "nt": self._final("nt")}, append=self.append,
+                         close=False)
 
     def _final(self, name: str):
         """(docid, contents) of the surviving version of each repaired id, by docid (lazy: the
@@ -229,37 +257,171 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
     ``jobs`` processes parse source files in parallel (default: the core count) while Lucene
     indexes the files already parsed (``all`` and ``nt`` side by side, one thread each).
+
+    Resumable: the build works in ``.OUT.partial`` beside ``out`` and checkpoints each source file
+    once it is applied (:class:`_Checkpoints`). Killed (SIGKILL, SIGTERM) or interrupted (Ctrl-C)
+    after a file is complete, it keeps that directory, and the same command (any sources that start
+    with the same files, unchanged, and the same settings) resumes after the last complete file,
+    or after Lucene's step if that had finished. Any other build of ``out`` discards it; a build
+    that fails on bad input removes it.
     """
     import os
+
+    from .atomic import partial_dir
 
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
-    with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
-        store = DocStore(tmp / STORE_FILENAME, create=True)
-        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
-                                                    progress=progress), store)
-        per_source, deleted = _load(store, feed, files, progress, jobs)
-        sources = [_source_entry(p, c, sha256_file(p)) for p, c in zip(files, per_source)]
-        return _write_manifest(tmp, store, sources, [d for ds in deleted for d in ds])
+    state: dict[str, Any] = {"done": 0, "kept": False}
 
+    def keep(exc: BaseException) -> bool:
+        state["kept"] = isinstance(exc, KeyboardInterrupt) and state["done"] > 0
+        return state["kept"]
 
-def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int):
-    """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish)."""
     try:
-        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
+        with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})",
+                        resumable=True, keep=keep) as tmp:
+            pipe = indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
+                                            progress=progress)
+            ckpt = _Checkpoints.open(tmp, files, pipe, out)
+            state["done"] = len(ckpt.rows)
+            if not ckpt.lucene_done:
+                def on_done(*args) -> None:
+                    ckpt.add(*args)
+                    state["done"] += 1
+
+                _load(ckpt.store, _LuceneFeed(pipe, ckpt.store), files[len(ckpt.rows):], progress, jobs,
+                      on_done=on_done, on_indexed=ckpt.indexed)
+            else:
+                pipe.close()
+            sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
+            return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]])
+    except KeyboardInterrupt:
+        if state["kept"]:
+            print(f"nteval: {state['done']} of {len(files)} source file(s) done are kept in {partial_dir(out)}: the "
+                  "same command resumes from there (remove it to discard them)", file=sys.stderr)
+        raise
+
+
+def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int,
+          on_done: OnDone | None = None, on_indexed: Callable[[], None] | None = None):
+    """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish; then
+    ``on_indexed()``, then the staging area goes)."""
+    try:
+        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done)
         if len(store) == 0:
             from .errors import InputError
 
             raise InputError(files[0] if len(files) == 1 else None,
                              "no usable document (every record lacked a title or an abstract)")
         feed.finish()
+        if on_indexed is not None:
+            on_indexed()
     except BaseException:
-        feed.pipe.close()  # let queued Java work end before the temp dir goes
+        # Let queued Java work end; the temporary directory then goes, or stays to resume from.
+        feed.pipe.close(cleanup=False)
         raise
+    feed.pipe.close()
     return per_source, deleted
+
+
+def _file_id(path: Path) -> list:
+    """What says a source file is the one a checkpoint was made from (cheap: no hashing)."""
+    st = path.stat()
+    return [str(path.resolve()), st.st_size, st.st_mtime_ns]
+
+
+def _build_key() -> str:
+    """What a resumed build must share with the killed one, besides its first source files."""
+    return hashlib.sha256(json.dumps({"nteval": __version__, "store": STORE_FORMAT, "parameters": PARAMETERS,
+                                      "jar": jvm.anserini_jar().name}, sort_keys=True).encode()).hexdigest()
+
+
+_BUILD_TABLES = """
+CREATE TABLE IF NOT EXISTS _build (key TEXT NOT NULL, lucene_done INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS _checkpoint (i INTEGER PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL,
+    counts TEXT NOT NULL, deleted TEXT NOT NULL, seq INTEGER NOT NULL, batches INTEGER NOT NULL);
+"""
+
+
+class _Checkpoints:
+    """Per-file checkpoints of a build, in tables of its own store: a file's rows, its ids to
+    repair and its checkpoint row (counts, sha256, stream position, Lucene batches written) are
+    committed together, after its Lucene batch is written. A killed build leaves the store as of
+    its last commit (SQLite rolls back the rest) and batches past the checkpoint, which
+    :meth:`PipelinedIndexer.resume` drops. The tables go when the manifest is written."""
+
+    def __init__(self, store: DocStore, pipe: indexer.PipelinedIndexer, rows: list[dict], lucene_done: bool):
+        self.store, self.pipe, self.rows, self.lucene_done = store, pipe, rows, lucene_done
+
+    @classmethod
+    def open(cls, tmp: Path, files: Sequence[Path], pipe: indexer.PipelinedIndexer, out: Path) -> _Checkpoints:
+        """The checkpoints in ``tmp`` if the build they come from can go on with ``files`` (said on
+        stderr), else a fresh start (what ``tmp`` held is removed)."""
+        import shutil
+
+        key = _build_key()
+        prev = _previous(tmp / STORE_FILENAME, key, files)
+        rows, lucene_done = prev if isinstance(prev, tuple) else ([], False)
+        if rows and (lucene_done or pipe.resume(rows[-1]["batches"])):
+            print(f"nteval: resuming the build of {out}: {len(rows)} of {len(files)} source file(s) already done"
+                  + (", and the Lucene indexes" if lucene_done else ""), file=sys.stderr)
+        else:
+            if rows or isinstance(prev, str):
+                why = prev if isinstance(prev, str) else "its Lucene batches are incomplete"
+                print(f"nteval: discarding the interrupted build in {tmp} ({why})", file=sys.stderr)
+            for p in tmp.iterdir():
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            rows, lucene_done = [], False
+        store = DocStore(tmp / STORE_FILENAME, create=True, durable=True)
+        store.db.executescript(_BUILD_TABLES)
+        if not rows:
+            store.db.execute("INSERT INTO _build VALUES (?, 0)", (key,))
+            store.db.commit()
+        store.seq = rows[-1]["seq"] if rows else 0
+        return cls(store, pipe, rows, lucene_done)
+
+    def add(self, path: Path, sha256: str, counts: dict, deleted: list[str]) -> None:
+        """``path`` is applied (store, ids to repair, Lucene batch written): commit it."""
+        self.store.flush()
+        row = {"sha256": sha256, "counts": counts, "deleted": deleted, "seq": self.store.seq,
+               "batches": self.pipe.batches}
+        self.store.db.execute("INSERT INTO _checkpoint VALUES (?,?,?,?,?,?,?)",
+                              (len(self.rows), json.dumps(_file_id(path)), sha256, json.dumps(counts),
+                               json.dumps(deleted), row["seq"], row["batches"]))
+        self.store.db.commit()
+        self.rows.append(row)
+
+    def indexed(self) -> None:
+        """The Lucene indexes are complete: a resumed build goes straight to the manifest."""
+        self.store.db.execute("UPDATE _build SET lucene_done = 1")
+        self.store.db.commit()
+        self.lucene_done = True
+
+
+def _previous(path: Path, key: str, files: Sequence[Path]) -> tuple[list[dict], bool] | str | None:
+    """(checkpoint rows, Lucene done) of the killed build whose store is ``path``; why they cannot
+    be used by a build of ``files`` (a string); None when there is none."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(str(path))  # its first read rolls back what the killed build left uncommitted
+        try:
+            [(prev_key, lucene_done)] = db.execute("SELECT key, lucene_done FROM _build").fetchall()
+            rows = db.execute("SELECT file, sha256, counts, deleted, seq, batches FROM _checkpoint ORDER BY i").fetchall()
+        finally:
+            db.close()
+    except (sqlite3.DatabaseError, ValueError):
+        return "no readable checkpoints"
+    if prev_key != key:
+        return "another nteval version or other index parameters"
+    if len(rows) > len(files) or (lucene_done and len(rows) < len(files)) or any(
+            json.loads(r[0]) != _file_id(f) for r, f in zip(rows, files)):
+        return "other or changed source files"
+    return [{"sha256": r[1], "counts": json.loads(r[2]), "deleted": json.loads(r[3]), "seq": r[4], "batches": r[5]}
+            for r in rows], bool(lucene_done)
 
 
 def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
@@ -280,6 +442,8 @@ PARAMETERS = {
 def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
                     extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
+    for table in (REPAIR_TABLE, "_checkpoint", "_build"):  # a build's bookkeeping
+        store.db.execute(f"DROP TABLE IF EXISTS {table}")
     n = len(store)
     store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
                   "documents_with_mesh": store.documents_with_mesh(),

@@ -71,14 +71,17 @@ _BATCH = 2000
 
 
 class DocStore:
-    def __init__(self, path: str | Path, create: bool = False):
+    def __init__(self, path: str | Path, create: bool = False, durable: bool = False):
+        """``create``: make the tables (an existing file is opened and completed) and the query
+        indexes at :meth:`close`. Written without a journal, unless ``durable``: then a commit
+        survives a killed process (a resumable build commits once per source file)."""
         self.path = Path(path)
         if not create and not self.path.is_file():
             raise FileNotFoundError(f"{self.path}: no document store")
         self.db = sqlite3.connect(str(self.path))
         if create:
-            self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                                  f"PRAGMA user_version={FORMAT};" + SCHEMA)
+            journal = "journal_mode=DELETE; PRAGMA synchronous=NORMAL" if durable else "journal_mode=OFF; PRAGMA synchronous=OFF"
+            self.db.executescript(f"PRAGMA {journal}; PRAGMA user_version={FORMAT};" + SCHEMA)
         self.format = store_format(self.db)
         self._created = create
         self.seq = 0  # stream position of the last put (an update goes on from its index's)

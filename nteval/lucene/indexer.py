@@ -66,11 +66,15 @@ class PipelinedIndexer:
         return self.staging / kind / name / f"{i:05d}"
 
     def _run_child(self, src: Path, dst: Path) -> None:
+        """Index ``src`` into ``dst`` in a child JVM; ``dst`` appears (by rename) only once complete,
+        so a resumed build knows which shards it can keep."""
         if self._closing:
             return
         from ..lifecycle import die_with_parent
 
-        proc = subprocess.Popen(_indexer_command(src, dst, 1), stdin=subprocess.DEVNULL,
+        part = dst.with_name(dst.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        proc = subprocess.Popen(_indexer_command(src, part, 1), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
         self._children.add(proc)
@@ -81,6 +85,8 @@ class PipelinedIndexer:
         if proc.returncode != 0 and not self._closing:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no message)"]
             raise RuntimeError(f"Lucene indexing of {src} failed (exit {proc.returncode}): {tail[0]}")
+        if proc.returncode == 0:
+            os.rename(part, dst)
 
     def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> int:
         """Queue one batch: for each index name, ``(docid, contents)`` pairs (every name the same
@@ -114,9 +120,10 @@ class PipelinedIndexer:
             return self.batches
         for name in self.targets:
             merged = self.staging / "json-all" / name
+            shutil.rmtree(merged, ignore_errors=True)  # left by a killed run that is being resumed
             merged.mkdir(parents=True)
-            for i in range(self.batches):
-                os.rename(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
+            for i in range(self.batches):  # links: the batch files stay for a resumed run
+                os.link(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
             self._futures.append(self._pool.submit(self._run_child, merged, self._shard(name, 0, "lucene")))
         return 1
 
@@ -135,11 +142,37 @@ class PipelinedIndexer:
         for f in self._futures:
             f.result()
 
+    def resume(self, batches: int) -> bool:
+        """Go on after a killed run whose first ``batches`` batches were complete: drop what came
+        after them (and any half-made shard or target), queue the eager shards still missing.
+        False (and nothing done) when a batch file of those is missing: nothing to resume from."""
+        if any(not (self._shard(name, i, "json") / "docs.jsonl").is_file()
+               for name in self.targets for i in range(batches)):
+            return False
+        self.batches = batches
+        for target in self.targets.values():
+            shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(self.staging / "json-all", ignore_errors=True)
+        for name in self.targets:
+            for kind in ("json", "lucene"):
+                folder = self.staging / kind / name
+                for p in folder.iterdir() if folder.is_dir() else ():
+                    if not (p.name.isdigit() and int(p.name) < batches and (self.eager or kind == "json")):
+                        shutil.rmtree(p)
+            if self.eager:
+                for i in range(batches):
+                    if not self._shard(name, i, "lucene").is_dir():
+                        self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
+                                                               self._shard(name, i, "lucene")))
+        return True
+
     def finish(self, repair_ids: Collection[str], final_docs: dict[str, Iterable[tuple[str, str]]],
-               append: bool = False) -> None:
+               append: bool = False, close: bool = True) -> None:
         """Wait for all batches, stitch, and repair ``repair_ids`` (re-iterable: read once per
         index) with ``final_docs`` (the versions that survive). With ``append`` the targets are
-        existing indexes (an update): the batches and repairs are applied to them."""
+        existing indexes (an update): the batches and repairs are applied to them. Without
+        ``close`` the staging area stays until :meth:`close` (a resumable build first records that
+        its indexes are complete)."""
         n_shards = self._index_deferred()
         self._wait()
         n_batches = self.batches
@@ -158,15 +191,18 @@ class PipelinedIndexer:
                 os.rename(shards[0], target)  # nothing to stitch
             else:
                 _stitch(target, shards, repair_ids, repair, append=append)
-        self.close()
+        if close:
+            self.close()
 
-    def close(self) -> None:
-        """Stop: kill running child JVMs (after an error or Ctrl-C), remove the staging area."""
+    def close(self, cleanup: bool = True) -> None:
+        """Stop: kill running child JVMs (after an error or Ctrl-C); remove the staging area unless
+        ``cleanup`` is False (a build that keeps it to resume from)."""
         self._closing = True
         for proc in list(self._children):
             proc.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        shutil.rmtree(self.staging, ignore_errors=True)
+        if cleanup:
+            shutil.rmtree(self.staging, ignore_errors=True)
 
 
 def _directory(path: Path):
