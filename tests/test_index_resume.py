@@ -42,7 +42,7 @@ def test_killed_build_resumes_after_the_last_complete_file(tmp_path, monkeypatch
     assert not out.exists() and partial.is_dir()
     done = _checkpoints(partial / "docs.sqlite")
     assert 1 <= done < len(files)
-    print(f"killed after {done} of {len(files)} files")
+    print(f"killed after {done} of {len(files)} files", file=sys.__stderr__)
 
     parsed = []
     real = nteval.index.parse_file
