@@ -124,10 +124,18 @@ def _replaceable_default(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
 
 
+def partial_dir(final: str | os.PathLike[str]) -> Path:
+    """Where a resumable build of ``final`` works: ``.NAME.partial`` beside it. Not swept as stale
+    (its name carries no pid): a later run of the same command resumes from it."""
+    final = Path(final)
+    return final.parent / f".{final.name}.partial"
+
+
 @contextlib.contextmanager
 def atomic_dir(final: Path, force: bool = False,
                replaceable: Callable[[Path], bool] = _replaceable_default,
-               what: str = "a directory this command made") -> Iterator[Path]:
+               what: str = "a directory this command made",
+               resumable: bool = False, keep: Callable[[BaseException], bool] | None = None) -> Iterator[Path]:
     """Yield a fresh temporary directory beside ``final``; rename it to ``final`` on success.
 
     On any exception (including KeyboardInterrupt) the temporary directory is removed and ``final``
@@ -136,6 +144,10 @@ def atomic_dir(final: Path, force: bool = False,
     empty directory): ``--force`` never deletes a user's folder or file. The whole build holds
     :func:`out_lock`, and ``final`` is checked again at the rename, so two builds of the same
     ``final`` never silently replace each other.
+
+    ``resumable``: the directory is :func:`partial_dir` instead, as a killed run left it (or new);
+    the caller checks what it holds. It is kept after an exception for which ``keep(exc)`` is true
+    (and after SIGKILL, which runs nothing), removed after any other.
     """
     final = Path(final)
     _check_target(final)
@@ -143,7 +155,13 @@ def atomic_dir(final: Path, force: bool = False,
         _check_existing(final, force, replaceable, what)
         final.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale(final.parent, final.name)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-{os.getpid()}-", dir=final.parent))
+        if resumable:
+            tmp = partial_dir(final)
+            if tmp.is_symlink() or (tmp.exists() and not tmp.is_dir()):
+                tmp.unlink()
+            tmp.mkdir(exist_ok=True)
+        else:
+            tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-{os.getpid()}-", dir=final.parent))
         try:
             yield tmp
             _check_existing(final, force, replaceable, what)  # again: it may have appeared meanwhile
@@ -158,8 +176,9 @@ def atomic_dir(final: Path, force: bool = False,
                     os.rename(old / "x", final)
                     shutil.rmtree(old, ignore_errors=True)
                 raise
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
+        except BaseException as exc:
+            if not (keep is not None and keep(exc)):
+                shutil.rmtree(tmp, ignore_errors=True)
             raise
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)

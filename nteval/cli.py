@@ -72,19 +72,34 @@ def main() -> None:
 
 @main.command("index")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Index directory to create.")
+@click.option("--out", type=click.Path(path_type=Path), help="Index directory to create.")
+@click.option("--update", "update", type=click.Path(path_type=Path), metavar="INDEX",
+              help="Apply SOURCES (Medline update files, in order) to this existing index instead, in place: "
+                   "replacements, DeleteCitations and new records; swapped in only once complete.")
 @click.option("--force", is_flag=True, help="Replace an existing index directory (only once the new one is complete).")
 @click.option("--jobs", type=int, default=None, help="Processes parsing source files in parallel (default: cores).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
-def index_cmd(sources: tuple[Path, ...], out: Path, force: bool, jobs: int | None, quiet: bool) -> None:
+def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, force: bool, jobs: int | None,
+              quiet: bool) -> None:
     """Parse Medline XML (.xml/.xml.gz, files or directories) or BEIR corpus.jsonl[.gz] SOURCES
-    and build OUT/all (title+abstract), OUT/nt (abstract only), OUT/docs.sqlite, OUT/manifest.json."""
-    from .index import build_index
+    and build OUT/all (title+abstract), OUT/nt (abstract only), OUT/docs.sqlite, OUT/manifest.json;
+    or, with --update INDEX, apply them to INDEX."""
+    from .errors import InputError
+    from .index import build_index, update_index
     from .report.text import manifest_summary
 
-    manifest = build_index(list(sources), out, force=force, jobs=jobs, progress=not quiet and sys.stderr.isatty())
-    click.echo(manifest_summary(manifest, out))
+    if (out is None) == (update is None):
+        raise InputError(None, "give --out DIR (build an index) or --update INDEX (apply update files to it), not "
+                               + ("both" if out is not None else "neither"))
+    if update is not None and force:
+        raise InputError(None, "--force does not go with --update (an update never replaces the index with another)")
+    progress = not quiet and sys.stderr.isatty()
+    if update is not None:
+        manifest = update_index(update, list(sources), jobs=jobs, progress=progress)
+    else:
+        manifest = build_index(list(sources), out, force=force, jobs=jobs, progress=progress)
+    click.echo(manifest_summary(manifest, out or update))
 
 
 _RUNS_OPTION = click.option(

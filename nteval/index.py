@@ -56,15 +56,17 @@ def parse_file(path: Path) -> list[tuple]:
     return ops
 
 
-def _parse_in_worker(path: Path, parent: int) -> list[tuple]:
-    from .lifecycle import watch_parent
+def _parse_and_hash(path: Path, parent: int | None = None) -> tuple[list[tuple], str]:
+    """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given)."""
+    if parent is not None:
+        from .lifecycle import watch_parent
 
-    watch_parent(parent)
-    return parse_file(path)
+        watch_parent(parent)
+    return parse_file(path), sha256_file(path)
 
 
 def _parsed(files: Sequence[Path], jobs: int):
-    """(path, ops) in file order; files are parsed in parallel processes when there are several."""
+    """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
 
@@ -72,31 +74,55 @@ def _parsed(files: Sequence[Path], jobs: int):
 
         me = os.getpid()  # parse workers exit as soon as this process is gone
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(
-            delayed(_parse_in_worker)(p, me) for p in files)
-        yield from zip(files, results)
+            delayed(_parse_and_hash)(p, me) for p in files)
+        for p, (ops, sha) in zip(files, results):
+            yield p, ops, sha
     else:
         for p in files:
-            yield p, parse_file(p)
+            yield p, *_parse_and_hash(p)
+
+
+def _touched(ops: list[tuple]) -> set[str]:
+    """The ids a file's operations put, skip or delete (the only rows it can add or remove)."""
+    ids: set[str] = set()
+    for op in ops:
+        if op[0] == "put":
+            ids.add(op[1][0])
+        elif op[0] == "skip":
+            if op[1]:
+                ids.add(op[1])
+        else:
+            ids.update(op[1])
+    return ids
+
+
+#: ``on_done(path, sha256, counts, deleted_ids)``: called once a file is applied to the store.
+OnDone = Callable[[Path, str, dict, list], None]
 
 
 def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
-               on_file: Callable[[list[tuple]], None] | None = None) -> tuple[dict, list[dict]]:
-    """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics.
+               on_file: Callable[[list[tuple]], None] | None = None,
+               on_done: OnDone | None = None) -> tuple[list[dict], list[list[str]]]:
+    """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics; returns
+    each file's counts and the ids its DeleteCitations listed (see :func:`totals`).
 
     A record whose newest version is unusable (no title/abstract) also removes the older usable
     version: the newest version is authoritative. Replacements are derived from row counts:
-    ``replaced = documents - (rows gained) - (rows removed)``.
+    ``replaced = documents - (rows gained) - (rows removed)``, the rows counted over the ids the
+    file touches (index look-ups, not a count of the whole table per file).
     """
     from tqdm import tqdm
 
     per_source: list[dict] = []
-    deleted_ids: list[str] = []
+    deleted_ids: list[list[str]] = []
     bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
-    for path, ops in _parsed(files, jobs):
+    for path, ops, sha in _parsed(files, jobs):
         if on_file is not None:
             on_file(ops)
         c: Counter = Counter()
-        rows_before, removed_before = len(store), store.removed
+        deleted: list[str] = []
+        touched = _touched(ops)
+        rows_before, removed_before = len(store.present(touched)), store.removed
         for op in ops:
             kind = op[0]
             if kind == "put":
@@ -110,14 +136,14 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
                     store.delete(op[1])
             else:
                 c["deleted_pmids"] += len(op[1])
-                deleted_ids.extend(op[1])
+                deleted.extend(op[1])
                 store.flush()
                 before = store.removed
                 for d in op[1]:
                     store.delete(d)
                 store.flush()
                 c["deleted_removed"] += store.removed - before
-        rows_after = len(store)
+        rows_after = len(store.present(touched))
         removed = store.removed - removed_before
         per_source.append({
             "seen": c["seen"], "documents": c["documents"],
@@ -126,31 +152,41 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
             "superseded_by_skipped": removed - c["deleted_removed"],
             "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
         })
+        deleted_ids.append(deleted)
+        if on_done is not None:
+            on_done(path, sha, per_source[-1], deleted)
         bar.update()
     bar.close()
+    return per_source, deleted_ids
+
+
+def totals(per_source: Sequence[dict], kept: int, deleted_ids: list[str]) -> dict[str, Any]:
+    """The manifest's ``counts``: the sources' counts summed, ``kept`` from the store."""
     sums = lambda key: sum(s[key] for s in per_source)  # noqa: E731
-    counts = {
-        "seen": sums("seen"), "kept": len(store), "replaced": sums("replaced"),
+    return {
+        "seen": sums("seen"), "kept": kept, "replaced": sums("replaced"),
         "deleted_pmids": sums("deleted_pmids"), "deleted_removed": sums("deleted_removed"),
         "superseded_by_skipped": sums("superseded_by_skipped"),
         "skipped": {r: sum(s["skipped"][r] for s in per_source) for r in SKIP_REASONS},
         "deleted_ids": deleted_ids,
     }
-    return counts, per_source
 
 
 class _LuceneFeed:
-    """Feeds each parsed file to the indexes as it arrives and remembers which ids need repair
-    (indexed, then replaced or deleted by a later record)."""
+    """Feeds each parsed file to the indexes as it arrives and marks which ids need repair: those
+    already in Lucene (indexed by an earlier file, or in the index being updated) that a later
+    record replaces or deletes. An id is in Lucene iff it is in the store or already marked, so
+    both questions go to SQLite (the store's ``_repair`` table), not to a Python set of every id."""
 
-    def __init__(self, pipe: indexer.PipelinedIndexer):
+    def __init__(self, pipe: indexer.PipelinedIndexer, store: DocStore, append: bool = False):
         self.pipe = pipe
-        self.indexed: set[str] = set()
-        self.repair: set[str] = set()
+        self.store = store
+        self.append = append
+        store.db.execute(f"CREATE TABLE IF NOT EXISTS {REPAIR_TABLE} (docid TEXT PRIMARY KEY)")
 
     def __call__(self, ops: list[tuple]) -> None:
         # The file's own net effect first (its last word on each id), so duplicates inside one
-        # file never reach Lucene; only ids indexed by an earlier file need a repair (a delete).
+        # file never reach Lucene; only ids already in Lucene need a repair (a delete).
         final: dict[str, tuple | None] = {}
         for op in ops:
             if op[0] == "put":
@@ -160,26 +196,48 @@ class _LuceneFeed:
                 for docid in ([op[1]] if op[0] == "skip" else op[1]):
                     if docid:
                         final[docid] = None
-        all_docs, nt_docs = [], []
+        known = self.store.present(final) | self.store.present(final, table=REPAIR_TABLE)
+        all_docs, nt_docs, repair = [], [], []
         for docid, row in final.items():
-            if docid in self.indexed:
-                self.repair.add(docid)  # its final version is added by finish()
+            if docid in known:
+                repair.append((docid,))  # its final version is added by finish()
             elif row is not None:
-                self.indexed.add(docid)
                 all_docs.append((docid, f"{row[1]}\n{row[2]}"))
                 nt_docs.append((docid, row[2]))
+        self.store.db.executemany(f"INSERT OR IGNORE INTO {REPAIR_TABLE} VALUES (?)", repair)
         if all_docs:
             self.pipe.add_batch({"all": all_docs, "nt": nt_docs})
 
-    def finish(self, store: DocStore) -> None:
-        ids = sorted(self.repair)
-        final_all, final_nt = [], []
-        for docid in ids:
-            d = store.get(docid)
-            if d is not None:
-                final_all.append((docid, f"{d['title']}\n{d['abstract']}"))
-                final_nt.append((docid, d["abstract"]))
-        self.pipe.finish(ids, {"all": final_all, "nt": final_nt})
+    def finish(self) -> None:
+        """Lucene's last step (the staging area stays until ``pipe.close()``); the ids to repair
+        stay in the store until the manifest is written (a resumed build may need them again)."""
+        self.store.flush()
+        self.pipe.finish(_RepairIds(self.store), {"all": self._final("all"), "nt": self._final("nt")}, append=self.append,
+                         close=False)
+
+    def _final(self, name: str):
+        """(docid, contents) of the surviving version of each repaired id, by docid (lazy: the
+        query runs only if the batch is written)."""
+        for docid, title, abstract in self.store.db.execute(
+                f"SELECT d.docid, d.title, d.abstract FROM {REPAIR_TABLE} r JOIN docs d ON d.docid = r.docid "
+                "ORDER BY r.docid"):
+            yield docid, (f"{title}\n{abstract}" if name == "all" else abstract)
+
+
+REPAIR_TABLE = "_repair"
+
+
+class _RepairIds:
+    """The ids marked for repair, sorted, read from the store each time they are iterated."""
+
+    def __init__(self, store: DocStore):
+        self.db = store.db
+
+    def __len__(self) -> int:
+        return int(self.db.execute(f"SELECT COUNT(*) FROM {REPAIR_TABLE}").fetchone()[0])
+
+    def __iter__(self):
+        return (d for (d,) in self.db.execute(f"SELECT docid FROM {REPAIR_TABLE} ORDER BY docid"))
 
 
 def fingerprint(manifest: dict[str, Any]) -> str:
@@ -199,60 +257,290 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
     ``jobs`` processes parse source files in parallel (default: the core count) while Lucene
     indexes the files already parsed (``all`` and ``nt`` side by side, one thread each).
+
+    Resumable: the build works in ``.OUT.partial`` beside ``out`` and checkpoints each source file
+    once it is applied (:class:`_Checkpoints`). Killed (SIGKILL, SIGTERM) or interrupted (Ctrl-C)
+    after a file is complete, it keeps that directory, and the same command (any sources that start
+    with the same files, unchanged, and the same settings) resumes after the last complete file,
+    or after Lucene's step if that had finished. Any other build of ``out`` discards it; a build
+    that fails on bad input removes it.
     """
     import os
+
+    from .atomic import partial_dir
 
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
-    with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
-        store = DocStore(tmp / STORE_FILENAME, create=True)
-        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
-                                                            progress=progress))
-        try:
-            counts, per_source = load_store(store, files, progress=progress, jobs=jobs, on_file=feed)
-            if counts["kept"] == 0:
-                from .errors import InputError
+    state: dict[str, Any] = {"done": 0, "kept": False}
 
-                raise InputError(files[0] if len(files) == 1 else None,
-                                 "no usable document (every record lacked a title or an abstract)")
-            feed.finish(store)
-        except BaseException:
-            feed.pipe.close()  # let queued Java work end before the temp dir goes
-            raise
-        n = len(store)
-        store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
-                      "documents_with_mesh": store.documents_with_mesh(),
-                      "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
-        store.close()
-        manifest: dict[str, Any] = {
-            "nteval_version": __version__,
-            "created_utc": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-            "sources": [
-                {"path": str(p), "format": source_format(p), "bytes": p.stat().st_size, "sha256": sha256_file(p),
-                 "counts": c}
-                for p, c in zip(files, per_source)
-            ],
-            "counts": counts,
-            "indexes": {
-                "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
-                "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
-            },
-            "store": store_info,
-            "parameters": {
-                "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
-                "index_flags": list(indexer.INDEX_FLAGS),
-                "segments": "one per source file (+1 for repaired ids); doc order = input order",
-                "sentence_splitter": "blingfire + digit-start rule (nteval.corpus.sentences)",
-                "abstract": "AbstractText sections joined by one space, labels kept in meta only",
-            },
-            "versions": {"python": platform.python_version(), **jvm.versions()},
-        }
-        manifest["fingerprint"] = fingerprint(manifest)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    def keep(exc: BaseException) -> bool:
+        state["kept"] = isinstance(exc, KeyboardInterrupt) and state["done"] > 0
+        return state["kept"]
+
+    try:
+        with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})",
+                        resumable=True, keep=keep) as tmp:
+            pipe = indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
+                                            progress=progress)
+            ckpt = _Checkpoints.open(tmp, files, pipe, out)
+            state["done"] = len(ckpt.rows)
+            if not ckpt.lucene_done:
+                def on_done(*args) -> None:
+                    ckpt.add(*args)
+                    state["done"] += 1
+
+                _load(ckpt.store, _LuceneFeed(pipe, ckpt.store), files[len(ckpt.rows):], progress, jobs,
+                      on_done=on_done, on_indexed=ckpt.indexed)
+            else:
+                pipe.close()
+            sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
+            return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]])
+    except KeyboardInterrupt:
+        if state["kept"]:
+            print(f"nteval: {state['done']} of {len(files)} source file(s) done are kept in {partial_dir(out)}: the "
+                  "same command resumes from there (remove it to discard them)", file=sys.stderr)
+        raise
+
+
+def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int,
+          on_done: OnDone | None = None, on_indexed: Callable[[], None] | None = None):
+    """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish; then
+    ``on_indexed()``, then the staging area goes)."""
+    try:
+        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done)
+        if len(store) == 0:
+            from .errors import InputError
+
+            raise InputError(files[0] if len(files) == 1 else None,
+                             "no usable document (every record lacked a title or an abstract)")
+        feed.finish()
+        if on_indexed is not None:
+            on_indexed()
+    except BaseException:
+        # Let queued Java work end; the temporary directory then goes, or stays to resume from.
+        feed.pipe.close(cleanup=False)
+        raise
+    feed.pipe.close()
+    return per_source, deleted
+
+
+def _file_id(path: Path) -> list:
+    """What says a source file is the one a checkpoint was made from (cheap: no hashing)."""
+    st = path.stat()
+    return [str(path.resolve()), st.st_size, st.st_mtime_ns]
+
+
+def _build_key() -> str:
+    """What a resumed build must share with the killed one, besides its first source files."""
+    return hashlib.sha256(json.dumps({"nteval": __version__, "store": STORE_FORMAT, "parameters": PARAMETERS,
+                                      "jar": jvm.anserini_jar().name}, sort_keys=True).encode()).hexdigest()
+
+
+_BUILD_TABLES = """
+CREATE TABLE IF NOT EXISTS _build (key TEXT NOT NULL, lucene_done INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS _checkpoint (i INTEGER PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL,
+    counts TEXT NOT NULL, deleted TEXT NOT NULL, seq INTEGER NOT NULL, batches INTEGER NOT NULL);
+"""
+
+
+class _Checkpoints:
+    """Per-file checkpoints of a build, in tables of its own store: a file's rows, its ids to
+    repair and its checkpoint row (counts, sha256, stream position, Lucene batches written) are
+    committed together, after its Lucene batch is written. A killed build leaves the store as of
+    its last commit (SQLite rolls back the rest) and batches past the checkpoint, which
+    :meth:`PipelinedIndexer.resume` drops. The tables go when the manifest is written."""
+
+    def __init__(self, store: DocStore, pipe: indexer.PipelinedIndexer, rows: list[dict], lucene_done: bool):
+        self.store, self.pipe, self.rows, self.lucene_done = store, pipe, rows, lucene_done
+
+    @classmethod
+    def open(cls, tmp: Path, files: Sequence[Path], pipe: indexer.PipelinedIndexer, out: Path) -> _Checkpoints:
+        """The checkpoints in ``tmp`` if the build they come from can go on with ``files`` (said on
+        stderr), else a fresh start (what ``tmp`` held is removed)."""
+        import shutil
+
+        key = _build_key()
+        prev = _previous(tmp / STORE_FILENAME, key, files)
+        rows, lucene_done = prev if isinstance(prev, tuple) else ([], False)
+        if rows and (lucene_done or pipe.resume(rows[-1]["batches"])):
+            print(f"nteval: resuming the build of {out}: {len(rows)} of {len(files)} source file(s) already done"
+                  + (", and the Lucene indexes" if lucene_done else ""), file=sys.stderr)
+        else:
+            if rows or isinstance(prev, str):
+                why = prev if isinstance(prev, str) else "its Lucene batches are incomplete"
+                print(f"nteval: discarding the interrupted build in {tmp} ({why})", file=sys.stderr)
+            for p in tmp.iterdir():
+                shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+            rows, lucene_done = [], False
+        store = DocStore(tmp / STORE_FILENAME, create=True, durable=True)
+        store.db.executescript(_BUILD_TABLES)
+        if not rows:
+            store.db.execute("INSERT INTO _build VALUES (?, 0)", (key,))
+            store.db.commit()
+        store.seq = rows[-1]["seq"] if rows else 0
+        return cls(store, pipe, rows, lucene_done)
+
+    def add(self, path: Path, sha256: str, counts: dict, deleted: list[str]) -> None:
+        """``path`` is applied (store, ids to repair, Lucene batch written): commit it."""
+        self.store.flush()
+        row = {"sha256": sha256, "counts": counts, "deleted": deleted, "seq": self.store.seq,
+               "batches": self.pipe.batches}
+        self.store.db.execute("INSERT INTO _checkpoint VALUES (?,?,?,?,?,?,?)",
+                              (len(self.rows), json.dumps(_file_id(path)), sha256, json.dumps(counts),
+                               json.dumps(deleted), row["seq"], row["batches"]))
+        self.store.db.commit()
+        self.rows.append(row)
+
+    def indexed(self) -> None:
+        """The Lucene indexes are complete: a resumed build goes straight to the manifest."""
+        self.store.db.execute("UPDATE _build SET lucene_done = 1")
+        self.store.db.commit()
+        self.lucene_done = True
+
+
+def _previous(path: Path, key: str, files: Sequence[Path]) -> tuple[list[dict], bool] | str | None:
+    """(checkpoint rows, Lucene done) of the killed build whose store is ``path``; why they cannot
+    be used by a build of ``files`` (a string); None when there is none."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(str(path))  # its first read rolls back what the killed build left uncommitted
+        try:
+            [(prev_key, lucene_done)] = db.execute("SELECT key, lucene_done FROM _build").fetchall()
+            rows = db.execute("SELECT file, sha256, counts, deleted, seq, batches FROM _checkpoint ORDER BY i").fetchall()
+        finally:
+            db.close()
+    except (sqlite3.DatabaseError, ValueError):
+        return "no readable checkpoints"
+    if prev_key != key:
+        return "another nteval version or other index parameters"
+    if len(rows) > len(files) or (lucene_done and len(rows) < len(files)) or any(
+            json.loads(r[0]) != _file_id(f) for r, f in zip(rows, files)):
+        return "other or changed source files"
+    return [{"sha256": r[1], "counts": json.loads(r[2]), "deleted": json.loads(r[3]), "seq": r[4], "batches": r[5]}
+            for r in rows], bool(lucene_done)
+
+
+def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
+    return {"path": str(path), "format": source_format(path), "bytes": path.stat().st_size, "sha256": sha256,
+            "counts": counts}
+
+
+#: What the Lucene indexes are made with (part of the fingerprint).
+PARAMETERS = {
+    "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
+    "index_flags": list(indexer.INDEX_FLAGS),
+    "segments": "one per source file (+1 for repaired ids); doc order = input order",
+    "sentence_splitter": "blingfire + digit-start rule (nteval.corpus.sentences)",
+    "abstract": "AbstractText sections joined by one space, labels kept in meta only",
+}
+
+
+def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
+                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
+    for table in (REPAIR_TABLE, "_checkpoint", "_build"):  # a build's bookkeeping
+        store.db.execute(f"DROP TABLE IF EXISTS {table}")
+    n = len(store)
+    store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
+                  "documents_with_mesh": store.documents_with_mesh(),
+                  "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
+    store.close()
+    manifest: dict[str, Any] = {
+        "nteval_version": __version__,
+        "created_utc": _now(),
+        "sources": sources,
+        "counts": totals([s["counts"] for s in sources], n, deleted_ids),
+        "indexes": {
+            "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
+            "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
+        },
+        "store": store_info,
+        "parameters": PARAMETERS,
+        "versions": {"python": platform.python_version(), **jvm.versions()},
+        **(extra or {}),
+    }
+    manifest["fingerprint"] = fingerprint(manifest)
+    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return manifest
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+#: Versions that must not change between a build and its updates (they decide the index terms).
+_PINNED = ("anserini_jar", "lucene")
+
+
+def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress: bool = False,
+                 jobs: int | None = None) -> dict[str, Any]:
+    """Apply Medline update files (or more BEIR corpora) ``sources``, in order, to the index
+    ``index_dir``; return its new manifest. The result equals a from-scratch build over the
+    index's sources followed by these (same documents, counts, fingerprint and search results).
+
+    Built beside ``index_dir`` — Lucene files hard-linked (Lucene never rewrites a file), the
+    store copied — and swapped in by rename: a failure or Ctrl-C leaves ``index_dir`` as it was.
+    Caches inside the index keyed on the old fingerprint (``dense/``) are not carried over.
+    """
+    import os
+    import shutil
+
+    from .errors import InputError
+
+    jobs = jobs or os.cpu_count() or 1
+    index_dir = Path(index_dir)
+    if not is_index_dir(index_dir):
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
+                                    "to an index made by nteval index")
+    files = expand(list(sources))
+    shas = [sha256_file(p) for p in files]
+    with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
+        old = read_manifest(index_dir)  # (again, under the lock)
+        _check_update(index_dir, old, files, shas)
+        for name in ("all", "nt"):
+            (tmp / name).mkdir()
+            for f in (index_dir / name).iterdir():
+                if f.is_file() and f.name != "write.lock":
+                    os.link(f, tmp / name / f.name)
+        shutil.copyfile(index_dir / STORE_FILENAME, tmp / STORE_FILENAME)
+        store = DocStore(tmp / STORE_FILENAME)
+        store.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")  # a copy: thrown away on failure
+        if store.format < STORE_FORMAT:
+            raise InputError(index_dir, f"its document store has format {store.format} (this nteval writes "
+                                        f"{STORE_FORMAT}): rebuild the index with nteval index --force")
+        store.seq = sum(s["counts"]["documents"] for s in old["sources"])  # stream positions go on
+        feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
+                                                    progress=progress), store, append=True)
+        per_source, deleted = _load(store, feed, files, progress, jobs)
+        new = [_source_entry(p, c, h) for p, c, h in zip(files, per_source, shas)]
+        updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__}]
+        return _write_manifest(tmp, store, old["sources"] + new, old["counts"]["deleted_ids"] +
+                               [d for ds in deleted for d in ds],
+                               extra={"created_utc": old.get("created_utc"), "updates": updates})
+
+
+def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:
+    """One-line refusals: a source already applied (same sha256), given twice, or an index made
+    with other parameters or another Anserini/Lucene (its terms would not be the update's)."""
+    from .errors import InputError
+
+    seen = {s["sha256"]: s["path"] for s in old["sources"]}
+    for path, sha in zip(files, shas):
+        if sha in seen:
+            raise InputError(path, f"already in {index_dir} (same sha256 as its source {seen[sha]}); nothing was changed")
+        seen[sha] = f"{path} (given twice)"
+    if old.get("parameters") != PARAMETERS:
+        raise InputError(index_dir, "built with other index parameters than this nteval's (see its manifest): an "
+                                    "update would mix them; rebuild the index with nteval index --force")
+    now = jvm.versions()
+    for key in _PINNED:
+        if old["versions"].get(key) != now.get(key):
+            raise InputError(index_dir, f"built with {key} {old['versions'].get(key)}, this nteval has {now.get(key)}: "
+                                        "an update would mix them; rebuild the index with nteval index --force")
 
 
 def is_index_dir(path: Path) -> bool:

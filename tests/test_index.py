@@ -125,24 +125,31 @@ def test_beir_corpus_indexes(tmp_path):
         assert nt.num_docs == m["counts"]["kept"] > 250
 
 
-def test_interrupted_build_leaves_nothing(tmp_path):
-    """SIGINT and SIGTERM in the middle of a real build: no index dir and no temp dir remain."""
+def test_interrupted_build_leaves_no_index(tmp_path):
+    """SIGINT and SIGTERM in the middle of a real build: no index dir and no temp dir remain. Before
+    the (only) source file is complete nothing is left; after it (Lucene's step), its checkpoint
+    is kept in .OUT.partial for the same command to resume from, and stderr says so."""
     from nteval.demo import sample_path
 
-    phases = {"parse": "docs.sqlite", "lucene": ".collections/lucene/nt/00000/*"}
+    phases = {"parse": "docs.sqlite", "lucene": ".collections/lucene/nt/*/*"}
     for sig, phase in [(signal.SIGINT, "parse"), (signal.SIGTERM, "parse"), (signal.SIGINT, "lucene"), (signal.SIGTERM, "lucene")]:
         out = tmp_path / f"idx-{sig.name}-{phase}"
         p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(sample_path()), "--out", str(out), "--quiet"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 60
-        while time.time() < deadline and p.poll() is None and not list(tmp_path.glob(f".{out.name}.tmp-*/{phases[phase]}")):
+        while time.time() < deadline and p.poll() is None and not list(tmp_path.glob(f".{out.name}.partial/{phases[phase]}")):
             time.sleep(0.02)
         time.sleep(0.2 if phase == "parse" else 0.05)
         p.send_signal(sig)
-        p.wait(timeout=60)
+        _, err = p.communicate(timeout=60)
         assert p.returncode != 0
         assert not out.exists()
-        assert list(tmp_path.glob(f".{out.name}*")) == []
+        left = sorted(x.name for x in tmp_path.glob(f".{out.name}*"))
+        if phase == "parse":
+            assert left == []
+        else:
+            assert left == [f".{out.name}.partial"], left
+            assert b"1 of 1 source file(s) done are kept in" in err, err
 
 
 @pytest.mark.shared
@@ -180,3 +187,24 @@ def test_pipelined_indexer_both_modes_repair_replaced_and_deleted(tmp_path, eage
         assert json.loads(ix.raw("a"))["contents"] == "alpha omega"
         assert ix.raw("c") is None and ix.doc_freq("gamma") == 1
     assert not (tmp_path / "staging").exists()
+
+
+@pytest.mark.parametrize("eager", [True, False])
+def test_pipelined_indexer_resumes_from_a_batch_count(tmp_path, eager):
+    """A killed run's batches up to the checkpoint are kept (eager: their finished shards too), the
+    ones after it dropped; a batch file missing means nothing to resume from."""
+    from nteval.lucene.indexer import PipelinedIndexer
+
+    first = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
+    first.add_batch({"nt": [("a", "alpha beta"), ("b", "beta gamma")]})
+    first.add_batch({"nt": [("c", "gamma delta")]})  # written after the checkpoint: dropped
+    first._wait()
+    first.close(cleanup=False)  # as a killed build leaves it
+    (tmp_path / "nt").mkdir()  # a half-made target
+    again = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
+    assert not again.resume(3)
+    assert again.resume(1)
+    again.add_batch({"nt": [("d", "delta epsilon")]})
+    again.finish([], {"nt": []})
+    with Index(tmp_path / "nt") as ix:
+        assert ix.num_docs == 3 and ix.raw("c") is None and json.loads(ix.raw("d"))["contents"] == "delta epsilon"

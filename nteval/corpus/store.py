@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,17 +71,20 @@ _BATCH = 2000
 
 
 class DocStore:
-    def __init__(self, path: str | Path, create: bool = False):
+    def __init__(self, path: str | Path, create: bool = False, durable: bool = False):
+        """``create``: make the tables (an existing file is opened and completed) and the query
+        indexes at :meth:`close`. Written without a journal, unless ``durable``: then a commit
+        survives a killed process (a resumable build commits once per source file)."""
         self.path = Path(path)
         if not create and not self.path.is_file():
             raise FileNotFoundError(f"{self.path}: no document store")
         self.db = sqlite3.connect(str(self.path))
         if create:
-            self.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                                  f"PRAGMA user_version={FORMAT};" + SCHEMA)
+            journal = "journal_mode=DELETE; PRAGMA synchronous=NORMAL" if durable else "journal_mode=OFF; PRAGMA synchronous=OFF"
+            self.db.executescript(f"PRAGMA {journal}; PRAGMA user_version={FORMAT};" + SCHEMA)
         self.format = store_format(self.db)
         self._created = create
-        self._seq = 0
+        self.seq = 0  # stream position of the last put (an update goes on from its index's)
         self._ops: list[tuple[str, tuple]] = []
         self.removed = 0  # rows removed by delete() so far (after flush)
 
@@ -115,8 +118,8 @@ class DocStore:
 
     def put_row(self, row: tuple) -> None:
         """Queue an insert-or-replace of a row made by :meth:`row`."""
-        self._seq += 1
-        self._ops.append(("put", (row[0], self._seq, *row[1:])))
+        self.seq += 1
+        self._ops.append(("put", (row[0], self.seq, *row[1:])))
         if len(self._ops) >= _BATCH:
             self.flush()
 
@@ -154,6 +157,17 @@ class DocStore:
     def __len__(self) -> int:
         self.flush()
         return int(self.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def present(self, ids: Iterable[str], table: str = "docs") -> set[str]:
+        """Those of ``ids`` that are in ``table`` (``docs``, or another table keyed by docid)."""
+        self.flush()
+        ids = list(ids)
+        found: set[str] = set()
+        for i in range(0, len(ids), _BATCH):
+            chunk = ids[i:i + _BATCH]
+            found.update(d for (d,) in self.db.execute(
+                f"SELECT docid FROM {table} WHERE docid IN ({','.join('?' * len(chunk))})", chunk))
+        return found
 
     def iter_texts(self) -> Iterator[tuple[str, str, str]]:
         """(docid, title, abstract) in stream order of the kept versions."""

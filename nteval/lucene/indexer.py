@@ -11,7 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
@@ -66,11 +66,15 @@ class PipelinedIndexer:
         return self.staging / kind / name / f"{i:05d}"
 
     def _run_child(self, src: Path, dst: Path) -> None:
+        """Index ``src`` into ``dst`` in a child JVM; ``dst`` appears (by rename) only once complete,
+        so a resumed build knows which shards it can keep."""
         if self._closing:
             return
         from ..lifecycle import die_with_parent
 
-        proc = subprocess.Popen(_indexer_command(src, dst, 1), stdin=subprocess.DEVNULL,
+        part = dst.with_name(dst.name + ".part")
+        shutil.rmtree(part, ignore_errors=True)
+        proc = subprocess.Popen(_indexer_command(src, part, 1), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
         self._children.add(proc)
@@ -81,19 +85,34 @@ class PipelinedIndexer:
         if proc.returncode != 0 and not self._closing:
             tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no message)"]
             raise RuntimeError(f"Lucene indexing of {src} failed (exit {proc.returncode}): {tail[0]}")
+        if proc.returncode == 0:
+            os.rename(part, dst)
 
-    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> None:
-        """Queue one batch: for each index name, ``(docid, contents)`` pairs."""
+    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> int:
+        """Queue one batch: for each index name, ``(docid, contents)`` pairs (every name the same
+        ids). Returns how many documents it holds; an empty batch is dropped."""
         i = self.batches
         self.batches += 1
+        written = 0
         for name, pairs in docs.items():
             src = self._shard(name, i, "json")
+            shutil.rmtree(src, ignore_errors=True)  # left by a killed run that is being resumed
             src.mkdir(parents=True)
             with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
+                written = 0
                 for docid, contents in pairs:
                     fh.write(json.dumps({"id": docid, "contents": contents}, ensure_ascii=False) + "\n")
-            if self.eager:
-                self._futures.append(self._pool.submit(self._run_child, src, self._shard(name, i, "lucene")))
+                    written += 1
+        if not written:
+            for name in docs:
+                shutil.rmtree(self._shard(name, i, "json"))
+            self.batches -= 1
+            return 0
+        if self.eager:
+            for name in docs:
+                self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
+                                                       self._shard(name, i, "lucene")))
+        return written
 
     def _index_deferred(self) -> int:
         """One child JVM per index over all batch files so far; returns how many shards result."""
@@ -101,9 +120,10 @@ class PipelinedIndexer:
             return self.batches
         for name in self.targets:
             merged = self.staging / "json-all" / name
+            shutil.rmtree(merged, ignore_errors=True)  # left by a killed run that is being resumed
             merged.mkdir(parents=True)
-            for i in range(self.batches):
-                os.rename(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
+            for i in range(self.batches):  # links: the batch files stay for a resumed run
+                os.link(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
             self._futures.append(self._pool.submit(self._run_child, merged, self._shard(name, 0, "lucene")))
         return 1
 
@@ -122,34 +142,67 @@ class PipelinedIndexer:
         for f in self._futures:
             f.result()
 
-    def finish(self, repair_ids: list[str], final_docs: dict[str, list[tuple[str, str]]]) -> None:
-        """Wait for all batches, stitch, and repair ``repair_ids`` with ``final_docs`` (the
-        versions that survive)."""
+    def resume(self, batches: int) -> bool:
+        """Go on after a killed run whose first ``batches`` batches were complete: drop what came
+        after them (and any half-made shard or target), queue the eager shards still missing.
+        False (and nothing done) when a batch file of those is missing: nothing to resume from."""
+        if any(not (self._shard(name, i, "json") / "docs.jsonl").is_file()
+               for name in self.targets for i in range(batches)):
+            return False
+        self.batches = batches
+        for target in self.targets.values():
+            shutil.rmtree(target, ignore_errors=True)
+        shutil.rmtree(self.staging / "json-all", ignore_errors=True)
+        for name in self.targets:
+            for kind in ("json", "lucene"):
+                folder = self.staging / kind / name
+                for p in folder.iterdir() if folder.is_dir() else ():
+                    if not (p.name.isdigit() and int(p.name) < batches and (self.eager or kind == "json")):
+                        shutil.rmtree(p)
+            if self.eager:
+                for i in range(batches):
+                    if not self._shard(name, i, "lucene").is_dir():
+                        self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
+                                                               self._shard(name, i, "lucene")))
+        return True
+
+    def finish(self, repair_ids: Collection[str], final_docs: dict[str, Iterable[tuple[str, str]]],
+               append: bool = False, close: bool = True) -> None:
+        """Wait for all batches, stitch, and repair ``repair_ids`` (re-iterable: read once per
+        index) with ``final_docs`` (the versions that survive). With ``append`` the targets are
+        existing indexes (an update): the batches and repairs are applied to them. Without
+        ``close`` the staging area stays until :meth:`close` (a resumable build first records that
+        its indexes are complete)."""
         n_shards = self._index_deferred()
         self._wait()
         n_batches = self.batches
         repair_batch = None
-        if repair_ids and any(final_docs.values()):
+        if repair_ids:
             self.eager = True  # the repair batch is indexed on its own
-            self.add_batch(final_docs)
-            self._wait()
-            repair_batch = n_batches
+            if self.add_batch(final_docs):
+                self._wait()
+                repair_batch = n_batches
         for name, target in self.targets.items():
             shards = [self._shard(name, i, "lucene") for i in range(n_shards)]
             repair = self._shard(name, repair_batch, "lucene") if repair_batch is not None else None
-            if len(shards) == 1 and not repair_ids:
+            if append and not shards and not repair_ids:
+                continue  # nothing to change
+            if len(shards) == 1 and not repair_ids and not append:
                 os.rename(shards[0], target)  # nothing to stitch
             else:
-                _stitch(target, shards, repair_ids, repair)
-        self.close()
+                _stitch(target, shards, repair_ids, repair, append=append)
+        if close:
+            self.close()
 
-    def close(self) -> None:
-        """Stop: kill running child JVMs (after an error or Ctrl-C), remove the staging area."""
+    def close(self, cleanup: bool = True) -> None:
+        """Stop: kill running child JVMs (after an error or Ctrl-C); remove the staging area unless
+        ``cleanup`` is False (a build that keeps it to resume from)."""
         self._closing = True
         for proc in list(self._children):
             proc.kill()
         self._pool.shutdown(wait=True, cancel_futures=True)
-        shutil.rmtree(self.staging, ignore_errors=True)
+        if cleanup:
+            shutil.rmtree(self.staging, ignore_errors=True)
 
 
 def _directory(path: Path):
@@ -158,8 +211,10 @@ def _directory(path: Path):
     return FSDirectory.open(File(str(path)).toPath())  # (Paths.get is varargs: avoid)
 
 
-def _stitch(target: Path, shards: list[Path], repair_ids: list[str], repair_shard: Path | None) -> None:
-    """target := shards in order, minus ``repair_ids``, plus ``repair_shard``."""
+def _stitch(target: Path, shards: list[Path], repair_ids: Iterable[str], repair_shard: Path | None,
+            append: bool = False) -> None:
+    """target := shards in order (after target's own documents with ``append``), minus
+    ``repair_ids``, plus ``repair_shard``; no deleted document is left (exact BM25 statistics)."""
     IndexWriterConfig = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig")
     OpenMode = jvm.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode")
     IndexWriter = jvm.autoclass("org.apache.lucene.index.IndexWriter")
@@ -168,18 +223,20 @@ def _stitch(target: Path, shards: list[Path], repair_ids: list[str], repair_shar
     policy = jvm.autoclass("org.apache.lucene.index.TieredMergePolicy")()
     policy.setForceMergeDeletesPctAllowed(0.0)  # default 10% would keep a few deleted docs
     cfg = IndexWriterConfig()
-    cfg.setOpenMode(OpenMode.CREATE)
+    cfg.setOpenMode(OpenMode.APPEND if append else OpenMode.CREATE)
     cfg.setMergePolicy(policy)  # (not chained: pyjnius types the result as the parent class)
     w = IndexWriter(_directory(target), cfg)
     try:
         for shard in shards:
             w.addIndexes(_directory(shard))
+        deleted = False
         for docid in repair_ids:
             w.deleteDocuments(TermQuery(Term("id", docid)))  # the Query overload: pyjnius picks it reliably
+            deleted = True
         w.commit()
         if repair_shard is not None:
             w.addIndexes(_directory(repair_shard))
-        if repair_ids:
+        if deleted:
             w.forceMergeDeletes()  # deleted docs would still count in df/avgdl for BM25
         w.commit()
     finally:

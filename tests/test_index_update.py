@@ -1,0 +1,87 @@
+"""`nteval index --update`: Medline update files applied in place to an existing index equal a
+from-scratch build over the same files (real records, real Lucene)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import FIRST100, FIRST200
+
+from index_compare import assert_same_index, make_update
+
+from nteval.cli import main
+from nteval.index import build_index, read_manifest, update_index
+
+def test_update_equals_scratch_build(tmp_path):
+    upd = make_update(tmp_path / "upd.xml", FIRST100)
+    scratch = tmp_path / "scratch"
+    build_index([FIRST100, FIRST200, upd], scratch)
+    c = read_manifest(scratch)["counts"]
+    assert c["deleted_removed"] == 2 and c["superseded_by_skipped"] == 1 and c["replaced"] >= 4  # the update bites
+
+    idx = tmp_path / "idx"
+    build_index([FIRST100], idx)
+    r = CliRunner().invoke(main, ["index", "--update", str(idx), str(FIRST200), str(upd), "--quiet"])
+    assert r.exit_code == 0, r.output + r.stderr
+    assert_same_index(idx, scratch)
+    m = read_manifest(idx)
+    assert [Path(s["path"]).name for s in m["sources"]] == [FIRST100.name, FIRST200.name, upd.name]
+    assert len(m["updates"]) == 1
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp dir left
+
+    # one update file at a time gives the same index as both at once
+    step = tmp_path / "step"
+    build_index([FIRST100], step)
+    update_index(step, [FIRST200])
+    update_index(step, [upd])
+    assert_same_index(step, scratch)
+    assert len(read_manifest(step)["updates"]) == 2
+
+
+def test_update_refusals_are_one_line_and_change_nothing(first200_index, tmp_path):
+    before = read_manifest(first200_index)
+    files = sorted(p.name for p in first200_index.rglob("*"))
+    r = CliRunner().invoke(main, ["index", "--update", str(first200_index), str(FIRST200), "--quiet"])
+    assert r.exit_code == 2 and "already in" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    r = CliRunner().invoke(main, ["index", "--update", str(tmp_path), str(FIRST100), "--quiet"])
+    assert r.exit_code == 2 and "not an nteval index" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    r = CliRunner().invoke(main, ["index", "--update", str(first200_index), str(FIRST100), "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "not both" in r.stderr
+    r = CliRunner().invoke(main, ["index", str(FIRST100)])
+    assert r.exit_code == 2 and "--out" in r.stderr
+    assert read_manifest(first200_index) == before
+    assert sorted(p.name for p in first200_index.rglob("*")) == files
+
+
+def test_failed_update_leaves_index_as_it_was(tmp_path):
+    idx = tmp_path / "idx"
+    build_index([FIRST100], idx)
+    before = {p.relative_to(idx): p.read_bytes() for p in idx.rglob("*") if p.is_file()}
+    bad = tmp_path / "broken.xml"
+    bad.write_text("<PubmedArticleSet><PubmedArticle><MedlineCitation>")
+    r = CliRunner().invoke(main, ["index", "--update", str(idx), str(FIRST200), str(bad), "--quiet"])
+    assert r.exit_code == 2 and "broken.xml" in r.stderr, r.stderr
+    after = {p.relative_to(idx): p.read_bytes() for p in idx.rglob("*") if p.is_file()}
+    assert after == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+@pytest.mark.shared
+def test_update_equals_scratch_build_on_shared_files(tmp_path):
+    from conftest import shared
+
+    d = shared("medline", "pubmed_baseline_update")
+    base, upd = d / "pubmed20n0014.xml.gz", d / "pubmed21n1298.xml.gz"
+    scratch, idx = tmp_path / "scratch", tmp_path / "idx"
+    t0 = time.perf_counter()
+    build_index([base, upd], scratch)
+    t1 = time.perf_counter()
+    build_index([base], idx)
+    t2 = time.perf_counter()
+    update_index(idx, [upd])
+    t3 = time.perf_counter()
+    print(f"\nscratch build of both files {t1 - t0:.1f} s; baseline build {t2 - t1:.1f} s; --update {t3 - t2:.1f} s")
+    assert read_manifest(idx)["counts"]["kept"] == 14832 + 18445 - read_manifest(idx)["counts"]["replaced"]
+    assert_same_index(idx, scratch)
