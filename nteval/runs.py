@@ -144,6 +144,13 @@ def _say_foreign(name: str, notes: dict | None) -> None:
               "they count as non-relevant", file=sys.stderr)
 
 
+def drop_held(run: Run, held: dict) -> Run:
+    """Each topic's ranking without its held-out documents (``held``: qid → docids). For a system
+    without feedback this is exactly searching an index they are deleted from: Lucene deletions
+    leave every other document's score as it was."""
+    return {q: [h for h in r if h[0] not in held.get(q, ())] for q, r in run.items()}
+
+
 def holdout_folds(topic_ids: list[str], num_docs: int, max_share: float = 0.02, max_fold: int = 100) -> list[list[str]]:
     """Topics (in sample order) cut into folds whose source documents are held out together: at
     most ``max_share`` of the collection and ``max_fold`` documents per fold, so holding them out
@@ -223,10 +230,10 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
         extra = max(len(f) for f in folds) if folds else 0
         runs, infos = run_all(index_dir, index_name, fingerprint, topics, whole, runs_dir / "whole", depth=depth + extra,
                               progress=progress, threads=threads, label=label)
+        drop = {q: set(fold) for q, fold in held.items()}
         for info in infos:
             n = info.system.name
-            drop = {q: set(held.get(q, ())) for q in topics}
-            merged[n] = {q: [h for h in runs[n][q] if h[0] not in drop[q]][:depth] for q in topics}
+            merged[n] = {q: r[:depth] for q, r in drop_held(runs[n], drop).items()}
             seconds[n], reused_all[n] = info.seconds, info.reused
             empty[n] = sum(1 for q in topics if not merged[n][q])
             notes[n] = info.notes or {}

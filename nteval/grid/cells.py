@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
-from ..runs import RUN_FORMAT
+from ..runs import RUN_FORMAT, drop_held
 from ..systems.base import System
 
 CELL_FORMAT = 2  # bump when what a cell stores, or how it is computed, changes
@@ -102,7 +102,7 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
         # as it is); feedback systems are refused before the grid starts
         held = _cached(task.exclude, read_exclusions)
         raw = run_system(index, task.system, topics, task.depth + max(len(v) for v in held.values()))
-        raw = {q: [h for h in r if h[0] not in held.get(q, ())] for q, r in raw.items()}
+        raw = drop_held(raw, held)
     else:
         raw = run_system(index, task.system, topics, task.depth)
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}

@@ -204,7 +204,7 @@ def _score_references(index_dir: Path, fingerprint: str, j: Judgments, reference
     """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
     OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
     from ..formats.trec import canonical, read_qrels, read_topics
-    from ..runs import run_all
+    from ..runs import drop_held, run_all
     from ..scores import evaluate_runs
     from .cells import read_exclusions
 
@@ -213,8 +213,7 @@ def _score_references(index_dir: Path, fingerprint: str, j: Judgments, reference
     extra = max((len(v) for v in held.values()), default=0)
     runs, _ = run_all(index_dir, j.index_name.removesuffix("-holdout"), fingerprint, topics, references,
                       out / "references" / j.name, depth=depth + extra, progress=progress, label=j.name)
-    runs = {n: {q: canonical([h for h in r[q] if h[0] not in held.get(q, ())], depth) for q in topics}
-            for n, r in runs.items()}
+    runs = {n: {q: canonical(r, depth) for q, r in drop_held(run, held).items()} for n, run in runs.items()}
     scores = evaluate_runs(runs, qrels, list(j.measures))
     return {n: {m: round(v, 6) for m, v in scores.means[n].items()} for n in runs}
 

@@ -160,16 +160,23 @@ def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None,
     return System(name=name, algorithm=algorithm, params=full)
 
 
-def check_name(name: str, where: str | Path | None, i: int | str) -> None:
-    """System names become file names (NAME.run) and table cells: refuse what would break either."""
-    place = f"systems[{i}].name" if isinstance(i, int) else str(i)
+def name_problem(name: str) -> str | None:
+    """What makes ``name`` unfit to name a system (None if nothing): names become file names
+    (NAME.run) and table cells."""
     if not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name) or name.startswith("."):
-        raise InputError(where, f"system {short(name) if name else '#' + str(i)}: name must be non-empty, without spaces, "
-                                "slashes, '|' (it splits report tables) or control characters, not starting with a dot",
-                         place=place)
+        return ("name must be non-empty, without spaces, slashes, '|' (it splits report tables) or control characters, "
+                "not starting with a dot")
     if len(name) > MAX_NAME_CHARS:
-        raise InputError(where, f"system {short(name)}: name has {len(name)} characters (at most {MAX_NAME_CHARS}; it "
-                                "becomes a file name)", place=place)
+        return f"name has {len(name)} characters (at most {MAX_NAME_CHARS}; it becomes a file name)"
+    return None
+
+
+def check_name(name: str, where: str | Path | None, i: int | str) -> None:
+    """Refuse a system name :func:`name_problem` finds unfit, naming the file and the place."""
+    problem = name_problem(name)
+    if problem:
+        place = f"systems[{i}].name" if isinstance(i, int) else str(i)
+        raise InputError(where, f"system {short(name) if name else '#' + str(i)}: {problem}", place=place)
 
 
 def load_systems(path: str | Path) -> list[System]:

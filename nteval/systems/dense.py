@@ -152,6 +152,19 @@ def index_texts(index_dir: Path, index_name: str):
         db.close()
 
 
+def index_docids(index_dir: Path) -> list[str]:
+    """The docids of :func:`index_texts`, in the same order, without reading the texts."""
+    import sqlite3
+
+    from ..corpus.store import FILENAME
+
+    db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
+    try:
+        return [r[0] for r in db.execute("SELECT docid FROM docs ORDER BY seq")]
+    finally:
+        db.close()
+
+
 def cache_dir(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder) -> Path:
     root = Path(os.environ["NTEVAL_DENSE_CACHE"]) if os.environ.get("NTEVAL_DENSE_CACHE") else index_dir / "dense"
     return root / f"{index_name}-{encoder.id}-{fingerprint[:16]}"
@@ -214,7 +227,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
 
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
-    docids = [d for d, _ in index_texts(index_dir, index_name)]
+    docids = index_docids(index_dir)
     listing = "".join(f"{d}\n" for d in docids)
     if not (partial / "docids.txt").is_file() or (partial / "docids.txt").read_text(encoding="utf-8") != listing:
         for old in partial.glob("part-*.npy"):  # a different document list: nothing to resume

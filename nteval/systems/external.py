@@ -34,7 +34,7 @@ from typing import Any
 
 from ..errors import InputError, short
 from ..formats.trec import Run, read_run
-from .base import MAX_NAME_CHARS, System, check_name
+from .base import System, check_name, name_problem
 
 #: Above this share of hits outside the collection a run is refused: it searched another corpus.
 MAX_FOREIGN_SHARE = 0.05
@@ -144,9 +144,10 @@ def _named(files: list[Path]) -> dict[str, Path]:
     named: dict[str, Path] = {}
     for p in files:
         name = _tag(p)
-        if len(name) > MAX_NAME_CHARS or not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name):
-            raise InputError(p, f"run tag {short(name)} cannot name a system (no spaces, slashes or '|'): name it in a "
-                                "systems YAML instead ({name, run: PATH})")
+        problem = name_problem(name)
+        if problem:
+            raise InputError(p, f"run tag {short(name)} cannot name a system ({problem}): name it in a systems YAML "
+                                "instead ({name, run: PATH})")
         if name in named:
             raise InputError(p, f"run tag {short(name)} is also the tag of {named[name]}: two runs cannot share a name "
                                 "(name them in a systems YAML: {name, run: PATH})")
