@@ -161,6 +161,10 @@ def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator
             client.close()
             raise
         entry = _OPEN[scheduler] = [client, 0]
+        if not client.nthreads():
+            import sys
+
+            print(f"note: scheduler {scheduler} has no workers yet: tasks wait for them", file=sys.stderr)
     entry[1] += 1
     try:
         if paths:
