@@ -107,6 +107,12 @@ _RUNS_OPTION = click.option(
     help="Directory of external TREC runs over this experiment's topics (see `nteval export`), each named by its run "
          "tag, scored beside the systems.")
 
+_SCHEDULER_OPTION = click.option(
+    "--scheduler", envvar="NTEVAL_SCHEDULER", default=None, metavar="tcp://HOST:PORT",
+    callback=lambda ctx, param, value: (value or "").strip() or None,
+    help="A Dask scheduler: its workers compute the runs (grid: the cells) instead of this machine; the index must "
+         "be at the same path on every worker (README \"Scale-out with Dask\").  [env: NTEVAL_SCHEDULER]")
+
 
 def _external(kw: dict) -> dict:
     """``--runs DIR`` → ``extra_systems`` (one external system per run file)."""
@@ -127,6 +133,7 @@ def _protocol_options(fn):
         click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]"),
         _RUNS_OPTION,
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
+        _SCHEDULER_OPTION,
         click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
         click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
         click.option("--min-topics", default=50, show_default=True,
@@ -278,6 +285,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @_highrecall_options
 @_sample_filter_options
 @click.option("--jobs", default=1, show_default=True, help="Worker processes (each starts its JVM once).")
+@_SCHEDULER_OPTION
 @click.option("--min-topics", default=50, show_default=True, help="Fail when fewer topics are usable.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
@@ -369,6 +377,7 @@ def _protocol_names(text: str) -> tuple[str, ...]:
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison correction of the paired tests between systems.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
+@_SCHEDULER_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 @_locks_out
@@ -461,11 +470,12 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--protocol-param", "protocol_params", multiple=True, metavar="PROTOCOL.NAME=VALUE",
               help="A parameter of one protocol's spec, e.g. mesh.max_docs=200.")
 @click.option("--out", required=True, type=click.Path(path_type=Path))
+@_SCHEDULER_OPTION
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
 @_locks_out
 def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
-                  min_systems, correction, sref, protocol_names, protocol_params, out, quiet, **hr) -> None:
+                  min_systems, correction, sref, protocol_names, protocol_params, out, scheduler, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
     from .correlate.agreement import run_correlate
@@ -476,7 +486,7 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics,
                         min_human_topics=min_human_topics, min_systems=min_systems, correction=correction,
                         highrecall={"sref": list(sref) or None, **hr},
                         protocols=_protocol_names(protocol_names),
-                        protocol_params=_protocol_params(protocol_params),
+                        protocol_params=_protocol_params(protocol_params), scheduler=scheduler,
                         **_external({"runs_dir": runs_dir}))
     click.echo(summary_markdown(rep))
     click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")

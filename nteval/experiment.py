@@ -97,17 +97,19 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
                         measures: list[str] | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
                         correction: str = "holm", runs_dir: str | Path | None = None,
                         extra_systems: list | None = None, systems_file: Path | None = None,
-                        **params: Any) -> tuple[dict[str, Any], Scores]:
+                        scheduler: str | None = None, **params: Any) -> tuple[dict[str, Any], Scores]:
     """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
     locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT.
-    ``systems_file``: where S_ref names are looked up when ``systems`` is a list of Systems."""
+    ``systems_file``: where S_ref names are looked up when ``systems`` is a list of Systems.
+    ``scheduler``: a Dask scheduler's address: the systems' runs are computed by its workers, one
+    task per system (:func:`nteval.runs.run_all`); held-out runs (``holdout``) stay local."""
     from .atomic import out_dir_lock
-    from .runs import run_all_holdout
+    from .runs import cluster_session, run_all_holdout
 
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
     spec = spec if spec is not None else proto.Spec.from_params(**params)
     index_dir, out = Path(index_dir), Path(out)
-    with out_dir_lock(out):
+    with out_dir_lock(out), cluster_session(scheduler, [index_dir]):
         manifest = read_manifest(index_dir)
         proto.check_index(index_dir)
         measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
@@ -121,12 +123,17 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         write_qrels(out / "qrels.txt", tset.qrels)
         rdir = Path(runs_dir) if runs_dir else out / "runs"
         if tset.holdout:
+            if scheduler:
+                import sys
+
+                print("note: --holdout runs are computed here, not on the cluster (their index copies live under OUT)",
+                      file=sys.stderr)
             runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
                                              system_list, rdir / "holdout", depth=depth, progress=progress,
                                              label=proto.name)
         else:
             runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
-                                  depth=depth, progress=progress, label=proto.name)
+                                  depth=depth, progress=progress, label=proto.name, scheduler=scheduler)
         extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
                  "systems_file": str(systems_path) if systems_path else None, "depth": depth, **tset.stats}
         return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,

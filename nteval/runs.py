@@ -75,14 +75,18 @@ def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: st
 
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
             runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
-            key_name: str | None = None, label: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
+            key_name: str | None = None, label: str | None = None,
+            scheduler: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
     """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order.
     ``key_name`` names the index in the cache key when the directory name is not stable; ``label``
     names the topic set for external systems with one run per topic set (default: the index name).
-    A system that fails stops the call with its error; the runs finished before it stay cached."""
+    A system that fails stops the call with its error; the runs finished before it stay cached.
+    ``scheduler``: a Dask scheduler's address; the Lucene systems not cached yet run there, one task
+    each, all at once; fusions, dense and external systems run here once their inputs are in; every
+    run is written here under the same names and keys (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
 
-    from .systems.execute import Target, run_system
+    from .systems.execute import NO_LUCENE, Target, run_system
 
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         from .errors import InputError
@@ -94,6 +98,15 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     infos: list[RunInfo] = []
     keys = _run_keys(systems, fingerprint, key_name or index_name, tkey, depth)
     target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
+    remote = None
+    if scheduler:
+        todo = [s for s in systems if s.algorithm not in NO_LUCENE
+                and _cached_meta(runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json", keys[s.name]) is None]
+        if todo:
+            from .cluster import RemoteRuns
+
+            remote = RemoteRuns(scheduler, Path(index_dir) / index_name, label or index_name, topics, todo, keys, depth,
+                                threads)
     bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
@@ -110,11 +123,17 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
                                      meta.get("queries_per_s"), meta.get("notes")))
                 bar.update(len(topics))
                 continue
-            t0 = time.perf_counter()
-            long_before = target.lucene.long_queries if target.opened else 0
-            raw = run_system(target, s, topics, depth, done=runs, threads=threads, tick=bar.update)
-            secs = time.perf_counter() - t0
-            run = {q: canonical(raw.get(q, []), depth) for q in topics}
+            if remote is not None and s.name in remote:
+                got = remote.get(s.name)
+                run, secs, long_queries = got["run"], got["seconds"], got["long_queries"]
+                bar.update(len(topics))
+            else:
+                t0 = time.perf_counter()
+                long_before = target.lucene.long_queries if target.opened else 0
+                raw = run_system(target, s, topics, depth, done=runs, threads=threads, tick=bar.update)
+                secs = time.perf_counter() - t0
+                run = {q: canonical(raw.get(q, []), depth) for q in topics}
+                long_queries = (target.lucene.long_queries - long_before) if target.opened else 0
             empty = sum(1 for q in topics if not run[q])
             notes = target.notes.get(s.name)
             _say_foreign(s.name, notes)
@@ -123,7 +142,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             meta = {"key": key, "file": _file_stamp(text.encode("utf-8")),
                     "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
                     "depth": depth, "topics": len(topics), "empty_queries": empty,
-                    "long_queries": (target.lucene.long_queries - long_before) if target.opened else 0,
+                    "long_queries": long_queries,
                     "seconds": round(secs, 3),
                     "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
             if notes:
@@ -134,7 +153,22 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     finally:
         bar.close()
         target.close()
+        if remote is not None:
+            remote.close()
     return runs, infos
+
+
+def cluster_session(scheduler: str | None, paths: list[Path]):
+    """Connected to Dask scheduler ``scheduler`` for the block, ``paths`` checked on its workers
+    (:func:`nteval.cluster.session`; the runs and cells inside share the connection); nothing when
+    ``scheduler`` is None. Connecting first makes an unreachable scheduler fail before any work."""
+    if not scheduler:
+        import contextlib
+
+        return contextlib.nullcontext()
+    from .cluster import session
+
+    return session(scheduler, [str(p) for p in paths])
 
 
 def _say_foreign(name: str, notes: dict | None) -> None:

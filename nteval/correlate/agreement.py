@@ -140,12 +140,14 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                   correction: str = "holm", highrecall: dict[str, Any] | None = None,
                   protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
                   protocol_params: dict[str, dict[str, Any]] | None = None,
-                  extra_systems: list | None = None) -> dict[str, Any]:
+                  extra_systems: list | None = None, scheduler: str | None = None) -> dict[str, Any]:
     """``protocols``: registered protocols whose rankings are set against the human one (each
     with its declared pairs unless ``pairs`` is given); ``protocol_params``: {protocol: spec
     parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers.
     ``extra_systems``: systems added to the set (external runs: one per topic set, e.g. ``focused``
-    and ``human``; callables and dense systems run on every topic set themselves)."""
+    and ``human``; callables and dense systems run on every topic set themselves). ``scheduler``: a
+    Dask scheduler's address: every protocol's and the human topics' Lucene runs are computed by its
+    workers, one task per system (:func:`nteval.runs.run_all`)."""
     from ..experiment import resolve_systems, run_protocol_scores
 
     index_dir, out = Path(index_dir), Path(out)
@@ -169,12 +171,12 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         nt[name], nt_scores[name] = run_protocol_scores(
             name, index_dir, out / name, systems=system_list, systems_file=systems_path, depth=depth, progress=progress,
             min_topics=min_topics,
-            correction=correction, n_topics=n_topics, seed=seed, **params.get(name, {}))
+            correction=correction, n_topics=n_topics, seed=seed, scheduler=scheduler, **params.get(name, {}))
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
     runs, infos = run_all(index_dir, "all", manifest["fingerprint"], topics, system_list, hdir / "runs", depth=depth,
-                          progress=progress, label="human")
+                          progress=progress, label="human", scheduler=scheduler)
     names = [s.name for s in system_list]
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}

@@ -86,21 +86,49 @@ def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
 
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
-    from ..formats.trec import canonical, read_qrels, read_topics
+    from ..formats.trec import read_qrels, read_topics
+
+    held = _cached(task.exclude, read_exclusions) if task.exclude else None
+    cell = evaluate_cell(task, key, _cached(task.topics, read_topics), _cached(task.qrels, read_qrels), held)
+    store_cell(task, cell)
+    return cell
+
+
+def store_cell(task: Task, cell: dict[str, Any]) -> None:
+    write_text(Path(task.path), json.dumps(cell, separators=(",", ":")) + "\n")
+
+
+def open_target(index: str, label: str):
+    """The process's open :class:`~nteval.systems.execute.Target` of Lucene index directory ``index``
+    (opened on first use; dense vectors load once per process)."""
+    from ..systems.execute import Target
+
+    target = _INDEXES.get(index)
+    if target is None:
+        target = _INDEXES[index] = Target(Path(index).parent, Path(index).name, label=label)
+    return target
+
+
+def close_targets() -> None:
+    """Close every index this process opened (a cluster worker shutting down)."""
+    while _INDEXES:
+        _INDEXES.popitem()[1].close()
+
+
+def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str, dict[str, int]],
+                  held: dict[str, set[str]] | None) -> dict[str, Any]:
+    """One cell's value: run ``task.system`` over ``topics``, evaluate against ``qrels`` (nothing is
+    written: :func:`compute_cell` stores it, or the client of a Dask cluster does)."""
+    from ..formats.trec import canonical
     from ..scores import evaluate_runs
-    from ..systems.execute import Target, run_system
+    from ..systems.execute import run_system
 
     t0 = time.perf_counter()
-    topics = _cached(task.topics, read_topics)
-    qrels = _cached(task.qrels, read_qrels)
-    index = _INDEXES.get(task.index)
-    if index is None:  # the Lucene index opens on first use, dense vectors load once per process
-        index = _INDEXES[task.index] = Target(Path(task.index).parent, Path(task.index).name, label=task.protocol)
-    if task.exclude:
+    index = open_target(task.index, task.protocol)
+    if held:
         # held-out source documents: for a system without feedback, removing them from its ranking
         # is exactly searching an index they are deleted from (deletions leave every other score
         # as it is); feedback systems are refused before the grid starts
-        held = _cached(task.exclude, read_exclusions)
         raw = run_system(index, task.system, topics, task.depth + max(len(v) for v in held.values()))
         raw = drop_held(raw, held)
     else:
@@ -108,7 +136,7 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
     scores = evaluate_runs({task.system.name: run}, qrels, list(task.measures))
     means, per_topic = scores.means[task.system.name], scores.per_topic[task.system.name]
-    cell = {
+    return {
         "key": key, "protocol": task.protocol, "params": task.params,
         "system": {"algorithm": task.system.algorithm, "params": task.system.params},
         "measures": {m: round(v, 6) for m, v in means.items()},
@@ -116,5 +144,3 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
         "topics": len(topics), "empty_queries": sum(1 for q in topics if not run[q]),
         "seconds": round(time.perf_counter() - t0, 3), "pid": os.getpid(),
     }
-    write_text(Path(task.path), json.dumps(cell, separators=(",", ":")) + "\n")
-    return cell

@@ -129,8 +129,13 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
     return out_js, info
 
 
-def _parallel(todo: list[tuple[Task, str]], jobs: int, bar) -> int:
-    """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells."""
+def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None) -> int:
+    """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells.
+    With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them."""
+    if scheduler:
+        from ..cluster import grid_cells
+
+        return grid_cells(scheduler, todo, bar)
     if jobs == 1 or len(todo) == 1:
         for task, key in todo:
             bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
@@ -200,7 +205,7 @@ def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -
 
 
 def _score_references(index_dir: Path, fingerprint: str, j: Judgments, references: list[System], depth: int,
-                      out: Path, progress: bool) -> dict[str, dict[str, float]]:
+                      out: Path, progress: bool, scheduler: str | None = None) -> dict[str, dict[str, float]]:
     """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
     OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
     from ..formats.trec import canonical, read_qrels, read_topics
@@ -212,7 +217,8 @@ def _score_references(index_dir: Path, fingerprint: str, j: Judgments, reference
     held = read_exclusions(j.dir / "holdout.tsv") if j.index_name.endswith("-holdout") else {}
     extra = max((len(v) for v in held.values()), default=0)
     runs, _ = run_all(index_dir, j.index_name.removesuffix("-holdout"), fingerprint, topics, references,
-                      out / "references" / j.name, depth=depth + extra, progress=progress, label=j.name)
+                      out / "references" / j.name, depth=depth + extra, progress=progress, label=j.name,
+                      scheduler=scheduler)
     runs = {n: {q: canonical(r, depth) for q, r in drop_held(run, held).items()} for n, run in runs.items()}
     scores = evaluate_runs(runs, qrels, list(j.measures))
     return {n: {m: round(v, 6) for m, v in scores.means[n].items()} for n in runs}
@@ -225,8 +231,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: 
     OUT is locked for the whole run (:func:`nteval.atomic.out_dir_lock`): a second grid writing the
     same OUT gets a one-line error instead of mixing cells. Arguments: see :func:`_run_grid`."""
     from ..atomic import out_dir_lock
+    from ..runs import cluster_session
 
-    with out_dir_lock(out):
+    with out_dir_lock(out), cluster_session(kwargs.get("scheduler"), [Path(index_dir)]):
         return _run_grid(index_dir, out, params, *args, **kwargs)
 
 
@@ -238,13 +245,15 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
              fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
              combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
              preset: str | None = None, protocol_params: dict[str, dict[str, Any]] | None = None,
-             references: list[System] | None = None, **filters: Any) -> dict[str, Any]:
+             references: list[System] | None = None, scheduler: str | None = None, **filters: Any) -> dict[str, Any]:
     """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (a registered
     protocol, several joined by commas, both = focused + highrecall, or none with human judgments
     only); write OUT/grid.tsv, OUT/grid.json and contour PNGs. The high-recall options (``sref``…
     ``preset``) and ``protocol_params`` ({protocol: {parameter: value}}) set the protocols' specs.
     ``references``: systems scored on the same topics beside the grid (external runs of ``--runs``,
-    a dense model, a callable): each is a line on the maps and a row of the summary."""
+    a dense model, a callable): each is a line on the maps and a row of the summary.
+    ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``): its workers compute the cells
+    and the references' Lucene runs instead of ``jobs`` local processes (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
 
     t_start = time.perf_counter()
@@ -303,7 +312,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                file=sys.stderr, mininterval=0.5)
     t0 = time.perf_counter()
     try:
-        workers = _parallel(todo, jobs, bar) if todo else 0
+        workers = _parallel(todo, jobs, bar, scheduler) if todo else 0
     finally:
         bar.close()
     compute_s = time.perf_counter() - t0
@@ -314,7 +323,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
         "axes": {a.name: list(a.values) for a in params}, "depth": depth, "seed": seed, "topics_requested": n_topics,
         **info, "protocols": {},
         "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
-        "timing": {"jobs": jobs, "workers": workers, "compute_seconds": round(compute_s, 3),
+        "timing": {"jobs": jobs, "scheduler": scheduler, "workers": workers, "compute_seconds": round(compute_s, 3),
                    "cells_per_minute": round(len(todo) / compute_s * 60, 2) if todo and compute_s > 0 else None,
                    "total_seconds": None},
     }
@@ -333,7 +342,8 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
             rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         if references:
-            pres["references"] = _score_references(index_dir, manifest["fingerprint"], j, references, depth, out, progress)
+            pres["references"] = _score_references(index_dir, manifest["fingerprint"], j, references, depth, out, progress,
+                                                   scheduler)
             for m, r in pres["measures"].items():
                 r["references"] = {n: v[m] for n, v in pres["references"].items()}
                 rows += [f"{j.name}\t" + "\t".join("" for _ in names) + f"\t{m}\t{v[m]:.6f}\t{j.n_topics}\t{n}"

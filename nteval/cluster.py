@@ -1,0 +1,302 @@
+"""Scale-out on a Dask cluster: ``--scheduler tcp://HOST:PORT`` (or ``NTEVAL_SCHEDULER``) sends grid
+cells and per-system runs to the workers of a ``dask.distributed`` scheduler instead of local
+processes. Without a scheduler nothing here is imported (``distributed`` is the optional
+``cluster`` extra).
+
+* **Futures**, not joblib's dask backend: ``client.submit(..., retries=RETRIES)`` per cell or system
+  and ``as_completed`` let the client store each result the moment it arrives, name the worker in
+  errors, and share the parsed topics/qrels once per worker as a task (recomputable when the
+  workers holding it die, unlike scattered data).
+* **Workers**: each is a long-lived process; the first cell or run it computes starts its JVM and
+  opens the index, which stay open for all later ones (the per-process cache of
+  :mod:`nteval.grid.cells`). :class:`NtevalWorker`, registered by the client, closes them when the
+  worker shuts down; one search runs at a time per process (pyjnius is not thread-safe), so start
+  workers with ``--nthreads 1``.
+* **Shared paths**: the index must be at the same path on every worker (a shared filesystem);
+  the output directory need not be: workers return results and the client writes them, under the
+  same names and cache keys as a local run. A stored cell or run is never rewritten.
+* **Lost workers**: the scheduler moves the tasks of a worker that dies to the others
+  (``distributed.scheduler.allowed-failures`` deaths per task) and ``retries`` re-runs a task that
+  raised; results are deterministic, so they are byte-identical to a local run.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+SCHEDULER_ENV = "NTEVAL_SCHEDULER"
+RETRIES = 2            # re-runs of a task that raised (a worker's death is the scheduler's, not counted here)
+
+_OPEN: dict[str, list] = {}  # scheduler address → [client, nesting depth] in this (client) process
+_SEARCH = threading.Lock()   # worker side: one search at a time per process
+
+
+class WorkerPathError(RuntimeError):
+    """A worker cannot see a path the task needs (raised on the worker, shown as one line)."""
+
+
+def _distributed():
+    try:
+        import distributed
+    except ImportError:
+        raise InputError(None, "--scheduler needs dask.distributed: pip install 'nteval[cluster]' "
+                               "(or pip install 'dask[distributed]')") from None
+    return distributed
+
+
+try:  # the plugin's base class when distributed is installed (workers always have it)
+    from distributed import WorkerPlugin as _PluginBase
+except ImportError:  # pragma: no cover - nteval without the cluster extra
+    _PluginBase = object  # type: ignore[assignment,misc]
+
+
+class NtevalWorker(_PluginBase):  # type: ignore[misc,valid-type]
+    """Registered on every worker by the client: remembers the worker's address for error
+    messages and closes the indexes the worker opened when it shuts down (the JVM, started by the
+    first task, lives as long as the worker process)."""
+    name = "nteval"
+    idempotent = True  # a second nteval client does not re-register (which would close open indexes)
+
+    def setup(self, worker) -> None:
+        global _ADDRESS
+        _ADDRESS = worker.address
+        if worker.state.nthreads > 1:
+            import logging
+
+            logging.getLogger("distributed.worker").warning(
+                "nteval: worker %s has %d threads but searches one task at a time (pyjnius): start workers with "
+                "--nthreads 1 and more of them (--nworkers)", worker.address, worker.state.nthreads)
+
+    def teardown(self, worker) -> None:
+        from .grid.cells import close_targets
+
+        with _SEARCH:
+            close_targets()
+
+
+_ADDRESS: str | None = None
+
+
+def _worker_address() -> str:
+    if _ADDRESS:
+        return _ADDRESS
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return f"pid {os.getpid()}"
+
+
+def _require(path: str) -> None:
+    if not Path(path).exists():
+        raise WorkerPathError(f"worker {_worker_address()} cannot see {path}: the index must be on a path every "
+                              "worker sees (a shared filesystem, same path)")
+
+
+def _worker_state(paths: list[str]) -> dict[str, Any]:
+    """Run on every worker when a client connects: which paths it lacks and its nteval formats."""
+    from . import __version__
+    from .grid.cells import CELL_FORMAT
+    from .runs import RUN_FORMAT
+
+    return {"missing": [p for p in paths if not Path(p).exists()],
+            "formats": [__version__, CELL_FORMAT, RUN_FORMAT]}
+
+
+def check_workers(client, paths: list[str]) -> int:
+    """Fail with one line when a connected worker cannot see one of ``paths`` or runs another nteval
+    version or format; returns the number of workers (workers joining later are checked by each
+    task: :func:`_require`)."""
+    from . import __version__
+    from .grid.cells import CELL_FORMAT
+    from .runs import RUN_FORMAT
+
+    try:
+        states = client.run(_worker_state, sorted(paths))
+    except (ImportError, AttributeError) as err:
+        raise InputError(None, f"a Dask worker cannot run nteval ({err}): install nteval in the workers' "
+                               "environment") from None
+    mine = [__version__, CELL_FORMAT, RUN_FORMAT]
+    for addr, st in sorted(states.items()):
+        if st["missing"]:
+            raise InputError(None, f"worker {addr} cannot see {st['missing'][0]}: the index must be on a path every "
+                                   "worker sees (a shared filesystem, same path)")
+        if list(st["formats"]) != mine:
+            raise InputError(None, f"worker {addr} runs nteval {st['formats'][0]} (cell/run formats "
+                                   f"{st['formats'][1]}/{st['formats'][2]}), this client {mine[0]} "
+                                   f"({mine[1]}/{mine[2]}): install the same nteval on both")
+    return len(states)
+
+
+def scheduler_address(scheduler: str | None) -> str | None:
+    """``--scheduler`` as given (``tcp://HOST:PORT``); None or empty means local."""
+    return scheduler.strip() if scheduler and scheduler.strip() else None
+
+
+@contextlib.contextmanager
+def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator[Any]:
+    """A connected ``distributed.Client`` with nteval's worker plugin registered and ``paths``
+    checked on every worker. Nested sessions on the same scheduler share one client."""
+    distributed = _distributed()
+    entry = _OPEN.get(scheduler)
+    if entry is None:
+        try:
+            client = distributed.Client(scheduler, set_as_default=False)  # timeout: distributed.comm.timeouts.connect
+        except (OSError, TimeoutError, ValueError) as err:
+            msg = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise InputError(None, f"--scheduler {scheduler}: cannot connect ({msg})") from None
+        try:
+            client.register_plugin(NtevalWorker(), name=NtevalWorker.name)
+        except BaseException:
+            client.close()
+            raise
+        entry = _OPEN[scheduler] = [client, 0]
+        if not client.nthreads():
+            import sys
+
+            print(f"note: scheduler {scheduler} has no workers yet: tasks wait for them", file=sys.stderr)
+    entry[1] += 1
+    try:
+        if paths:
+            check_workers(entry[0], list(paths))
+        yield entry[0]
+    finally:
+        entry[1] -= 1
+        if entry[1] == 0:
+            del _OPEN[scheduler]
+            entry[0].close()
+
+
+def workers(client) -> int:
+    return len(client.nthreads())
+
+
+def _unpack(blob: bytes) -> Any:
+    return pickle.loads(zlib.decompress(blob))
+
+
+def share(client, obj: Any, name: str) -> Any:
+    """``obj`` (topics, qrels) as a future every task can take as an argument: computed once on a
+    worker, copied to the others as they need it, and recomputed should every copy be lost."""
+    from dask.base import tokenize
+
+    blob = zlib.compress(pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL), 3)
+    return client.submit(_unpack, blob, key=f"nteval-{name}-{tokenize(blob)}", retries=RETRIES)
+
+
+def _result(future, what: str) -> Any:
+    """A task's result; a worker-side path error and a task that killed its workers become one
+    line."""
+    from distributed import KilledWorker
+
+    try:
+        return future.result()
+    except WorkerPathError as err:
+        raise InputError(None, str(err)) from None
+    except KilledWorker as err:
+        raise RuntimeError(f"{what}: the workers computing it died repeatedly ({err}); see the workers' logs "
+                           "(memory limit?) and re-run: finished results are kept") from None
+
+
+# -- grid cells ---------------------------------------------------------------------------------
+
+def _cell_task(task, key: str, topics: dict[str, str], qrels: dict, held: dict | None) -> dict[str, Any]:
+    from .grid.cells import evaluate_cell
+
+    _require(task.index)
+    with _SEARCH:
+        cell = evaluate_cell(task, key, topics, qrels, held)
+    cell["worker"] = _worker_address()
+    return cell
+
+
+def grid_cells(scheduler: str, todo: list, bar) -> int:
+    """Compute grid cells (``(Task, key)`` pairs) on the cluster; the client stores each cell as it
+    arrives (atomically, never over a stored one). Returns the number of workers."""
+    from .formats.trec import read_qrels, read_topics
+    from .grid.cells import read_cell, read_exclusions, store_cell
+
+    with session(scheduler, sorted({t.index for t, _ in todo})) as client:
+        distributed = _distributed()
+        shared: dict[str, Any] = {}
+
+        def data(path: str | None, reader) -> Any:
+            if path is None:
+                return None
+            if path not in shared:
+                shared[path] = share(client, reader(Path(path)), Path(path).name)
+            return shared[path]
+
+        futures = {}
+        for task, key in todo:
+            fut = client.submit(_cell_task, task, key, data(task.topics, read_topics), data(task.qrels, read_qrels),
+                                data(task.exclude, read_exclusions), key=f"nteval-cell-{key}", retries=RETRIES)
+            futures[fut] = (task, key)
+        for fut in distributed.as_completed(list(futures), loop=client.loop):
+            task, key = futures.pop(fut)
+            cell = _result(fut, f"grid cell {task.protocol} {task.system.name}")
+            if read_cell(Path(task.path), key) is None:  # stored cells are never rewritten
+                store_cell(task, cell)
+            bar.set_postfix_str(f"{cell['protocol']} {cell['worker']}", refresh=False)
+            bar.update(1)
+        return workers(client)
+
+
+# -- per-system runs ----------------------------------------------------------------------------
+
+def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int, threads: int) -> dict[str, Any]:
+    from .formats.trec import canonical
+    from .grid.cells import open_target
+    from .systems.execute import run_system
+
+    _require(index)
+    with _SEARCH:
+        target = open_target(index, label)
+        before = target.lucene.long_queries if target.opened else 0
+        t0 = time.perf_counter()
+        raw = run_system(target, system, topics, depth, threads=threads)
+        seconds = time.perf_counter() - t0
+        long_queries = target.lucene.long_queries - before
+    return {"run": {q: canonical(raw.get(q, []), depth) for q in topics}, "seconds": seconds,
+            "long_queries": long_queries, "worker": _worker_address()}
+
+
+class RemoteRuns:
+    """Runs of Lucene systems submitted to the cluster at once (one task each); :meth:`get` waits
+    for one. Systems that search no Lucene index (fusions, dense, external) stay with the caller."""
+
+    def __init__(self, scheduler: str, index: Path, label: str, topics: dict[str, str], systems: list,
+                 keys: dict[str, str], depth: int, threads: int):
+        self._session = session(scheduler, [str(index)])
+        client = self._session.__enter__()
+        try:
+            shared = share(client, topics, f"topics-{label}")
+            self._futures = {s.name: client.submit(_run_task, str(index), label, s, shared, depth, threads,
+                                                   key=f"nteval-run-{keys[s.name]}",
+                                                   retries=RETRIES)
+                             for s in systems}
+        except BaseException:
+            self.close()
+            raise
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._futures
+
+    def get(self, name: str) -> dict[str, Any]:
+        return _result(self._futures.pop(name), f"system {name}")
+
+    def close(self) -> None:
+        for fut in self._futures.values():
+            fut.cancel()
+        self._futures = {}
+        self._session.__exit__(None, None, None)
