@@ -22,11 +22,30 @@ from . import jvm
 INDEX_FLAGS = ("-storePositions", "-storeDocvectors", "-storeRaw")
 
 
+#: A child indexer's memory, in MB: Lucene's RAM buffer (flushed to a new segment when full) and the
+#: JVM heap that holds it. Anserini's defaults (a 4,096 MB buffer, a heap of a quarter of the RAM)
+#: let each child grow to gigabytes on a large corpus; these keep the whole build's tree near a
+#: fixed size at any corpus size (benchmarks/scale.py). Override with NTEVAL_INDEX_BUFFER_MB /
+#: NTEVAL_INDEX_HEAP_MB.
+CHILD_BUFFER_MB = 256
+CHILD_HEAP_MB = 768
+
+
+def child_memory() -> tuple[int, int]:
+    """(RAM buffer MB, heap MB) for a child indexer; the heap is at least the buffer + 256 MB."""
+    buffer = int(os.environ.get("NTEVAL_INDEX_BUFFER_MB") or CHILD_BUFFER_MB)
+    heap = int(os.environ.get("NTEVAL_INDEX_HEAP_MB") or CHILD_HEAP_MB)
+    return buffer, max(heap, buffer + 256)
+
+
 def _indexer_command(input_dir: Path, index_dir: Path, threads: int) -> list[str]:
     java = str(Path(jvm.java_home()) / "bin" / "java")
-    return [java, "-Dslf4j.internal.verbosity=WARN", "-cp", str(jvm.anserini_jar()), "io.anserini.index.IndexCollection",
+    buffer, heap = child_memory()
+    return [java, f"-Xmx{heap}m", "-XX:+UseSerialGC", "-Dslf4j.internal.verbosity=WARN", "-cp", str(jvm.anserini_jar()),
+            "io.anserini.index.IndexCollection",
             "-collection", "JsonCollection", "-input", str(input_dir), "-index", str(index_dir),
-            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), *INDEX_FLAGS, "-quiet"]
+            "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), "-memoryBuffer", str(buffer),
+            *INDEX_FLAGS, "-quiet"]
 
 
 class PipelinedIndexer:
