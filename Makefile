@@ -38,5 +38,5 @@ java: install
 	rm -rf build/java && mkdir -p build/java
 	javac --release 17 -cp "$$($(PY) -c 'from nteval.lucene.jvm import anserini_jar; print(anserini_jar())')" \
 		-d build/java nteval/lucene/java/BatchSearch.java
-	cd build/java && jar --create --file ../../nteval/lucene/java/nteval-batch.jar --date=2026-01-01T00:00:00Z nteval/BatchSearch.class
+	cd build/java && jar --create --file ../../nteval/lucene/java/nteval-batch.jar --date=2026-01-01T00:00:00Z nteval/*.class
 	sha256sum nteval/lucene/java/BatchSearch.java | cut -d' ' -f1 > nteval/lucene/java/nteval-batch.jar.source-sha256

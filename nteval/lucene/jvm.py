@@ -115,6 +115,14 @@ def autoclass(name: str) -> Any:
     return jnius.autoclass(name)
 
 
+def cast(name: str, obj: Any) -> Any:
+    """``obj`` seen as Java class ``name`` (pyjnius types a returned object by the declared type)."""
+    start()
+    import jnius
+
+    return jnius.cast(name, obj)
+
+
 def versions() -> dict[str, str]:
     """Versions that matter for reproducibility of an index or a run."""
     jar = anserini_jar()

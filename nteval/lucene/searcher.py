@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..errors import InputError
 from . import jvm
+from .docids import DocidTable, open_table
 
 FIELD = "contents"
 Ranking = list[tuple[str, float]]
@@ -49,7 +50,7 @@ class Index:
         self._analyzer = self._searcher.get_analyzer()
         self._bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
         self._sort = jvm.autoclass("io.anserini.search.SearchCollection").BREAK_SCORE_TIES_BY_DOCID
-        self._docids: list[str] | None = None
+        self._docids: DocidTable | None = None
         self.long_queries = 0  # bag-of-words queries of more than LUCENE_DEFAULT_CLAUSES distinct terms
         jvm.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(MAX_CLAUSES)  # static, per JVM
 
@@ -151,7 +152,8 @@ class Index:
             return []
         table = self._docids if self._docids is not None else self._docid_table()
         hits = self._fast.search(query, int(k), self._sort, True).scoreDocs
-        return [(table[h.doc], float(h.score)) for h in hits]
+        ids = table.take([h.doc for h in hits])
+        return [(d, float(h.score)) for d, h in zip(ids, hits)]
 
     def _batch_fast(self, queries: dict[str, str], k: int, threads: int) -> dict[str, Ranking]:
         import numpy as np
@@ -168,13 +170,13 @@ class Index:
         out: dict[str, Ranking] = {}
         for i, q in enumerate(qids):
             n = int(counts[i])
-            out[q] = [(table[d], float(s)) for d, s in zip(docs[i, :n].tolist(), scores[i][:n])]
+            out[q] = list(zip(table.take(docs[i, :n]), scores[i][:n]))
         return out
 
-    def _docid_table(self) -> list[str]:
-        """Lucene doc number → collection docid, for every document (read once per index)."""
-        joined = str(jvm.autoclass("nteval.BatchSearch").docids(self._reader, "id"))
-        self._docids = joined.split("\n") if self.max_doc else []
+    def _docid_table(self) -> DocidTable:
+        """Lucene doc number → collection docid (:mod:`nteval.lucene.docids`: a memory-mapped file
+        beside the index, shared by every process)."""
+        self._docids = open_table(self.path, self._reader)
         return self._docids
 
 
