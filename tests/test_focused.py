@@ -42,6 +42,21 @@ def test_topics_respect_filters_and_qrels_point_to_self(first200_index, tmp_path
     assert len(ids) == eligible < 178  # asking for more than exist gives all eligible
 
 
+def test_sample_is_the_n_smallest_sha256_keys(first200_index):
+    """The streamed sample equals the definition: every eligible id sorted by sha256("seed:docid")."""
+    import hashlib
+    import sqlite3
+
+    from nteval.topics.sample import eligible_ids
+
+    db = sqlite3.connect(first200_index / "docs.sqlite")
+    for n, seed in ((1, 42), (25, 42), (25, 7), (500, 3)):
+        spec = SampleSpec(n=n, seed=seed)
+        everything = sorted(eligible_ids(db, spec), key=lambda d: hashlib.sha256(f"{seed}:{d}".encode()).digest())
+        assert sample_ids(first200_index, spec) == (everything[:n], len(everything))
+    db.close()
+
+
 def test_outputs_schema_and_rerun_reuses_runs(first200_index, tmp_path):
     out = tmp_path / "o"
     res = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", progress=False)

@@ -7,7 +7,9 @@ adding documents to a corpus never reshuffles the ones already drawn.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -30,6 +32,10 @@ class SampleSpec:
 
 
 def eligible_ids(db: sqlite3.Connection, spec: SampleSpec) -> list[str]:
+    return list(_eligible(db, spec))
+
+
+def _eligible(db: sqlite3.Connection, spec: SampleSpec) -> Iterator[str]:
     where = ["n_sentences >= ?", "n_title_tokens >= ?", "title != ''", "abstract != ''"]
     args: list = [spec.min_sentences, spec.min_title_tokens]
     if spec.language:
@@ -41,19 +47,27 @@ def eligible_ids(db: sqlite3.Connection, spec: SampleSpec) -> list[str]:
     if spec.year_max is not None:
         where.append("year <= ?")
         args.append(spec.year_max)
-    return [r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {' AND '.join(where)}", args)]
+    return (r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {' AND '.join(where)}", args))
 
 
 def sample_ids(index_dir: Path, spec: SampleSpec) -> tuple[list[str], int]:
-    """(sampled docids in sample order, number eligible)."""
+    """(sampled docids in sample order, number eligible). Streams the store and keeps only the n
+    smallest keys (``heapq.nsmallest`` equals ``sorted(...)[:n]``): memory does not grow with the
+    corpus (a list of 25M eligible Medline ids and their keys would be ~3 GB)."""
     path = Path(index_dir) / STORE
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {STORE})")
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    key = lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest()  # noqa: E731
+    counted = [0]
+
+    def counting(ids: Iterator[str]) -> Iterator[str]:
+        for d in ids:
+            counted[0] += 1
+            yield d
+
     try:
-        ids = eligible_ids(db, spec)
+        ranked = heapq.nsmallest(spec.n, counting(_eligible(db, spec)), key=key)
     finally:
         db.close()
-    key = lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest()  # noqa: E731
-    ranked = sorted(ids, key=key)
-    return ranked[: spec.n], len(ids)
+    return ranked, counted[0]
