@@ -61,7 +61,42 @@ def _terminate(signum, _frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineUsageError(click.UsageError):
+    """A bad option or argument as one line on stderr (exit 2), like every other input error."""
+
+    def show(self, file=None) -> None:
+        name = self.ctx.command_path if self.ctx is not None else "nteval"
+        click.echo(f"nteval: error: {self.format_message()} (see {name} --help)", err=True)
+
+
+#: ``nteval`` alone prints its help (click ≥ 8.2 raises this usage error for it)
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+
+
+class _Command(click.Command):
+    def make_context(self, *args, **kwargs):
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as e:
+            if isinstance(e, (_OneLineUsageError, _NO_ARGS_IS_HELP)):
+                raise
+            raise _OneLineUsageError(e.format_message(), e.ctx) from None
+
+
+class _Group(_Command, click.Group):
+    command_class = _Command
+
+    def resolve_command(self, ctx, args):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as e:
+            raise _OneLineUsageError(e.format_message(), e.ctx) from None
+
+
+_Group.group_class = _Group
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nteval")
 def main() -> None:
     """Evaluate search engines without human relevance judgments (No-Title protocols)."""
@@ -77,7 +112,9 @@ def main() -> None:
               help="Apply SOURCES (Medline update files, in order) to this existing index instead, in place: "
                    "replacements, DeleteCitations and new records; swapped in only once complete.")
 @click.option("--force", is_flag=True, help="Replace an existing index directory (only once the new one is complete).")
-@click.option("--jobs", type=int, default=None, help="Processes parsing source files in parallel (default: cores).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Parallelism: processes parsing source files and child JVMs indexing them (default: cores; "
+                   "each child JVM is capped at 768 MB of heap).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, force: bool, jobs: int | None,

@@ -255,8 +255,10 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                 progress: bool = False, jobs: int | None = None) -> dict[str, Any]:
     """Build ``out`` from ``sources`` atomically and return its manifest.
 
-    ``jobs`` processes parse source files in parallel (default: the core count) while Lucene
-    indexes the files already parsed (``all`` and ``nt`` side by side, one thread each).
+    ``jobs`` (default: the core count) is the build's parallelism: processes parsing source files,
+    and child JVMs indexing them (``all`` and ``nt`` side by side, one thread each; on ≥ 4 cores one
+    child per parsed file while later files parse). Each child is capped at
+    :func:`~nteval.lucene.indexer.child_memory`, so peak memory grows with ``jobs``, not the corpus.
 
     Resumable: the build works in ``.OUT.partial`` beside ``out`` and checkpoints each source file
     once it is applied (:class:`_Checkpoints`). Killed (SIGKILL, SIGTERM) or interrupted (Ctrl-C)
@@ -284,7 +286,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
         with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})",
                         resumable=True, keep=keep) as tmp:
             pipe = indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
-                                            progress=progress)
+                                            workers=jobs, progress=progress)
             ckpt = _Checkpoints.open(tmp, files, pipe, out)
             state["done"] = len(ckpt.rows)
             if not ckpt.lucene_done:
@@ -514,7 +516,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
                                         f"{STORE_FORMAT}): rebuild the index with nteval index --force")
         store.seq = sum(s["counts"]["documents"] for s in old["sources"])  # stream positions go on
         feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
-                                                    progress=progress), store, append=True)
+                                                    workers=jobs, progress=progress), store, append=True)
         per_source, deleted = _load(store, feed, files, progress, jobs)
         new = [_source_entry(p, c, h) for p, c, h in zip(files, per_source, shas)]
         updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__}]

@@ -119,3 +119,21 @@ def test_unknown_format(tmp_path, name):
     bad.write_text("x")
     result, out = run_index(tmp_path, bad)
     assert_clean_failure(result, out, [str(bad), "unknown corpus format"])
+
+
+@pytest.mark.parametrize("args, says", [
+    (["index", "x.xml", "--out", "o", "--jobs", "0"], "Invalid value for '--jobs'"),
+    (["focused", "--index", ".", "--topics", "abc", "--out", "o"], "'abc' is not a valid integer"),
+    (["focused", "--out", "o"], "Missing option '--index'"),
+    (["index"], "Missing argument 'SOURCES...'"),
+    (["bogus"], "No such command 'bogus'"),
+])
+def test_a_bad_option_is_one_line(args, says):
+    """Click's usage errors too: one line naming the option, exit 2, no usage block, no traceback."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "nteval.cli", *args], capture_output=True, text=True,
+                       cwd=Path(__file__).parents[1])
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("nteval: error: ") and says in r.stderr
