@@ -21,10 +21,20 @@ from typing import Any
 _lock = threading.Lock()
 _started = False
 
-#: JVM options. A larger heap than the JVM default keeps depth-1000 batch search from GC thrash.
-#: ``-Xrs``: the JVM leaves SIGINT/SIGTERM to Python, so Ctrl-C during indexing still unwinds and
-#: cleans up temporary directories.
-JVM_OPTIONS = ("-Xrs", "-Xms256m", "-Xmx4g", "-Djava.awt.headless=true", "-Dslf4j.internal.verbosity=WARN")
+#: JVM options. ``-Xrs``: the JVM leaves SIGINT/SIGTERM to Python, so Ctrl-C during indexing still
+#: unwinds and cleans up temporary directories. The heap (``NTEVAL_JVM_HEAP``, default 2g) holds no
+#: per-document table (docids are a memory-mapped file) and feedback searches go in batches of
+#: 100 queries, so it does not grow with the corpus; with 4g the JVM kept whatever it had grown to.
+JVM_OPTIONS = ("-Xrs", "-Xms256m", "-Djava.awt.headless=true", "-Dslf4j.internal.verbosity=WARN")
+
+
+def _heap_option() -> str:
+    heap = os.environ.get("NTEVAL_JVM_HEAP", "2g").strip()
+    if not heap[:-1].isdigit() or heap[-1].lower() not in "mg":
+        from ..errors import InputError
+
+        raise InputError(None, f"NTEVAL_JVM_HEAP must look like 2g or 1536m, got {heap!r}")
+    return f"-Xmx{heap}"
 
 
 PYSERINI_HINT = "pip install --no-deps pyserini==1.6.0"
@@ -95,7 +105,8 @@ def start() -> None:
             jnius_config.add_classpath(str(anserini_jar()), str(batch_jar()))
             # pyserini may have been imported by the user and queued its incubator option: drop it.
             kept = [o for o in jnius_config.get_options() if "jdk.incubator.vector" not in o]
-            jnius_config.set_options(*kept, *[o for o in JVM_OPTIONS if o not in kept])
+            ours = [*JVM_OPTIONS, _heap_option()]
+            jnius_config.set_options(*kept, *[o for o in ours if o not in kept])
         import jnius  # (starts the JVM)
 
         # Lucene reports through java.util.logging (e.g. "Using MemorySegmentIndexInput"): keep

@@ -29,6 +29,8 @@ Ranking = list[tuple[str, float]]
 #: ``corpus.document.MAX_RECORD_CHARS``); queries above Lucene's default are counted
 #: (:attr:`Index.long_queries`, ``long_queries`` in a run's ``.meta.json``).
 MAX_CLAUSES = 1_000_000
+#: queries per SimpleSearcher call for feedback systems (RM3, Rocchio): bounds the JVM heap they need
+FEEDBACK_BATCH = 100
 LUCENE_DEFAULT_CLAUSES = 1024
 
 
@@ -143,8 +145,14 @@ class Index:
         qids = list(queries)
         for q in qids:
             self._count_long(queries[q])
-        res = self._searcher.batch_search(_java_list(queries[q] for q in qids), _java_list(qids), int(k), int(threads))
-        return {q: _convert(res.get(q)) for q in qids}
+        out: dict[str, Ranking] = {}
+        # SimpleSearcher holds every hit's stored document until the call returns: 100 queries ×
+        # 1,000 hits of ~4 KB is ~400 MB of heap; 500 at once grew the JVM to its 4 GB cap
+        for i in range(0, len(qids), FEEDBACK_BATCH):
+            part = qids[i:i + FEEDBACK_BATCH]
+            res = self._searcher.batch_search(_java_list(queries[q] for q in part), _java_list(part), int(k), int(threads))
+            out.update({q: _convert(res.get(q)) for q in part})
+        return out
 
     def search_query(self, query, k: int = 1000) -> Ranking:
         """Search with a Lucene ``Query`` object (see :mod:`nteval.lucene.queries`); no feedback."""
