@@ -93,15 +93,20 @@ def measured(cmd: list[str], every: float = 0.25) -> dict:
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     peak = peak_anon = 0
     err = b""
-    while proc.poll() is None:
-        kids, todo, rss, anon = _children(), [proc.pid], 0, 0
-        while todo:
-            pid = todo.pop()
-            r, a = statm(pid)
-            rss, anon = rss + r, anon + a
-            todo.extend(kids.get(pid, []))
-        peak, peak_anon = max(peak, rss), max(peak_anon, anon)
-        time.sleep(every)
+    try:
+        while proc.poll() is None:
+            kids, todo, rss, anon = _children(), [proc.pid], 0, 0
+            while todo:
+                pid = todo.pop()
+                r, a = statm(pid)
+                rss, anon = rss + r, anon + a
+                todo.extend(kids.get(pid, []))
+            peak, peak_anon = max(peak, rss), max(peak_anon, anon)
+            time.sleep(every)
+    except BaseException:  # Ctrl-C, SIGTERM: nteval cleans up its own partial output, then we remove ours
+        proc.terminate()
+        proc.wait()
+        raise
     err = proc.stderr.read()
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}\n{err.decode(errors='replace')[-2000:]}")
@@ -198,7 +203,14 @@ def plot(res: dict, path: Path) -> None:
     fig.savefig(path, dpi=110)
 
 
+def _terminate(signum, _frame):
+    raise KeyboardInterrupt(f"signal {signum}")  # unwind: the temporary directory is removed
+
+
 def main() -> None:
+    import signal
+
+    signal.signal(signal.SIGTERM, _terminate)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100000,300000,1000000")
     ap.add_argument("--systems", default="table1")

@@ -208,3 +208,26 @@ def test_pipelined_indexer_resumes_from_a_batch_count(tmp_path, eager):
     again.finish([], {"nt": []})
     with Index(tmp_path / "nt") as ix:
         assert ix.num_docs == 3 and ix.raw("c") is None and json.loads(ix.raw("d"))["contents"] == "delta epsilon"
+
+
+def test_child_memory_caps_reach_anserini_and_change_no_result(first200_index, tmp_path, monkeypatch):
+    """The child JVMs run with a capped heap and Lucene RAM buffer, set through the environment. A
+    build with a 1 MB buffer and a 300 MB heap gives the same documents, order and scores as the
+    default build (the flags reach Anserini: an unknown one, or a heap too small, fails the build)."""
+    from nteval.lucene import indexer
+
+    monkeypatch.setenv("NTEVAL_INDEX_BUFFER_MB", "1")
+    monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "300")
+    assert indexer.child_memory() == (1, 300)
+    cmd = indexer._indexer_command(Path("in"), Path("out"), 1)
+    assert "-Xmx300m" in cmd and cmd[cmd.index("-memoryBuffer") + 1] == "1"
+    build_index([FIRST200], tmp_path / "small-buffer")
+    store = DocStore(first200_index / "docs.sqlite")
+    titles = [t for _, t, _ in list(store.iter_texts())[:40]]
+    store.close()
+    for name in ("all", "nt"):
+        with Index(first200_index / name) as a, Index(tmp_path / "small-buffer" / name) as b:
+            assert a.max_doc == b.max_doc
+            assert [a.search(t, 100) for t in titles] == [b.search(t, 100) for t in titles]
+    monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "100")
+    assert indexer.child_memory() == (1, 257)  # the heap always holds the buffer
