@@ -69,6 +69,10 @@ _KEY = "COALESCE(descriptor_ui, descriptor)"
 FILENAME = "docs.sqlite"
 _BATCH = 2000
 
+#: ``json.dumps(meta, ensure_ascii=False, sort_keys=True)`` with one encoder for every row
+#: (``json.dumps`` with options builds a new encoder per call).
+_META_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True).encode
+
 
 class DocStore:
     def __init__(self, path: str | Path, create: bool = False, durable: bool = False):
@@ -112,7 +116,7 @@ class DocStore:
         lang = lang[0] if isinstance(lang, list) and lang else (lang if isinstance(lang, str) else None)
         meta = {k: v for k, v in doc.meta.items() if k != "mesh"}
         return (doc.docid, doc.title, doc.abstract, "\n".join(sentences),
-                json.dumps(meta, ensure_ascii=False, sort_keys=True), len(sentences),
+                _META_JSON(meta), len(sentences),
                 len(doc.title.split()), lang, doc.meta.get("year"), doc.meta.get("vernacular_title"),
                 doc.meta.get("vernacular_language"), mesh_rows(doc.meta.get("mesh", [])))
 

@@ -21,6 +21,11 @@ from . import jvm
 #: raw JSON (document text for inspection).
 INDEX_FLAGS = ("-storePositions", "-storeDocvectors", "-storeRaw")
 
+#: One JSON string encoder for every line: a JsonCollection line is written as
+#: ``json.dumps({"id": docid, "contents": contents}, ensure_ascii=False)`` would write it, byte for
+#: byte, without building an encoder and a dict per document.
+_json = json.JSONEncoder(ensure_ascii=False).encode
+
 
 #: A child indexer's memory, in MB: Lucene's RAM buffer (flushed to a new segment when full) and the
 #: JVM heap that holds it. Anserini's defaults (a 4,096 MB buffer, a heap of a quarter of the RAM)
@@ -120,7 +125,7 @@ class PipelinedIndexer:
             with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
                 written = 0
                 for docid, contents in pairs:
-                    fh.write(json.dumps({"id": docid, "contents": contents}, ensure_ascii=False) + "\n")
+                    fh.write(f'{{"id": {_json(docid)}, "contents": {_json(contents)}}}\n')
                     written += 1
         if not written:
             for name in docs:
