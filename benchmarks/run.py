@@ -14,7 +14,7 @@ measured in the same run on the same input.
    same process (goal ≥ 90% of the baseline's queries/s)
 5. grid: `nteval grid` (BM25 k1 × b, 4 × 4, focused + high-recall) at --jobs 2 vs --jobs 1
    (cells per minute), and a run SIGKILLed half-way then resumed vs one uninterrupted run
-   (`--grid-only` runs just this one)
+   (`--grid-only` runs just this one; `--parse-index-only` runs only 1 and 2)
 6. dense (benchmarks/dense.py; `--dense-only` runs just this one): wordllama encoding docs/s through
    nteval's cached document_vectors vs the encoder called directly; depth-1,000 search q/s of FAISS flat
    vs a numpy brute force (same top-1,000 sets checked), IVF and HNSW with recall vs flat; RSS growth per
@@ -313,6 +313,22 @@ def _indexed(sources: list[Path]) -> Path:
     return keep
 
 
+def _print_parse(p: dict) -> None:
+    if "ratio" in p:
+        print(f"parse      {p['file']}: nteval {p['nteval_rec_s']:,} rec/s vs pubmed_parser {p['pubmed_parser_rec_s']:,} rec/s"
+              f"  → {p['ratio']}× faster (goal ≥ 3.5×); with sentence splitting {p['nteval_with_sentences_rec_s']:,} rec/s → "
+              f"{p['ratio_with_sentences']}×")
+    else:
+        print(f"parse      nteval {p['nteval_rec_s']:,.0f} rec/s ({p['note']})")
+
+
+def _print_index(i: dict) -> None:
+    print(f"index      {i['documents']:,} docs: nteval index (median of {i['repeat']}) {i['nteval_median_s']} s vs Anserini "
+          f"IndexCollection (pyserini's indexer) on the pre-built all+nt JsonCollections {i['pyserini_median_s']} s  → ratio "
+          f"{i['median_ratio']} (goal ≤ 1.1)\n           runs: nteval {i['nteval_index_s']}  pyserini "
+          f"{i['pyserini_index_all_plus_nt_s']}")
+
+
 def _main() -> None:
     parse_file, index_sources = inputs()
     if "--search-only" in sys.argv:  # quick: index the sources once, then only the search benchmark
@@ -334,20 +350,18 @@ def _main() -> None:
         shutil.rmtree(keep.parent, ignore_errors=True)
         return
     results = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
+    if "--parse-index-only" in sys.argv:  # the two corpus ratios of issue 15, nothing else
+        _print_parse(bench_parse(parse_file))
+        _print_index(bench_index(index_sources))
+        return
     results["startup"] = s = bench_startup()
     print(f"start-up   nteval --help {s['nteval_help_s']:.3f} s, nteval evaluate (tiny run) {s['nteval_evaluate_s']:.3f} s "
           f"vs python -c pass {s['python_bare_s']:.3f} s  (goal ≤ 2 s, no JVM/torch)")
     results["parse"] = p = bench_parse(parse_file)
-    if "ratio" in p:
-        print(f"parse      {p['file']}: nteval {p['nteval_rec_s']:,} rec/s vs pubmed_parser {p['pubmed_parser_rec_s']:,} rec/s"
-              f"  → {p['ratio']}× faster (goal ≥ 3.5×); with sentence splitting {p['nteval_with_sentences_rec_s']:,} rec/s → {p['ratio_with_sentences']}×")
-    else:
-        print(f"parse      nteval {p['nteval_rec_s']:,.0f} rec/s ({p['note']})")
+    _print_parse(p)
     keep = _scratch("kept") / "idx"
     results["index"] = i = bench_index(index_sources, keep=keep)
-    print(f"index      {i['documents']:,} docs: nteval index (median of {i['repeat']}) {i['nteval_median_s']} s vs Anserini IndexCollection (pyserini's indexer) on the "
-          f"pre-built all+nt JsonCollections {i['pyserini_median_s']} s  → ratio {i['median_ratio']} (goal ≤ 1.1)"
-          f"\n           runs: nteval {i['nteval_index_s']}  pyserini {i['pyserini_index_all_plus_nt_s']}")
+    _print_index(i)
     results["search"] = q = bench_search(keep)
     results["grid"] = g = bench_grid(keep)
     from benchmarks.dense import bench_dense, print_dense
