@@ -118,7 +118,7 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def run(sizes: list[int], systems: str, topics: int, tmp_parent: Path) -> dict:
+def run(sizes: list[int], systems: str, topics: int, tmp_parent: Path, focused: bool = True) -> dict:
     before = set(os.listdir(tmp_parent))
     work = Path(tempfile.mkdtemp(prefix="nteval-scale-", dir=tmp_parent))
     rows = []
@@ -137,7 +137,8 @@ def run(sizes: list[int], systems: str, topics: int, tmp_parent: Path) -> dict:
             docs = manifest["counts"]["kept"]
             size = du(idx)
             fo = measured([*nteval, "focused", "--index", str(idx), "--topics", str(topics), "--systems", systems,
-                           "--out", str(work / f"focused-{n}"), "--quiet"])
+                           "--out", str(work / f"focused-{n}"), "--quiet"]) if focused else \
+                {"seconds": None, "peak_rss_mb": None, "peak_anon_rss_mb": None}
             row = {"records": n, "documents": docs, "index_s": ix["seconds"],
                    "us_per_record": round(ix["seconds"] / n * 1e6, 1), "index_peak_rss_mb": ix["peak_rss_mb"],
                    "index_peak_anon_rss_mb": ix["peak_anon_rss_mb"], "index_bytes_per_record": round(size / n),
@@ -184,7 +185,10 @@ def plot(res: dict, path: Path) -> None:
     x = [r["records"] for r in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     a1.plot(x, [r["us_per_record"] for r in rows], "o-", label="nteval index")
-    a1.plot(x, [r["focused_s"] / res["topics"] * 1e3 for r in rows], "s--", label=f"focused, ms/topic ({res['systems']})")
+    has_focused = all(r["focused_s"] is not None for r in rows)
+    if has_focused:
+        a1.plot(x, [r["focused_s"] / res["topics"] * 1e3 for r in rows], "s--",
+                label=f"focused {res['topics']} topics, ms/topic ({res['systems']})")
     a1.set_xscale("log")
     a1.set_xlabel("Medline records")
     a1.set_ylabel("µs per record  /  ms per topic")
@@ -192,7 +196,8 @@ def plot(res: dict, path: Path) -> None:
     a1.legend(fontsize=8)
     a2.plot(x, [r["index_peak_rss_mb"] for r in rows], "o-", label="index, RSS")
     a2.plot(x, [r["index_peak_anon_rss_mb"] for r in rows], "o:", label="index, anonymous RSS")
-    a2.plot(x, [r["focused_peak_rss_mb"] for r in rows], "s--", label="focused, RSS")
+    if has_focused:
+        a2.plot(x, [r["focused_peak_rss_mb"] for r in rows], "s--", label="focused, RSS")
     a2.axhline(2048, color="grey", lw=0.8)
     a2.set_xscale("log")
     a2.set_xlabel("Medline records")
@@ -216,6 +221,7 @@ def main() -> None:
     ap.add_argument("--systems", default="table1")
     ap.add_argument("--topics", type=int, default=1000)
     ap.add_argument("--tmp", type=Path, default=Path(tempfile.gettempdir()))
+    ap.add_argument("--index-only", action="store_true", help="Skip the focused runs.")
     ap.add_argument("--plot", type=Path, default=ROOT / "docs" / "scale.png")
     ap.add_argument("--report", type=Path, help="Re-report a scale.json written earlier (no runs).")
     a = ap.parse_args()
@@ -225,7 +231,7 @@ def main() -> None:
     if not all((SHARED / s).exists() for s in SOURCES):
         raise SystemExit(f"scale benchmark: needs the shared PubMed files in {SHARED}")
     sizes = sorted(int(s) for s in a.sizes.split(","))
-    res = run(sizes, a.systems, a.topics, a.tmp)
+    res = run(sizes, a.systems, a.topics, a.tmp, focused=not a.index_only)
     out = ROOT / "benchmarks" / "out"
     out.mkdir(parents=True, exist_ok=True)
     (out / "scale.json").write_text(json.dumps(res, indent=1) + "\n")
@@ -241,12 +247,13 @@ def report(res: dict, a) -> None:
     print(f"\n{'records':>10} {'docs':>9} {'index s':>8} {'µs/rec':>7} {'RSS MB':>7} {'anon MB':>8} {'B/rec':>6} "
           f"{'focused s':>9} {'RSS MB':>7}")
     for r in res["rows"]:
+        r = {k: ("-" if v is None else v) for k, v in r.items()}
         print(f"{r['records']:>10,} {r['documents']:>9,} {r['index_s']:>8} {r['us_per_record']:>7} "
               f"{r['index_peak_rss_mb']:>7} {r['index_peak_anon_rss_mb']:>8} {r['index_bytes_per_record']:>6} "
               f"{r['focused_s']:>9} {r['focused_peak_rss_mb']:>7}")
     print(f"time per record {big['records']:,} vs {small['records']:,}: {res['time_per_record_ratio']}× (goal ≤ 1.3×); "
-          f"peak RSS at {big['records']:,}: {big['index_peak_rss_mb']} MB index, {big['focused_peak_rss_mb']} MB focused "
-          f"(goal ≤ 2048); new in the temporary directory afterwards: {res['left_in_tmp'] or 'nothing'}")
+          f"peak RSS at {big['records']:,}: {big['index_peak_rss_mb']} MB index"
+          f"{'' if big['focused_peak_rss_mb'] is None else ', %s MB focused' % big['focused_peak_rss_mb']} (goal ≤ 2048); new in the temporary directory afterwards: {res['left_in_tmp'] or 'nothing'}")
     if "extrapolation" in res:
         e = res["extrapolation"]
         print(f"36M records (least squares, index time = {e['fixed_s']} s + {e['marginal_us_per_record']} µs × records): "
