@@ -65,6 +65,9 @@ def _parse_and_hash(path: Path, parent: int | None = None) -> tuple[list[tuple],
     return parse_file(path), sha256_file(path)
 
 
+PARSE_WORKER_IDLE_S = 10
+
+
 def _parsed(files: Sequence[Path], jobs: int):
     """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
@@ -73,7 +76,10 @@ def _parsed(files: Sequence[Path], jobs: int):
         import os
 
         me = os.getpid()  # parse workers exit as soon as this process is gone
-        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator")(
+        # idle_worker_timeout: the workers (≈ 200 MB each, a parsed file's operations) exit 10 s
+        # after the last file instead of loky's 300 s, so they are gone while Lucene indexes
+        results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator", backend="loky",
+                           idle_worker_timeout=PARSE_WORKER_IDLE_S)(
             delayed(_parse_and_hash)(p, me) for p in files)
         for p, (ops, sha) in zip(files, results):
             yield p, ops, sha
