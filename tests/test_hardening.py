@@ -778,3 +778,18 @@ def _locked_elsewhere(out):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_nteval_jvm_leaves_nothing_in_tmp():
+    """An in-process JVM started with -Xrs opens an attach socket /tmp/.java_pid<pid> that nothing
+    removes; nteval's JVM runs without the attach mechanism, so a process that used Lucene and
+    exited leaves no file behind."""
+    import subprocess
+    import sys
+    import tempfile
+
+    code = ("import os; from nteval.lucene import jvm; jvm.autoclass('java.lang.String'); print(os.getpid())")
+    pid = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).parents[1]).stdout.split()[-1]
+    assert not (Path(tempfile.gettempdir()) / f".java_pid{pid}").exists()
+    assert not Path(f"/tmp/.java_pid{pid}").exists()

@@ -22,10 +22,14 @@ _lock = threading.Lock()
 _started = False
 
 #: JVM options. ``-Xrs``: the JVM leaves SIGINT/SIGTERM to Python, so Ctrl-C during indexing still
-#: unwinds and cleans up temporary directories. The heap (``NTEVAL_JVM_HEAP``, default 2g) holds no
-#: per-document table (docids are a memory-mapped file) and feedback searches go in batches of
-#: 100 queries, so it does not grow with the corpus; with 4g the JVM kept whatever it had grown to.
-JVM_OPTIONS = ("-Xrs", "-Xms256m", "-Djava.awt.headless=true", "-Dslf4j.internal.verbosity=WARN")
+#: unwinds and cleans up temporary directories. With ``-Xrs`` HotSpot opens its attach socket
+#: (``/tmp/.java_pid<pid>``) at start-up, and an embedded JVM never removes it: every nteval process
+#: left one in /tmp; ``-XX:+DisableAttachMechanism`` (no jcmd/jstack on nteval's own JVM) stops that.
+#: The heap (``NTEVAL_JVM_HEAP``, default 2g) holds no per-document table (docids are a memory-mapped
+#: file) and feedback searches go in batches of 100 queries, so it does not grow with the corpus;
+#: with 4g the JVM kept whatever it had grown to.
+JVM_OPTIONS = ("-Xrs", "-XX:+DisableAttachMechanism", "-Xms256m", "-Djava.awt.headless=true",
+               "-Dslf4j.internal.verbosity=WARN")
 
 
 def _heap_option() -> str:
