@@ -43,6 +43,7 @@ def main() -> None:
     ap.add_argument("--topics", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=2)
     a = ap.parse_args()
+    import dask
     from distributed import LocalCluster
 
     with tempfile.TemporaryDirectory(prefix="nteval-dask-bench-") as tmp:
@@ -62,7 +63,9 @@ def main() -> None:
                 out = work / f"{what}-{r}"
                 if what == "dask":
                     t = time.perf_counter()
-                    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cl:
+                    dask.config.set({"temporary-directory": str(work / "dask-scratch")})  # not /tmp/dask-scratch-space
+                    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                      local_directory=str(work / "dask-scratch")) as cl:
                         rows["start"].append((time.perf_counter() - t, 0.0))
                         wall, g = grid(index, out, a.topics, ["--scheduler", cl.scheduler_address])
                         warm, gw = grid(index, work / f"warm-{r}", a.topics, ["--scheduler", cl.scheduler_address])

@@ -22,13 +22,19 @@ AXES = ["k1=0.5,0.9,1.2", "b=0.4,0.8"]
 GRID = dict(protocol="focused", n_topics=40, seed=3, progress=False, min_topics=10, plots=False)
 
 
-def _cluster():
-    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
+def _cluster(scratch):
+    """Workers' scratch space and dask's own lock files in the test's directory, not
+    /tmp/dask-scratch-space (which would be left behind)."""
+    import dask
+
+    dask.config.set({"temporary-directory": str(scratch)})
+    return distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                    local_directory=str(scratch))
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    with _cluster() as c:
+def cluster(tmp_path_factory):
+    with _cluster(tmp_path_factory.mktemp("dask-scratch")) as c:
         yield c
 
 
@@ -67,7 +73,7 @@ def test_killed_worker_loses_nothing(first200_index, tmp_path):
     axes = [parse_axis("k1=0.3:1.5:0.4"), parse_axis("b=0.2:0.8:0.2")]  # 4 × 4 = 16 cells
     kw = dict(GRID, n_topics=60)
     out, ref = tmp_path / "g", tmp_path / "ref"
-    with _cluster() as cl, distributed.Client(cl.scheduler_address, set_as_default=False) as client:
+    with _cluster(tmp_path / "dask-scratch") as cl, distributed.Client(cl.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)
         seen: dict = {}
 
