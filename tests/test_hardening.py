@@ -642,6 +642,14 @@ def test_garbage_xml_message_says_what_it_is(tmp_path, data, needle):
         assert "empty" not in err
 
 
+def _sigint_default() -> None:
+    """A suite started in the background (``cmd &`` in a script) inherits SIGINT ignored, and so
+    would the build under test (Python installs no KeyboardInterrupt handler then)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path):
     import signal
     import time
@@ -649,7 +657,8 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path):
     out = tmp_path / "idx"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(SHARED_OR_BUNDLED()), "--out", str(out),
-                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "--quiet"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=_sigint_default)
     deadline = time.time() + 60
     while time.time() < deadline and not list(tmp_path.glob(".idx.partial")):  # the build's working dir
         time.sleep(0.02)

@@ -135,7 +135,8 @@ def test_interrupted_build_leaves_no_index(tmp_path):
     for sig, phase in [(signal.SIGINT, "parse"), (signal.SIGTERM, "parse"), (signal.SIGINT, "lucene"), (signal.SIGTERM, "lucene")]:
         out = tmp_path / f"idx-{sig.name}-{phase}"
         p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(sample_path()), "--out", str(out), "--quiet"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # not inherited ignored
         deadline = time.time() + 60
         while time.time() < deadline and p.poll() is None and not list(tmp_path.glob(f".{out.name}.partial/{phases[phase]}")):
             time.sleep(0.02)
