@@ -231,63 +231,45 @@ def _mesh_headings(mesh_list: etree._Element | None) -> list[dict[str, Any]]:
     return headings
 
 
+_CITATION_TAGS = frozenset({"PMID", "Article", "MeshHeadingList", "MedlineJournalInfo", "DateCompleted", "DateCreated"})
+_ARTICLE_TAGS = frozenset({"ArticleTitle", "Abstract", "Language", "Journal", "PublicationTypeList", "ArticleDate",
+                           "VernacularTitle"})
+
+
+def _children_by_tag(parent: etree._Element, tags: frozenset) -> dict[str, list]:
+    """``parent``'s children whose tag is in ``tags``, grouped by tag, in file order (one pass)."""
+    out: dict[str, list] = {}
+    for child in parent:
+        if child.tag in tags:
+            out.setdefault(child.tag, []).append(child)
+    return out
+
+
+def _first_child(groups: dict[str, list], tag: str):
+    """The first child with ``tag`` (``find``'s meaning), or None."""
+    found = groups.get(tag)
+    return found[0] if found else None
+
+
 def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document | Skipped:
     """One ``<MedlineCitation>`` element → a Document, or the reason it cannot be used.
 
     Each of the citation's and the article's children is visited once (dispatch on its tag)
     instead of one ElementPath search per field; "first" and "all" keep ``find``/``iterfind``'s
     meaning (the first such child in file order, every one in file order)."""
-    pmid_el = article = None
-    journal_info: list = []
-    completed: list = []
-    created: list = []
-    mesh_list = None
-    for child in mc:
-        tag = child.tag
-        if tag == "PMID":
-            if pmid_el is None:
-                pmid_el = child
-        elif tag == "Article":
-            if article is None:
-                article = child
-        elif tag == "MeshHeadingList":
-            if mesh_list is None:
-                mesh_list = child
-        elif tag == "MedlineJournalInfo":
-            journal_info.append(child)
-        elif tag == "DateCompleted":
-            completed.append(child)
-        elif tag == "DateCreated":
-            created.append(child)
+    cit = _children_by_tag(mc, _CITATION_TAGS)
+    pmid_el, article, mesh_list = _first_child(cit, "PMID"), _first_child(cit, "Article"), _first_child(cit, "MeshHeadingList")
     pmid = ((pmid_el.text or "") if pmid_el is not None else "").strip()
     if _too_large(mc, MAX_RECORD_CHARS if max_chars is None else max_chars):
         return Skipped(pmid[:100] or None, "too_large")
     if not pmid or article is None:
         return Skipped(pmid or None, "malformed")
-    title_el = vernacular_el = None
-    abstracts: list = []
-    languages: list = []
-    pub_type_lists: list = []
-    journals: list = []
-    article_dates: list = []
-    for child in article:
-        tag = child.tag
-        if tag == "ArticleTitle":
-            if title_el is None:
-                title_el = child
-        elif tag == "Abstract":
-            abstracts.append(child)
-        elif tag == "Language":
-            languages.append(child)
-        elif tag == "Journal":
-            journals.append(child)
-        elif tag == "PublicationTypeList":
-            pub_type_lists.append(child)
-        elif tag == "ArticleDate":
-            article_dates.append(child)
-        elif tag == "VernacularTitle":
-            if vernacular_el is None:
-                vernacular_el = child
+    art = _children_by_tag(article, _ARTICLE_TAGS)
+    title_el, vernacular_el = _first_child(art, "ArticleTitle"), _first_child(art, "VernacularTitle")
+    abstracts, languages, journals = art.get("Abstract", []), art.get("Language", []), art.get("Journal", [])
+    pub_type_lists, article_dates = art.get("PublicationTypeList", []), art.get("ArticleDate", [])
+    journal_info, completed, created = (cit.get("MedlineJournalInfo", []), cit.get("DateCompleted", []),
+                                        cit.get("DateCreated", []))
     title = flatten(title_el)
     parts: list[str] = []
     labels: list[str | None] = []
