@@ -51,18 +51,26 @@ def _role(pid: int, root: int) -> str:
     return "java" if "java" in cmd.split("\0", 1)[0] else ("python-worker" if "python" in cmd else "other")
 
 
-def tree_rss(root: int) -> tuple[int, int, dict[str, int]]:
-    """(sum, max, sum per role) of RSS bytes over ``root`` and its descendants."""
+def tree_pids(root: int) -> list[int]:
+    """``root`` and all its descendants, as /proc shows them now."""
     kids = _children()
-    todo, total, biggest, roles = [root], 0, 0, {}
+    todo, out = [root], []
     while todo:
         pid = todo.pop()
+        out.append(pid)
+        todo.extend(kids.get(pid, []))
+    return out
+
+
+def tree_rss(root: int) -> tuple[int, int, dict[str, int]]:
+    """(sum, max, sum per role) of RSS bytes over ``root`` and its descendants."""
+    total, biggest, roles = 0, 0, {}
+    for pid in tree_pids(root):
         r = _rss(pid)
         total += r
         biggest = max(biggest, r)
         role = _role(pid, root)
         roles[role] = roles.get(role, 0) + r
-        todo.extend(kids.get(pid, []))
     return total, biggest, roles
 
 

@@ -77,7 +77,7 @@ def write_sets(folder: Path, total: int) -> list[Path]:
 
 def measured(cmd: list[str], every: float = 0.25) -> dict:
     """Wall time and peak tree RSS (all pages, and anonymous only) of ``cmd``."""
-    from peak_rss import _children
+    from peak_rss import tree_pids
 
     page = os.sysconf("SC_PAGE_SIZE")
 
@@ -95,12 +95,8 @@ def measured(cmd: list[str], every: float = 0.25) -> dict:
     err = b""
     try:
         while proc.poll() is None:
-            kids, todo, rss, anon = _children(), [proc.pid], 0, 0
-            while todo:
-                pid = todo.pop()
-                r, a = statm(pid)
-                rss, anon = rss + r, anon + a
-                todo.extend(kids.get(pid, []))
+            pages = [statm(pid) for pid in tree_pids(proc.pid)]
+            rss, anon = sum(r for r, _ in pages), sum(a for _, a in pages)
             peak, peak_anon = max(peak, rss), max(peak_anon, anon)
             time.sleep(every)
     except BaseException:  # Ctrl-C, SIGTERM: nteval cleans up its own partial output, then we remove ours
