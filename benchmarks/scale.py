@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -55,15 +56,15 @@ def source_records() -> tuple[bytes, list[tuple[int, bytes]]]:
     return head, list(by_pmid.items())
 
 
-def write_sets(folder: Path, total: int) -> list[Path]:
-    """``total`` re-numbered records in gzipped files of PER_FILE records."""
+def write_sets(folder: Path, total: int, per_file: int = PER_FILE) -> list[Path]:
+    """``total`` re-numbered records in gzipped files of ``per_file`` records."""
     head, pool = source_records()
     files = []
-    for f in range(0, total, PER_FILE):
-        path = folder / f"scale{f // PER_FILE:04d}.xml.gz"
+    for f in range(0, total, per_file):
+        path = folder / f"scale{f // per_file:04d}.xml.gz"
         with gzip.open(path, "wb", compresslevel=1) as out:
             out.write(head)
-            for i in range(f, min(total, f + PER_FILE)):
+            for i in range(f, min(total, f + per_file)):
                 copy, (pmid, rec) = divmod(i, len(pool))[0], pool[i % len(pool)]
                 new = str(copy * 10**8 + pmid).encode()
                 rec = PMID.sub(lambda m: m.group(1) + new + m.group(3), rec, count=1)  # the article's own PMID
@@ -121,12 +122,14 @@ def run(sizes: list[int], systems: str, topics: int, tmp_parent: Path, focused: 
     try:
         t = time.perf_counter()
         (work / "xml").mkdir()
-        files = write_sets(work / "xml", max(sizes))
+        # every size a whole number of files: at most PER_FILE records each, a divisor of every size
+        per_file = min(PER_FILE, math.gcd(*sizes))
+        files = write_sets(work / "xml", max(sizes), per_file)
         made = round(time.perf_counter() - t, 1)
-        print(f"sets       {len(files)} files of ≤{PER_FILE:,} records written in {made} s", flush=True)
+        print(f"sets       {len(files)} files of {per_file:,} records written in {made} s", flush=True)
         nteval = [sys.executable, "-m", "nteval.cli"]
         for n in sizes:
-            srcs = files[:-(-n // PER_FILE)]
+            srcs = files[:n // per_file]
             idx = work / f"idx-{n}"
             ix = measured([*nteval, "index", *map(str, srcs), "--out", str(idx), "--quiet"])
             manifest = json.loads((idx / "manifest.json").read_text())
@@ -147,7 +150,7 @@ def run(sizes: list[int], systems: str, topics: int, tmp_parent: Path, focused: 
     finally:
         shutil.rmtree(work, ignore_errors=True)
     left = sorted(set(os.listdir(tmp_parent)) - before)
-    return {"sizes": sizes, "systems": systems, "topics": topics, "per_file": PER_FILE, "cores": os.cpu_count(),
+    return {"sizes": sizes, "systems": systems, "topics": topics, "per_file": per_file, "cores": os.cpu_count(),
             "rows": rows, "left_in_tmp": left}
 
 
