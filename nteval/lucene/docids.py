@@ -59,6 +59,10 @@ def _load(path: Path, max_doc: int) -> np.ndarray | None:
     return arr if arr.ndim == 1 and arr.shape[0] == max_doc else None
 
 
+def _java_write(reader, path: Path | str) -> None:
+    jvm.autoclass("nteval.BatchSearch").writeDocids(reader, "id", str(path))
+
+
 def write_table(index_dir: Path, reader) -> Path:
     """Write (atomically) the table for the index's current commit and remove stale ones."""
     index_dir = Path(index_dir)
@@ -66,7 +70,7 @@ def write_table(index_dir: Path, reader) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=".docids-", suffix=".npy.tmp", dir=index_dir)
     os.close(fd)
     try:
-        jvm.autoclass("nteval.BatchSearch").writeDocids(reader, "id", tmp)
+        _java_write(reader, tmp)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -91,6 +95,6 @@ def open_table(index_dir: Path, reader) -> DocidTable:
         if arr is None:  # read-only index directory
             with tempfile.TemporaryDirectory(prefix="nteval-docids-") as tmp:
                 out = Path(tmp) / "table.npy"
-                jvm.autoclass("nteval.BatchSearch").writeDocids(reader, "id", str(out))
+                _java_write(reader, out)
                 arr = np.load(out)
     return DocidTable(arr)
