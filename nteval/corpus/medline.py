@@ -17,6 +17,7 @@ from lxml import etree
 
 from ..errors import InputError
 from .document import MAX_RECORD_CHARS, Deletion, Document, Skipped
+from .xmlprune import PrunedStream
 
 ROOTS = ("PubmedArticleSet", "MedlineCitationSet")
 _RECORD_TAGS = ("MedlineCitation", "PubmedArticle", "PubmedBookArticle", "DeleteCitation")
@@ -37,12 +38,19 @@ def _open(path: Path):
     return open(path, "rb")
 
 
+#: Elements no field of a Document comes from, cut from the byte stream before libxml2 builds them
+#: (:mod:`.xmlprune`): on the shared PubMed files 28 % (2020 baseline) and 65 % (2021 update) of
+#: the bytes.
+UNREAD = ("PubmedData", "AuthorList", "ChemicalList", "KeywordList")
+
+
 def _open_stream(path: Path):
     """The file for the record pass: through ISA-L when it is installed (errors are reported as
-    the standard library's reader words them, see :func:`_stdlib_error`)."""
+    the standard library's reader words them, see :func:`_stdlib_error`), with :data:`UNREAD`
+    elements cut out."""
     if path.suffix == ".gz" and _igzip is not None:
-        return _igzip.open(path, "rb")
-    return _open(path)
+        return PrunedStream(_igzip.open(path, "rb"), UNREAD, record_end="</MedlineCitation>")
+    return PrunedStream(_open(path), UNREAD, record_end="</MedlineCitation>")
 
 
 def _stdlib_error(path: Path, err: BaseException) -> BaseException:
@@ -251,16 +259,18 @@ def _first_child(groups: dict[str, list], tag: str):
     return found[0] if found else None
 
 
-def parse_citation(mc: etree._Element, max_chars: int | None = None) -> Document | Skipped:
+def parse_citation(mc: etree._Element, max_chars: int | None = None, small: bool = False) -> Document | Skipped:
     """One ``<MedlineCitation>`` element → a Document, or the reason it cannot be used.
 
     Each of the citation's and the article's children is visited once (dispatch on its tag)
     instead of one ElementPath search per field; "first" and "all" keep ``find``/``iterfind``'s
-    meaning (the first such child in file order, every one in file order)."""
+    meaning (the first such child in file order, every one in file order). ``small``: the caller
+    knows the record has fewer characters of text than the limit (its bytes are fewer), so they
+    are not counted."""
     cit = _children_by_tag(mc, _CITATION_TAGS)
     pmid_el, article, mesh_list = _first_child(cit, "PMID"), _first_child(cit, "Article"), _first_child(cit, "MeshHeadingList")
     pmid = ((pmid_el.text or "") if pmid_el is not None else "").strip()
-    if _too_large(mc, MAX_RECORD_CHARS if max_chars is None else max_chars):
+    if not small and _too_large(mc, MAX_RECORD_CHARS if max_chars is None else max_chars):
         return Skipped(pmid[:100] or None, "too_large")
     if not pmid or article is None:
         return Skipped(pmid or None, "malformed")
@@ -324,7 +334,8 @@ def read_medline(path: str | Path) -> Iterator[Document | Deletion | Skipped]:
         for _event, elem in context:
             tag = elem.tag
             if tag == "MedlineCitation":
-                yield parse_citation(elem)
+                # every record so far was at most longest_record bytes: too few to hold too many characters
+                yield parse_citation(elem, small=fh.longest_record <= MAX_RECORD_CHARS)
                 parent = elem.getparent()
                 elem.clear()
                 if parent is not None and parent.tag == root:  # 2006 layout: record at top level

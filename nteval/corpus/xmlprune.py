@@ -1,0 +1,183 @@
+"""A byte stream with the XML elements a reader never looks at cut out before the parser sees them.
+
+libxml2 builds every node of a record before nteval reads a field of it, and most of a modern
+PubMed record is what nteval never reads: ``<PubmedData>`` (history dates, article ids, the
+reference list) and ``<AuthorList>`` are 30–65 % of a file's bytes. Cutting them out of the byte
+stream (``bytes.find``, in C) saves building those nodes at all.
+
+Each cut element is replaced by whitespace of the same shape (its newlines, then as many spaces as
+its last line had bytes), so every later byte keeps its line and column: a syntax error further on
+is reported where it is in the file. An element is cut only when nothing can make the cut wrong,
+else it is passed through untouched and the parser sees the file as it is:
+
+- after a comment, CDATA section or internal DTD subset (any ``<!`` but a plain ``<!DOCTYPE``
+  without ``[``), nothing more is cut: ``<AuthorList>`` inside a comment is not an element;
+- an empty element (``<AuthorList/>``), one with the same tag nested inside, or one whose end tag
+  is not within :data:`MAX_SPAN` bytes (a truncated file, a compression bomb) stays.
+
+Malformed XML inside a cut element goes unseen: the reader never read it either.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import BinaryIO
+
+#: Read this much of the underlying stream at a time.
+CHUNK = 1 << 20
+#: The longest element that is cut (bytes); a longer one is passed through, so memory stays bounded.
+MAX_SPAN = 8 << 20
+_NAME_END = frozenset(b" \t\r\n>/")
+
+
+class PrunedStream:
+    """``raw`` (a binary file) with every element named in ``tags`` replaced by whitespace; a
+    file-like object with ``read(n)`` for ``lxml.etree.iterparse``."""
+
+    def __init__(self, raw: BinaryIO, tags: Iterable[str], chunk: int = CHUNK, max_span: int = MAX_SPAN,
+                 record_end: str | None = None):
+        self._raw = raw
+        self._tags = [(b"<" + t.encode(), b"</" + t.encode() + b">") for t in tags]
+        self._longest = max((len(close) for _o, close in self._tags), default=0)
+        self._chunk = chunk
+        self._max_span = max_span
+        self._pending = b""  # read, not yet decided
+        self._out = b""      # decided, not yet returned
+        self._at = 0         # how much of _out was returned
+        self._eof = False
+        self._checked = 0    # _pending holds no "<!" before this offset
+        self._through = False  # after a comment/CDATA/internal subset: cut nothing more
+        self.cut = 0         # elements cut so far
+        self._end = record_end.encode() if record_end else None
+        self._since = 0      # bytes passed on since the last record end
+        #: The most bytes passed on between two record ends (``record_end``) so far, an upper bound on
+        #: the characters of text of every record whose end tag was read: a reader that bounds a
+        #: record's text (compression bombs) need not count it while this stays under its bound.
+        self.longest_record = 0
+
+    def read(self, n: int = -1) -> bytes:
+        want = n if n is not None and n >= 0 else 1 << 62
+        while len(self._out) - self._at < want and not (self._eof and not self._pending):
+            self._fill()
+        data = self._out[self._at:self._at + want]
+        self._at += len(data)
+        if self._at == len(self._out):
+            self._out, self._at = b"", 0
+        return data
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> PrunedStream:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _emit(self, data: bytes) -> None:
+        if self._end is not None:
+            self._measure(data)
+        if data:
+            self._out = self._out[self._at:] + data if self._at else self._out + data
+            self._at = 0
+
+    def _measure(self, data: bytes) -> None:
+        # an end tag split between two pieces is missed: the gap only grows (still an upper bound)
+        last, at = 0, data.find(self._end)
+        while at >= 0:
+            self.longest_record = max(self.longest_record, self._since + at - last)
+            self._since, last = 0, at
+            at = data.find(self._end, at + 1)
+        self._since += len(data) - last
+        self.longest_record = max(self.longest_record, self._since)
+
+    def _fill(self) -> None:
+        if not self._eof:
+            chunk = self._raw.read(self._chunk)
+            if chunk:
+                self._pending += chunk
+            else:
+                self._eof = True
+        if not self._through:
+            verdict, self._checked = _declarations(self._pending, self._checked, self._eof)
+            if verdict == "wait":
+                return  # a "<!" that more bytes will tell
+            self._through = verdict == "through"
+        if self._through:
+            self._emit(self._pending)
+            self._pending = b""
+            return
+        rest = self._cut(self._pending)
+        self._checked -= len(self._pending) - len(rest)
+        self._pending = rest
+
+    def _cut(self, buf: bytes) -> bytes:
+        """Emit what can be decided of ``buf``; return the rest (kept for more data)."""
+        pos, parts = 0, []
+        nxt = {open_: buf.find(open_) for open_, _c in self._tags}  # each tag's next place, found once
+        while True:
+            for open_, at in nxt.items():
+                if 0 <= at < pos:
+                    nxt[open_] = buf.find(open_, pos)
+            found = [(at, open_, close) for (open_, close) in self._tags if (at := nxt[open_]) >= 0]
+            if not found:
+                keep = 0 if self._eof else min(len(buf) - pos, self._longest)
+                parts.append(buf[pos:len(buf) - keep])
+                pos = len(buf) - keep
+                break
+            start, open_, close = min(found)
+            after = start + len(open_)
+            if after >= len(buf) and not self._eof:
+                parts.append(buf[pos:start])
+                pos = start
+                break  # the byte after the name is still to come
+            if after >= len(buf) or buf[after] not in _NAME_END:
+                parts.append(buf[pos:after])  # a longer name (<AuthorListX): not ours
+                pos = after
+                continue
+            gt = buf.find(b">", after)
+            end = buf.find(close, after) if gt >= 0 else -1
+            if end < 0:
+                if not self._eof and len(buf) - start <= self._max_span:
+                    parts.append(buf[pos:start])
+                    pos = start
+                    break  # wait for the end tag
+                parts.append(buf[pos:after])  # truncated, or too long to hold: leave it
+                pos = after
+                continue
+            end += len(close)
+            if buf[gt - 1] == 0x2F or buf.find(open_, after, end) >= 0 or end - start > self._max_span:
+                parts.append(buf[pos:after])  # <Tag/>, nested, or too long: leave it
+                pos = after
+                continue
+            parts.append(buf[pos:start])
+            parts.append(_blank(buf, start, end))
+            self.cut += 1
+            pos = end
+        self._emit(b"".join(parts))
+        return buf[pos:]
+
+
+def _blank(buf: bytes, start: int, end: int) -> bytes:
+    """Whitespace that ends on the same line and column as ``buf[start:end]`` does."""
+    lines = buf.count(b"\n", start, end)
+    last = end - (buf.rfind(b"\n", start, end) + 1) if lines else end - start
+    return b"\n" * lines + b" " * last
+
+
+def _declarations(data: bytes, start: int, eof: bool) -> tuple[str, int]:
+    """Scan ``data`` from ``start`` for a comment, CDATA section or internal DTD subset (a ``<!``
+    that is not a ``<!DOCTYPE`` without ``[``): ``("through", _)`` when one starts, ``("wait", at)``
+    when the bytes so far cannot tell (at: where to look again), else ``("ok", at)``."""
+    at = data.find(b"<!", start)
+    while at >= 0:
+        if len(data) - at < 9 or not data.startswith(b"<!DOCTYPE", at):
+            if not eof and len(data) - at < 9 and b"<!DOCTYPE".startswith(data[at:]):
+                return "wait", at
+            return "through", at
+        gt = data.find(b">", at)
+        if gt < 0:
+            return ("through", at) if eof else ("wait", at)
+        if b"[" in data[at:gt]:
+            return "through", at
+        at = data.find(b"<!", gt)
+    return "ok", max(start, len(data) - 1)  # a "<" at the end may begin a "<!"

