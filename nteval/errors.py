@@ -51,3 +51,20 @@ def read_json_file(path: str | PathLike[str], label: str, fix: str):
         raise InputError(path, f"{label}: not UTF-8 text ({fix})") from None
     except json.JSONDecodeError as err:
         raise InputError(path, f"{label}: {err.msg} ({fix})", place=f"line {err.lineno}, column {err.colno}") from None
+
+
+def env_int(name: str, default: int, minimum: int = 0) -> int:
+    """The whole number in environment variable ``name`` (``default`` when unset or empty); any
+    other value is a one-line :class:`InputError` naming the variable."""
+    import os
+
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = None
+    if value is None or value < minimum:
+        raise InputError(None, f"{name} must be a whole number ≥ {minimum}, got {short(raw)}")
+    return value

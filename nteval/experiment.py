@@ -49,7 +49,7 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
 
     vmeasure = proto.verdict.measure
     evaluated = measures + ([vmeasure] if vmeasure not in measures else [])
-    scores = evaluate_runs({i.system.name: runs[i.system.name] for i in infos}, tset.qrels, evaluated, progress=progress)
+    scores = evaluate_runs(runs, tset.qrels, evaluated, progress=progress, names=[i.system.name for i in infos])
     write_text(out / "per_topic.tsv", scores.tsv(measures))
     systems = {n: {m: round(v, 6) for m, v in means.items() if m in measures} for n, means in scores.means.items()}
     with tqdm(total=1, desc="verdict (paired tests, reliability)", disable=not progress, file=sys.stderr, leave=False) as bar:
@@ -104,8 +104,9 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
     ``scheduler``: a Dask scheduler's address: the systems' runs are computed by its workers, one
     task per system (:func:`nteval.runs.run_all`); held-out runs (``holdout``) stay local."""
     from .atomic import out_dir_lock
-    from .runs import cluster_session, run_all_holdout
+    from .runs import cluster_session, run_all_holdout, run_memory_budget
 
+    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
     spec = spec if spec is not None else proto.Spec.from_params(**params)
     index_dir, out = Path(index_dir), Path(out)

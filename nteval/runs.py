@@ -10,6 +10,8 @@ import hashlib
 import json
 import sys
 import time
+from collections import OrderedDict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +75,74 @@ def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: st
     return keys
 
 
+#: How many hits (topic × rank) of one call's runs stay in memory (≈ 145 bytes each as Python
+#: tuples): the runs beyond it are read back from their files when asked for. 1,000 topics × 1,000
+#: hits × 17 systems held at once took 2.5 GB; this keeps ≈ 0.6 GB. NTEVAL_RUN_MEMORY_HITS overrides.
+RUN_MEMORY_HITS = 4_000_000
+
+
+def run_memory_budget() -> int:
+    """:data:`RUN_MEMORY_HITS`, or NTEVAL_RUN_MEMORY_HITS (a one-line error if it is not a number)."""
+    from .errors import env_int
+
+    return env_int("NTEVAL_RUN_MEMORY_HITS", RUN_MEMORY_HITS)
+
+
+class RunSet(Mapping):
+    """The runs of one :func:`run_all` call by system name, in system order, with bounded memory.
+
+    Each run is written to its file before it is added; the most recently used ones stay in memory
+    up to ``budget`` hits in all, any other is read back from its file when asked for. A run read
+    back is the run that was in memory (:func:`~nteval.formats.trec.canonical` made it so), so
+    nothing downstream can tell the difference but the memory it takes."""
+
+    def __init__(self, topics: Mapping[str, str], budget: int | None = None):
+        self._topics = list(topics)
+        self._paths: dict[str, Path] = {}
+        self._held: OrderedDict[str, Run] = OrderedDict()
+        self._hits: dict[str, int] = {}
+        self.budget = budget if budget is not None else run_memory_budget()
+        self.reads = 0  # runs read back from their files (what a tight budget costs)
+
+    def add(self, name: str, path: Path, run: Run) -> None:
+        """``run`` (restricted to the topics) is the content of ``path``."""
+        self._paths[name] = path
+        self._hold(name, run)
+
+    def _hold(self, name: str, run: Run) -> None:
+        self._held.pop(name, None)
+        self._held[name] = run
+        self._hits[name] = sum(len(r) for r in run.values())
+        while len(self._held) > 1 and sum(self._hits[n] for n in self._held) > self.budget:
+            self._held.popitem(last=False)  # the least recently used goes (it is on disk)
+
+    def __getitem__(self, name: str) -> Run:
+        if name in self._held:
+            self._held.move_to_end(name)
+            return self._held[name]
+        path = self._paths[name]  # KeyError for a system this call did not run
+        run = read_run(path)
+        self.reads += 1
+        run = {q: run.get(q, []) for q in self._topics}
+        self._hold(name, run)
+        return run
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._paths
+
+
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
             runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
             key_name: str | None = None, label: str | None = None,
-            scheduler: str | None = None) -> tuple[dict[str, Run], list[RunInfo]]:
-    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order.
+            scheduler: str | None = None) -> tuple[RunSet, list[RunInfo]]:
+    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order
+    (a :class:`RunSet`: memory bounded, the runs it does not hold are read back from their files).
     ``key_name`` names the index in the cache key when the directory name is not stable; ``label``
     names the topic set for external systems with one run per topic set (default: the index name).
     A system that fails stops the call with its error; the runs finished before it stay cached.
@@ -94,7 +159,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
         raise InputError(None, f"--depth must be a whole number ≥ 1, got {depth!r}")
     runs_dir.mkdir(parents=True, exist_ok=True)
     tkey = topics_key(topics)
-    runs: dict[str, Run] = {}
+    runs = RunSet(topics)
     infos: list[RunInfo] = []
     keys = _run_keys(systems, fingerprint, key_name or index_name, tkey, depth)
     target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
@@ -118,7 +183,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             meta = _cached_meta(path, meta_path, key)
             if meta is not None:
                 run = read_run(path)
-                runs[s.name] = {q: run.get(q, []) for q in topics}
+                runs.add(s.name, path, {q: run.get(q, []) for q in topics})
                 infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),
                                      meta.get("queries_per_s"), meta.get("notes")))
                 bar.update(len(topics))
@@ -148,7 +213,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             if notes:
                 meta["notes"] = notes
             write_text(meta_path, json.dumps(meta, indent=2) + "\n")
-            runs[s.name] = run
+            runs.add(s.name, path, run)
             infos.append(RunInfo(s, path, key, False, secs, empty, meta["queries_per_s"], notes))
     finally:
         bar.close()

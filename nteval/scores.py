@@ -6,7 +6,7 @@ Protocol runs, the verdict, the grid's cells and ``nteval correlate`` all read t
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,14 +62,15 @@ class Scores:
         return "\n".join(lines) + "\n"
 
 
-def evaluate_runs(runs: dict[str, Run], qrels: Qrels, measures: list[str], progress: bool = False,
-                  desc: str = "evaluate") -> Scores:
-    """Every run (in the order given) against ``qrels`` with ir_measures."""
+def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], progress: bool = False,
+                  desc: str = "evaluate", names: list[str] | None = None) -> Scores:
+    """Every run (in the order given, or of ``names``) against ``qrels`` with ir_measures; one run
+    is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
     from tqdm import tqdm
 
     per_topic: dict[str, dict[str, dict[str, float]]] = {}
     means: dict[str, dict[str, float]] = {}
-    for name in tqdm(list(runs), desc=desc, unit=" run", disable=not progress, file=sys.stderr, leave=False):
+    for name in tqdm(list(runs) if names is None else names, desc=desc, unit=" run", disable=not progress, file=sys.stderr, leave=False):
         means[name], per_topic[name] = evaluate_run(qrels, runs[name], measures)
     return Scores(list(measures), per_topic, means)
 

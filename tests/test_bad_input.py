@@ -137,3 +137,18 @@ def test_a_bad_option_is_one_line(args, says):
                        cwd=Path(__file__).parents[1])
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("nteval: error: ") and says in r.stderr
+
+
+@pytest.mark.parametrize("var, value", [("NTEVAL_INDEX_BUFFER_MB", "lots"), ("NTEVAL_INDEX_HEAP_MB", "-5")])
+def test_a_bad_number_in_the_environment_is_one_line(tmp_path, monkeypatch, var, value):
+    monkeypatch.setenv(var, value)
+    result, out = run_index(tmp_path, FIRST100)
+    assert_clean_failure(result, out, [var, "whole number", repr(value)])
+
+
+def test_a_bad_run_memory_budget_is_one_line(first200_index, tmp_path, monkeypatch):
+    monkeypatch.setenv("NTEVAL_RUN_MEMORY_HITS", "1e6")
+    out = tmp_path / "f"
+    result = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--out", str(out), "--topics", "20", "--min-topics", "10",
+                                       "--quiet"])
+    assert_clean_failure(result, out, ["NTEVAL_RUN_MEMORY_HITS", "whole number", "'1e6'"])

@@ -138,3 +138,35 @@ def test_topic_floor_is_loud(first200_index, tmp_path):
     r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "30", "--min-topics", "20",
                                   "--out", str(tmp_path / "g"), "--quiet"])
     assert r.exit_code == 0 and r.output.startswith("VERDICT (focused protocol, RR)")
+
+
+def test_runs_beyond_the_memory_budget_are_read_back_and_change_nothing(first200_index, tmp_path, monkeypatch):
+    """A RunSet that holds one run at a time (the rest read back from their files, fusion inputs
+    included) gives the same per-topic scores, results and run files as one that holds them all."""
+    from nteval.runs import RunSet, run_all
+    from nteval.systems.sets import resolve_systems
+
+    cfg = tmp_path / "systems.yaml"
+    cfg.write_text("- {name: bm25, algorithm: bm25}\n- {name: qld, algorithm: qld}\n"
+                   "- {name: fused, algorithm: rrf, params: {systems: [bm25, qld]}}\n- {name: and5, algorithm: and_then}\n")
+    res = {}
+    for budget in ("", "1"):
+        monkeypatch.setenv("NTEVAL_RUN_MEMORY_HITS", budget)
+        out = tmp_path / f"b{budget or 'all'}"
+        res[budget] = run_focused(first200_index, out, n_topics=40, seed=5, systems=str(cfg), progress=False, min_topics=10)
+    assert res[""]["systems"] == res["1"]["systems"]
+    a, b = tmp_path / "ball", tmp_path / "b1"
+    for name in ("per_topic.tsv", "results.tsv", "runs/fused.run", "runs/and5.run"):
+        assert (a / name).read_bytes() == (b / name).read_bytes(), name
+
+    topics = read_topics(a / "topics.tsv")
+    manifest = json.loads((first200_index / "manifest.json").read_text())
+    runs, _ = run_all(first200_index, "nt", manifest["fingerprint"], topics, resolve_systems(cfg)[1], tmp_path / "r",
+                      depth=100, progress=False)
+    assert isinstance(runs, RunSet) and list(runs) == ["bm25", "qld", "fused", "and5"]
+    assert runs.reads >= 2  # bm25 and qld went out of memory before the fusion asked for them
+    whole = {n: runs[n] for n in runs}
+    monkeypatch.setenv("NTEVAL_RUN_MEMORY_HITS", "")
+    again, _ = run_all(first200_index, "nt", manifest["fingerprint"], topics, resolve_systems(cfg)[1], tmp_path / "r",
+                       depth=100, progress=False)
+    assert again.reads == 0 and {n: again[n] for n in again} == whole

@@ -38,8 +38,10 @@ CHILD_HEAP_MB = 768
 
 def child_memory() -> tuple[int, int]:
     """(RAM buffer MB, heap MB) for a child indexer; the heap is at least the buffer + 256 MB."""
-    buffer = int(os.environ.get("NTEVAL_INDEX_BUFFER_MB") or CHILD_BUFFER_MB)
-    heap = int(os.environ.get("NTEVAL_INDEX_HEAP_MB") or CHILD_HEAP_MB)
+    from ..errors import env_int
+
+    buffer = env_int("NTEVAL_INDEX_BUFFER_MB", CHILD_BUFFER_MB, minimum=1)
+    heap = env_int("NTEVAL_INDEX_HEAP_MB", CHILD_HEAP_MB, minimum=1)
     return buffer, max(heap, buffer + 256)
 
 
@@ -79,8 +81,11 @@ class PipelinedIndexer:
         self.staging = staging
         self.batches = 0
         cores = os.cpu_count() or 1
+        child_memory()  # a bad NTEVAL_INDEX_*_MB fails here, before any work
         self.eager = cores >= 4 if eager is None else eager
-        workers = workers or int(os.environ.get("NTEVAL_INDEX_WORKERS", 0)) or cores
+        from ..errors import env_int
+
+        workers = workers or env_int("NTEVAL_INDEX_WORKERS", 0) or cores
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lucene-child")
         self._futures: list[Future] = []
         self._children: set[subprocess.Popen] = set()

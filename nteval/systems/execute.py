@@ -2,7 +2,7 @@
 cached vectors, fusions from the runs already made, external systems through their adapter."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,7 @@ def configure(index, system: System) -> None:
 
 
 def run_system(target, system: System, topics: dict[str, str], depth: int,
-               done: dict[str, Run] | None = None, threads: int | None = None,
+               done: Mapping[str, Run] | None = None, threads: int | None = None,
                tick: Callable[[int], None] | None = None) -> Run:
     """Rankings for every topic (an empty list where the query analyzes to nothing). ``target``: a
     :class:`Target`, or an open :class:`~nteval.lucene.searcher.Index`; ``threads``: Java search
