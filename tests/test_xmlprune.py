@@ -96,6 +96,9 @@ HEAD = b'<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD x
      b"<a><AuthorList></AuthorList></a>"),
     (b"<a><!-- <AuthorList> --><b>k</b><AuthorList>x</AuthorList></a>", None),   # after a comment: nothing
     (b"<a><b><![CDATA[<AuthorList>]]></b><AuthorList>x</AuthorList></a>", None),  # after CDATA: nothing
+    (b"<a><?pi <AuthorList> ?><b>k</b><AuthorList>x</AuthorList></a>", None),     # after a PI with "<": nothing
+    (b"<a><?pmcsd ?><!-- note --><AuthorList>x</AuthorList><b>k</b></a>",         # without "<": harmless
+     b"<a><?pmcsd ?><!-- note --><b>k</b></a>"),
 ])
 def test_only_safe_cuts(body, expect):
     data = HEAD + body + b"\n</PubmedArticleSet>\n"

@@ -10,8 +10,9 @@ its last line had bytes), so every later byte keeps its line and column: a synta
 is reported where it is in the file. An element is cut only when nothing can make the cut wrong,
 else it is passed through untouched and the parser sees the file as it is:
 
-- after a comment, CDATA section or internal DTD subset (any ``<!`` but a plain ``<!DOCTYPE``
-  without ``[``), nothing more is cut: ``<AuthorList>`` inside a comment is not an element;
+- after a comment, CDATA section or processing instruction with a ``<`` inside, or an internal DTD
+  subset, nothing more is cut: ``<AuthorList>`` inside a comment is not an element (PubMed's
+  ``<?pmcsd ?>`` and ``<?nihms ?>`` instructions have no ``<`` and change nothing);
 - an empty element (``<AuthorList/>``), one with the same tag nested inside, or one whose end tag
   is not within :data:`MAX_SPAN` bytes (a truncated file, a compression bomb) stays.
 
@@ -164,20 +165,34 @@ def _blank(buf: bytes, start: int, end: int) -> bytes:
     return b"\n" * lines + b" " * last
 
 
+_ENDS = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
+
+
+def _next_markup(data: bytes, at: int) -> int:
+    """Where the next ``<!`` or ``<?`` starts, or -1."""
+    i, j = data.find(b"<!", at), data.find(b"<?", at)
+    return i if j < 0 else j if i < 0 else min(i, j)
+
+
 def _declarations(data: bytes, start: int, eof: bool) -> tuple[str, int]:
-    """Scan ``data`` from ``start`` for a comment, CDATA section or internal DTD subset (a ``<!``
-    that is not a ``<!DOCTYPE`` without ``[``): ``("through", _)`` when one starts, ``("wait", at)``
-    when the bytes so far cannot tell (at: where to look again), else ``("ok", at)``."""
-    at = data.find(b"<!", start)
+    """Scan ``data`` from ``start`` for markup whose content is not elements: a comment, CDATA
+    section, processing instruction or DTD. One with no ``<`` inside is harmless (PubMed has
+    ``<?pmcsd ?>`` and ``<?nihms ?>`` instructions); one with a ``<`` inside (its ``<AuthorList>``
+    is not an element) or an internal DTD subset gives ``("through", _)``. ``("wait", at)`` when the
+    bytes so far cannot tell (at: where to look again), else ``("ok", at)``."""
+    at = _next_markup(data, start)
     while at >= 0:
-        if len(data) - at < 9 or not data.startswith(b"<!DOCTYPE", at):
-            if not eof and len(data) - at < 9 and b"<!DOCTYPE".startswith(data[at:]):
-                return "wait", at
-            return "through", at
-        gt = data.find(b">", at)
-        if gt < 0:
+        head = data[at:at + 9]
+        close = next((c for o, c in _ENDS if head.startswith(o)), None)
+        if close is None:
+            if len(head) < 9 and not eof and any(o.startswith(head) for o, _c in _ENDS):
+                return "wait", at  # "<!-" may become a comment
+            close = b">"
+        end = data.find(close, at + 2)
+        if end < 0:
             return ("through", at) if eof else ("wait", at)
-        if b"[" in data[at:gt]:
+        body = data[at + 2:end]
+        if b"<" in body or (head.startswith(b"<!DOCTYPE") and b"[" in body):
             return "through", at
-        at = data.find(b"<!", gt)
-    return "ok", max(start, len(data) - 1)  # a "<" at the end may begin a "<!"
+        at = _next_markup(data, end)
+    return "ok", max(start, len(data) - 1)  # a "<" at the end may begin a "<!" or "<?"
