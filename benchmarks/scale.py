@@ -184,6 +184,8 @@ def plot(res: dict, path: Path) -> None:
     x = [r["records"] for r in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     a1.plot(x, [r["us_per_record"] for r in rows], "o-", label="nteval index")
+    for rr in res.get("reruns", []):  # a size re-measured alone (``--sizes N --index-only``), added by hand
+        a1.plot([rr["records"]], [rr["us_per_record"]], "o", mfc="none", color="C0", label="nteval index, rerun alone")
     has_focused = all(r["focused_s"] is not None for r in rows)
     if has_focused:
         a1.plot(x, [r["focused_s"] / res["topics"] * 1e3 for r in rows], "s--",
@@ -197,6 +199,7 @@ def plot(res: dict, path: Path) -> None:
     a2.plot(x, [r["index_peak_anon_rss_mb"] for r in rows], "o:", label="index, anonymous RSS")
     if has_focused:
         a2.plot(x, [r["focused_peak_rss_mb"] for r in rows], "s--", label="focused, RSS")
+        a2.plot(x, [r["focused_peak_anon_rss_mb"] for r in rows], "s:", color="C2", label="focused, anonymous RSS")
     a2.axhline(2048, color="grey", lw=0.8)
     a2.set_xscale("log")
     a2.set_xlabel("Medline records")

@@ -76,9 +76,10 @@ def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: st
 
 
 #: How many hits (topic × rank) of one call's runs stay in memory (≈ 145 bytes each as Python
-#: tuples): the runs beyond it are read back from their files when asked for. 1,000 topics × 1,000
-#: hits × 17 systems held at once took 2.5 GB; this keeps ≈ 0.6 GB. NTEVAL_RUN_MEMORY_HITS overrides.
-RUN_MEMORY_HITS = 4_000_000
+#: tuples): the runs beyond it are read back from their files when asked for (≈ 2 s per million
+#: hits). 1,000 topics × 1,000 hits × 17 systems held at once took 2.5 GB; this keeps ≈ 0.3 GB, a
+#: fusion's inputs at 1,000 topics. NTEVAL_RUN_MEMORY_HITS overrides.
+RUN_MEMORY_HITS = 2_000_000
 
 
 def run_memory_budget() -> int:
@@ -126,6 +127,10 @@ class RunSet(Mapping):
         run = {q: run.get(q, []) for q in self._topics}
         self._hold(name, run)
         return run
+
+    def held(self) -> list[str]:
+        """The names of the runs in memory, most recently used first (evaluate these first)."""
+        return list(reversed(self._held))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._paths)

@@ -68,11 +68,13 @@ def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], pr
     is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
     from tqdm import tqdm
 
-    per_topic: dict[str, dict[str, dict[str, float]]] = {}
-    means: dict[str, dict[str, float]] = {}
-    for name in tqdm(list(runs) if names is None else names, desc=desc, unit=" run", disable=not progress, file=sys.stderr, leave=False):
-        means[name], per_topic[name] = evaluate_run(qrels, runs[name], measures)
-    return Scores(list(measures), per_topic, means)
+    order = list(runs) if names is None else list(names)
+    held = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice
+    todo = [n for n in held if n in order] + [n for n in order if n not in held]
+    got: dict[str, tuple] = {}
+    for name in tqdm(todo, desc=desc, unit=" run", disable=not progress, file=sys.stderr, leave=False):
+        got[name] = evaluate_run(qrels, runs[name], measures)
+    return Scores(list(measures), {n: got[n][1] for n in order}, {n: got[n][0] for n in order})
 
 
 def strata_means(scores: Scores, strata: dict[str, dict[str, list[str]]], measures: list[str]) -> dict[str, Any]:
