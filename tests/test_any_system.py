@@ -277,7 +277,9 @@ def test_python_callable_and_external_program_are_systems(first200_index, tmp_pa
     for garbage, needle in [(lambda q, k: [1, 2], "must return {qid"),
                             (lambda q, k: {x: [("d", float("nan"))] for x in q}, "is not finite"),
                             (lambda q, k: {x: "d1 d2" for x in q}, "a ranking must be"),
-                            (lambda q, k: {"no-such-topic": []}, "not this experiment's")]:
+                            (lambda q, k: {"no-such-topic": []}, "not this experiment's"),
+                            # a run file cannot hold it: read back, " 123" became "123" (a review found it)
+                            (lambda q, k: {x: [(" 123", 1.0)] for x in q}, "contains whitespace")]:
         with pytest.raises(InputError, match=needle.replace("{", r"\{")):
             run_focused(first200_index, out, n_topics=40, min_topics=10, progress=False,
                         systems=[*bm25, callable_system("bad", garbage, "1")])

@@ -150,3 +150,48 @@ def test_a_record_whose_unread_parts_are_huge_is_still_bounded(tmp_path):
     recs = list(read_medline(bomb))
     assert [getattr(r, "reason", None) for r in recs].count("too_large") == 1
     assert len(recs) == 100
+
+
+# Cases a review found (each failed before its fix).
+
+def test_a_cut_ending_at_a_chunk_boundary_still_scans_the_next_chunk_for_cdata():
+    head = b'<R><A><AuthorList><Author/></AuthorList>'
+    data = head + b'<T><![CDATA[a <KeywordList>x</KeywordList> b]]></T></A></R>'
+    for chunk in (len(head), len(head) - 1, 7, 1 << 20):
+        out, _ = _pruned(data, chunk=chunk)
+        assert etree.fromstring(out).find(".//T").text == "a <KeywordList>x</KeywordList> b", chunk
+
+
+def _one_record(tmp_path, name, abstract_parts, between="", article_extra=""):
+    texts = between.join(f"<AbstractText>{p}</AbstractText>" for p in abstract_parts)
+    rec = (f'<PubmedArticle><MedlineCitation><PMID Version="1">1</PMID><Article><ArticleTitle>T</ArticleTitle>'
+           f'{article_extra}<Abstract>{texts}</Abstract></Article></MedlineCitation></PubmedArticle>')
+    path = tmp_path / name
+    path.write_text('<?xml version="1.0"?>\n<PubmedArticleSet>' + rec + "</PubmedArticleSet>\n")
+    return [getattr(r, "reason", type(r).__name__) for r in read_medline(path)]
+
+
+def test_a_record_end_inside_a_comment_or_cdata_does_not_lift_the_size_bound(tmp_path):
+    half = "a " * (MAX_RECORD_CHARS // 3)  # two halves: over the bound together, under it apart
+    assert _one_record(tmp_path, "plain.xml", [half, half]) == ["too_large"]
+    assert _one_record(tmp_path, "comment.xml", [half, half], between="<!-- </MedlineCitation> -->") == ["too_large"]
+    assert _one_record(tmp_path, "cdata.xml", [half, "<![CDATA[</MedlineCitation>]]>", half]) == ["too_large"]
+
+
+def test_the_blanks_a_cut_leaves_do_not_count_as_text(tmp_path):
+    authors = "<AuthorList>" + '<Author ValidYN="Y"><LastName>X</LastName><ForeName>Y</ForeName></Author>' * 3000 + "</AuthorList>"
+    abstract = "a " * int(MAX_RECORD_CHARS * 0.45)  # 0.9 of the bound; the AuthorList's bytes would tip it over
+    assert _one_record(tmp_path, "authors.xml", [abstract], article_extra=authors) == ["Document"]
+
+
+def test_an_unterminated_comment_is_not_held_beyond_the_span_limit():
+    data = HEAD + b"<a><!-- " + b"x" * 50_000
+    stream = PrunedStream(io.BytesIO(data), UNREAD, chunk=1000, max_span=5000)
+    first = stream.read(100)
+    assert first == data[:100] and len(stream._pending) + len(stream._out) < 10_000
+
+
+def test_an_empty_element_is_passed_on_without_waiting_for_an_end_tag():
+    data = HEAD + b"<a>" + b"<KeywordList/><b>k</b>" * 5000 + b"</a>\n</PubmedArticleSet>\n"
+    stream = PrunedStream(io.BytesIO(data), UNREAD, chunk=1 << 20)
+    assert stream.read(1 << 20) == data and stream.cut == 0

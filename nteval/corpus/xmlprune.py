@@ -99,16 +99,19 @@ class PrunedStream:
             else:
                 self._eof = True
         if not self._through:
-            verdict, self._checked = _declarations(self._pending, self._checked, self._eof)
+            verdict, self._checked = _declarations(self._pending, self._checked, self._eof, self._max_span)
             if verdict == "wait":
                 return  # a "<!" that more bytes will tell
-            self._through = verdict == "through"
+            if verdict == "through":
+                self._through = True
+                # a "</MedlineCitation>" inside a comment is no record end: no more bound from here on
+                self._end, self.longest_record = None, 1 << 62
         if self._through:
             self._emit(self._pending)
             self._pending = b""
             return
         rest = self._cut(self._pending)
-        self._checked -= len(self._pending) - len(rest)
+        self._checked = max(0, self._checked - (len(self._pending) - len(rest)))
         self._pending = rest
 
     def _cut(self, buf: bytes) -> bytes:
@@ -136,6 +139,10 @@ class PrunedStream:
                 pos = after
                 continue
             gt = buf.find(b">", after)
+            if gt >= 0 and buf[gt - 1] == 0x2F:
+                parts.append(buf[pos:gt + 1])  # <Tag .../>: nothing to cut
+                pos = gt + 1
+                continue
             end = buf.find(close, after) if gt >= 0 else -1
             if end < 0:
                 if not self._eof and len(buf) - start <= self._max_span:
@@ -146,8 +153,8 @@ class PrunedStream:
                 pos = after
                 continue
             end += len(close)
-            if buf[gt - 1] == 0x2F or buf.find(open_, after, end) >= 0 or end - start > self._max_span:
-                parts.append(buf[pos:after])  # <Tag/>, nested, or too long: leave it
+            if buf.find(open_, after, end) >= 0 or end - start > self._max_span:
+                parts.append(buf[pos:after])  # nested, or too long: leave it
                 pos = after
                 continue
             parts.append(buf[pos:start])
@@ -174,7 +181,7 @@ def _next_markup(data: bytes, at: int) -> int:
     return i if j < 0 else j if i < 0 else min(i, j)
 
 
-def _declarations(data: bytes, start: int, eof: bool) -> tuple[str, int]:
+def _declarations(data: bytes, start: int, eof: bool, max_span: int = MAX_SPAN) -> tuple[str, int]:
     """Scan ``data`` from ``start`` for markup whose content is not elements: a comment, CDATA
     section, processing instruction or DTD. One with no ``<`` inside is harmless (PubMed has
     ``<?pmcsd ?>`` and ``<?nihms ?>`` instructions); one with a ``<`` inside (its ``<AuthorList>``
@@ -189,8 +196,8 @@ def _declarations(data: bytes, start: int, eof: bool) -> tuple[str, int]:
                 return "wait", at  # "<!-" may become a comment
             close = b">"
         end = data.find(close, at + 2)
-        if end < 0:
-            return ("through", at) if eof else ("wait", at)
+        if end < 0:  # unterminated so far: wait for more, but not past max_span (memory stays bounded)
+            return ("through", at) if eof or len(data) - at > max_span else ("wait", at)
         body = data[at + 2:end]
         if b"<" in body or (head.startswith(b"<!DOCTYPE") and b"[" in body):
             return "through", at

@@ -288,6 +288,8 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
             docid, score = item
             if not isinstance(docid, (str, int)) or isinstance(docid, bool) or not str(docid).strip():
                 raise InputError(None, f"system {name}: topic {short(q)}: a docid must be a string, got {short(docid)}")
+            if any(c.isspace() for c in str(docid)):  # a TREC run file could not hold it as it is
+                raise InputError(None, f"system {name}: topic {short(q)}: docid {short(docid)} contains whitespace")
             try:
                 s = float(score)
             except (TypeError, ValueError):
