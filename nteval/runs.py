@@ -105,10 +105,14 @@ class RunSet(Mapping):
         self.budget = budget if budget is not None else run_memory_budget()
         self.reads = 0  # runs read back from their files (what a tight budget costs)
 
-    def add(self, name: str, path: Path, run: Run) -> None:
-        """``run`` (restricted to the topics) is the content of ``path``."""
+    def add(self, name: str, path: Path, run: Run | None = None) -> None:
+        """``run`` (restricted to the topics) is the content of ``path``; without it, the file is read."""
         self._paths[name] = path
-        self._hold(name, run)
+        self._hold(name, self._read(path) if run is None else run)
+
+    def _read(self, path: Path) -> Run:
+        run = read_run(path)
+        return {q: run.get(q, []) for q in self._topics}
 
     def _hold(self, name: str, run: Run) -> None:
         self._held.pop(name, None)
@@ -121,10 +125,8 @@ class RunSet(Mapping):
         if name in self._held:
             self._held.move_to_end(name)
             return self._held[name]
-        path = self._paths[name]  # KeyError for a system this call did not run
-        run = read_run(path)
+        run = self._read(self._paths[name])  # KeyError for a system this call did not run
         self.reads += 1
-        run = {q: run.get(q, []) for q in self._topics}
         self._hold(name, run)
         return run
 
@@ -187,8 +189,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
             bar.set_postfix_str(s.name)
             meta = _cached_meta(path, meta_path, key)
             if meta is not None:
-                run = read_run(path)
-                runs.add(s.name, path, {q: run.get(q, []) for q in topics})
+                runs.add(s.name, path)
                 infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),
                                      meta.get("queries_per_s"), meta.get("notes")))
                 bar.update(len(topics))

@@ -24,11 +24,12 @@ class Document:
         return " ".join(p for p in self.abstract_parts if p)
 
 
-#: A record whose text (Medline: every text node of the citation that reaches the parser, i.e. not
-#: the elements :data:`nteval.corpus.medline.UNREAD` cut out first, each run of whitespace counted
-#: once; BEIR: the JSON line) exceeds this many characters is skipped and counted as ``too_large``. Real PubMed records stay under ~50,000
-#: characters; the bound keeps a compression bomb (a 764 KB .xml.gz whose one abstract inflates to
-#: 500 MB) from taking the machine's memory.
+#: A record whose text exceeds this many characters is skipped and counted as ``too_large``
+#: (Medline: every text node of the citation that reaches the parser, i.e. not the elements
+#: :data:`nteval.corpus.medline.UNREAD` cut out first, each run of whitespace counted once; BEIR:
+#: the JSON line). Real PubMed records stay under ~50,000 characters; the bound keeps a
+#: compression bomb (a 764 KB .xml.gz whose one abstract inflates to 500 MB) from taking the
+#: machine's memory.
 MAX_RECORD_CHARS = 1_000_000
 
 

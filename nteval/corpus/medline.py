@@ -171,9 +171,10 @@ def _too_large(mc: etree._Element, limit: int) -> bool:
     """More than ``limit`` characters of text in the record: what ``"".join(mc.itertext())`` holds
     with each run of whitespace counted once (indentation, and the blanks a cut element leaves,
     see :mod:`.xmlprune`), counted in C. XPath's string value has every text node (CDATA
-    included, comments and PIs left out, as ``itertext`` does); ``itertext`` also gives an unresolved entity reference as its
-    ``&name;``, which XPath leaves out, so those are added (real records have none). Counting the
-    text nodes one Python string at a time took ~40% of a PubMed file's parse."""
+    included, comments and PIs left out, as ``itertext`` does); ``itertext`` also gives an
+    unresolved entity reference as its ``&name;``, which XPath leaves out, so those are added (real
+    records have none). Counting the text nodes one Python string at a time took ~40% of a PubMed
+    file's parse."""
     total = int(_TEXT_LENGTH(mc))
     if total > limit:
         return True

@@ -45,8 +45,8 @@ class PrunedStream:
         self._out = b""      # decided, not yet returned
         self._at = 0         # how much of _out was returned
         self._eof = False
-        self._checked = 0    # _pending holds no "<!" before this offset
-        self._through = False  # after a comment/CDATA/internal subset: cut nothing more
+        self._checked = 0    # _pending holds no "<!" or "<?" to look at before this offset
+        self._through = False  # after markup with a "<" inside or an internal subset: cut nothing more
         self.cut = 0         # elements cut so far
         self._end = record_end.encode() if record_end else None
         self._since = 0      # bytes passed on since the last record end
@@ -67,12 +67,6 @@ class PrunedStream:
 
     def close(self) -> None:
         self._raw.close()
-
-    def __enter__(self) -> PrunedStream:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
     def _emit(self, data: bytes) -> None:
         if self._end is not None:
