@@ -79,7 +79,6 @@ def bench_parse(path: Path) -> dict:
 def bench_search(index_dir: Path, n: int = 1000, repeat: int = 2) -> dict:
     from nteval.corpus.store import DocStore
     from nteval.lucene import jvm
-    from nteval.lucene.searcher import _java_list
     from nteval.runs import run_all
     from nteval.systems.base import make_system
     from nteval.topics.focused import focused_topics
@@ -91,6 +90,13 @@ def bench_search(index_dir: Path, n: int = 1000, repeat: int = 2) -> dict:
     store.close()
     searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(index_dir / "nt"))
     searcher.set_bm25(0.9, 0.4)
+
+    def _java_list(items):
+        lst = jvm.autoclass("java.util.ArrayList")()
+        for x in items:
+            lst.add(x)
+        return lst
+
     qids = list(topics)
     # chunks of 200 as nteval's runner does: one call for 1,000 queries × 1,000 hits holds ~1M
     # hits with their stored documents in the JVM heap and thrashes its GC
@@ -117,7 +123,64 @@ def bench_search(index_dir: Path, n: int = 1000, repeat: int = 2) -> dict:
     res = {"queries": len(qids), "raw_batch_search_q_s": round(qb, 1), "nteval_runner_q_s": round(qo, 1),
            "ratio": round(qo / qb, 2)}
     res["searchcollection"] = bench_searchcollection(index_dir, topics, system, repeat)
+    res["feedback"] = bench_feedback(index_dir, dict(list(topics.items())[:300]), repeat)
     return res
+
+
+def bench_feedback(index_dir: Path, topics: dict[str, str], repeat: int = 2) -> list[dict]:
+    """RM3 and Rocchio: nteval's runner (Anserini's reranker cascade on a searcher without stored
+    fields) vs Anserini's ``SimpleSearcher.batch_search`` configured with its own setters, in
+    batches of 100 queries as nteval's runner called it before, 2 threads each, depth 1,000; the
+    rankings must be identical (the same docids with the same scores as the run file writes them)."""
+    from nteval.formats.trec import read_run
+    from nteval.lucene import jvm
+    from nteval.runs import run_all
+    from nteval.systems.base import make_system
+
+    qids = list(topics)
+    lists = []
+    for i in range(0, len(qids), 100):
+        texts, ids = jvm.autoclass("java.util.ArrayList")(), jvm.autoclass("java.util.ArrayList")()
+        for q in qids[i:i + 100]:
+            texts.add(topics[q])
+            ids.add(q)
+        lists.append((texts, ids))
+    rows = []
+    for algorithm in ("bm25_rm3", "bm25_rocchio"):
+        system = make_system(algorithm, algorithm)
+        p = system.params
+        searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(index_dir / "nt"))
+        searcher.set_bm25(float(p["k1"]), float(p["b"]))
+        if algorithm == "bm25_rm3":
+            searcher.set_rm3(int(p["fb_terms"]), int(p["fb_docs"]), float(p["original_query_weight"]))
+        else:
+            searcher.set_rocchio("JsonCollection", int(p["fb_terms"]), int(p["fb_docs"]), 0, 0, float(p["alpha"]),
+                                 float(p["beta"]), 0.0, False, False)
+
+        def raw():
+            out = {}
+            for texts, ids in lists:
+                res = searcher.batch_search(texts, ids, 1000, 2)
+                out.update({q: [(str(h.docid), float(h.score)) for h in res.get(q)] for q in ids.toArray()})
+            return out
+
+        base, ours = [], []
+        for r in range(repeat):
+            t = time.perf_counter()
+            theirs = raw()
+            base.append(time.perf_counter() - t)
+            out = _scratch(f"fb-{algorithm}-{r}")
+            t = time.perf_counter()
+            run_all(index_dir, "nt", f"fb-{r}", topics, [system], out, depth=1000, progress=False, threads=2)
+            ours.append(time.perf_counter() - t)
+            mine = read_run(out / f"{algorithm}.run")
+            shutil.rmtree(out, ignore_errors=True)
+        searcher.close()
+        same = sum(1 for q in qids if {d: f"{x:.6f}" for d, x in theirs[q]} == {d: f"{x:.6f}" for d, x in mine.get(q, [])})
+        rows.append({"system": algorithm, "topics": len(qids), "simplesearcher_q_s": round(len(qids) / min(base), 1),
+                     "nteval_q_s": round(len(qids) / min(ours), 1), "ratio": round(min(base) / min(ours), 2),
+                     "identical_rankings": same})
+    return rows
 
 
 def bench_searchcollection(index_dir: Path, topics: dict[str, str], system, repeat: int = 2) -> list[dict]:
@@ -169,6 +232,14 @@ def _print_search(q: dict) -> None:
         print(f"           {row['threads']} thread(s): nteval runner {row['nteval_q_s']} q/s vs Anserini SearchCollection "
               f"{row['searchcollection_q_s']} q/s (its JVM start-up {row['jvm_startup_s']} s left out) → {row['ratio']}× "
               f"(goal ≥ 2×); same document sets on {row['same_document_sets']} of {row['topics']} topics")
+    _print_feedback(q.get("feedback", []))
+
+
+def _print_feedback(rows: list[dict]) -> None:
+    for row in rows:
+        print(f"feedback   {row['system']}, {row['topics']} titles, depth 1000, 2 threads: nteval runner {row['nteval_q_s']} q/s "
+              f"vs SimpleSearcher.batch_search {row['simplesearcher_q_s']} q/s → {row['ratio']}×; identical rankings on "
+              f"{row['identical_rankings']} of {row['topics']} topics")
 
 
 def _children_cpu() -> float:

@@ -184,12 +184,17 @@ def plot(res: dict, path: Path) -> None:
     x = [r["records"] for r in rows]
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
     a1.plot(x, [r["us_per_record"] for r in rows], "o-", label="nteval index")
-    for rr in res.get("reruns", []):  # a size re-measured alone (``--sizes N --index-only``), added by hand
-        a1.plot([rr["records"]], [rr["us_per_record"]], "o", mfc="none", color="C0", label="nteval index, rerun alone")
+    reruns = res.get("reruns", [])  # sizes re-measured later (``--sizes N``), added by hand with a "why"
+    for rr in reruns:
+        a1.plot([rr["records"]], [rr["us_per_record"]], "o", mfc="none", color="C0",
+                label=f"nteval index, rerun ({rr.get('why', 'alone')})")
     has_focused = all(r["focused_s"] is not None for r in rows)
     if has_focused:
         a1.plot(x, [r["focused_s"] / res["topics"] * 1e3 for r in rows], "s--",
                 label=f"focused {res['topics']} topics, ms/topic ({res['systems']})")
+        for rr in (r for r in reruns if r.get("focused_s")):
+            a1.plot([rr["records"]], [rr["focused_s"] / res["topics"] * 1e3], "s", mfc="none", color="C1",
+                    label=f"focused, rerun ({rr['why']})")
     a1.set_xscale("log")
     a1.set_xlabel("Medline records")
     a1.set_ylabel("µs per record  /  ms per topic")
@@ -200,6 +205,9 @@ def plot(res: dict, path: Path) -> None:
     if has_focused:
         a2.plot(x, [r["focused_peak_rss_mb"] for r in rows], "s--", label="focused, RSS")
         a2.plot(x, [r["focused_peak_anon_rss_mb"] for r in rows], "s:", color="C2", label="focused, anonymous RSS")
+        for rr in (r for r in reruns if r.get("focused_s")):
+            a2.plot([rr["records"]], [rr["focused_peak_rss_mb"]], "s", mfc="none", color="C2",
+                    label=f"focused RSS, rerun ({rr['why']})")
     a2.axhline(2048, color="grey", lw=0.8)
     a2.set_xscale("log")
     a2.set_xlabel("Medline records")
@@ -253,6 +261,11 @@ def report(res: dict, a) -> None:
         print(f"{r['records']:>10,} {r['documents']:>9,} {r['index_s']:>8} {r['us_per_record']:>7} "
               f"{r['index_peak_rss_mb']:>7} {r['index_peak_anon_rss_mb']:>8} {r['index_bytes_per_record']:>6} "
               f"{r['focused_s']:>9} {r['focused_peak_rss_mb']:>7}")
+    for rr in res.get("reruns", []):
+        print(f"  rerun ({rr.get('why', 'alone')}): {rr['records']:,} records, index {rr['index_s']} s, "
+              f"{rr['us_per_record']} µs/record, peak {rr['index_peak_rss_mb']} MB"
+              + (f"; focused {rr['focused_s']} s, peak {rr['focused_peak_rss_mb']} MB "
+                 f"(anonymous {rr['focused_peak_anon_rss_mb']})" if rr.get("focused_s") else ""))
     print(f"time per record {big['records']:,} vs {small['records']:,}: {res['time_per_record_ratio']}× (goal ≤ 1.3×); "
           f"peak RSS at {big['records']:,}: {big['index_peak_rss_mb']} MB index"
           f"{'' if big['focused_peak_rss_mb'] is None else ', %s MB focused' % big['focused_peak_rss_mb']} (goal ≤ 2048); new in the temporary directory afterwards: {res['left_in_tmp'] or 'nothing'}")

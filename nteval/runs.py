@@ -19,7 +19,8 @@ from .atomic import write_text
 from .formats.trec import Run, canonical, format_run, read_run
 from .systems.base import FUSIONS, System
 
-RUN_FORMAT = 2  # bump when the way runs are computed changes (2: exact Lucene scores, fast path)
+RUN_FORMAT = 3  # bump when the way runs are computed changes (2: exact Lucene scores, fast path;
+#                3: RM3 given fb_terms and fb_docs in Anserini's order, they were swapped)
 
 
 def topics_key(topics: dict[str, str]) -> str:

@@ -146,9 +146,13 @@ def test_a_bad_number_in_the_environment_is_one_line(tmp_path, monkeypatch, var,
     assert_clean_failure(result, out, [var, "whole number", repr(value)])
 
 
-def test_a_bad_run_memory_budget_is_one_line(first200_index, tmp_path, monkeypatch):
+@pytest.mark.parametrize("cmd", ["focused", "grid", "correlate"])
+def test_a_bad_run_memory_budget_is_one_line(first200_index, tmp_path, monkeypatch, cmd):
+    """Caught before anything is searched or written, for every command that computes runs."""
     monkeypatch.setenv("NTEVAL_RUN_MEMORY_HITS", "1e6")
     out = tmp_path / "f"
-    result = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--out", str(out), "--topics", "20", "--min-topics", "10",
-                                       "--quiet"])
+    args = {"focused": ["--topics", "20", "--min-topics", "10"],
+            "grid": ["--param", "k1=0.5,1", "--topics", "3"],
+            "correlate": ["--queries", str(tmp_path / "q.tsv"), "--qrels", str(tmp_path / "r.txt")]}[cmd]
+    result = CliRunner().invoke(main, [cmd, "--index", str(first200_index), "--out", str(out), *args, "--quiet"])
     assert_clean_failure(result, out, ["NTEVAL_RUN_MEMORY_HITS", "whole number", "'1e6'"])

@@ -149,7 +149,9 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     Dask scheduler's address: every protocol's and the human topics' Lucene runs are computed by its
     workers, one task per system (:func:`nteval.runs.run_all`)."""
     from ..experiment import resolve_systems, run_protocol_scores
+    from ..runs import run_memory_budget
 
+    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
     systems_path, system_list = resolve_systems(systems, extra_systems)

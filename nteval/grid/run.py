@@ -231,8 +231,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: 
     OUT is locked for the whole run (:func:`nteval.atomic.out_dir_lock`): a second grid writing the
     same OUT gets a one-line error instead of mixing cells. Arguments: see :func:`_run_grid`."""
     from ..atomic import out_dir_lock
-    from ..runs import cluster_session
+    from ..runs import cluster_session, run_memory_budget
 
+    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
     with out_dir_lock(out), cluster_session(kwargs.get("scheduler"), [Path(index_dir)]):
         return _run_grid(index_dir, out, params, *args, **kwargs)
 

@@ -83,9 +83,7 @@ class PipelinedIndexer:
         cores = os.cpu_count() or 1
         child_memory()  # a bad NTEVAL_INDEX_*_MB fails here, before any work
         self.eager = cores >= 4 if eager is None else eager
-        from ..errors import env_int
-
-        workers = workers or env_int("NTEVAL_INDEX_WORKERS", 0) or cores
+        workers = workers or cores  # (the CLI passes --jobs)
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lucene-child")
         self._futures: list[Future] = []
         self._children: set[subprocess.Popen] = set()

@@ -10,6 +10,12 @@ Anserini's query generator, similarity and sort (score, then docid), and hits ar
 collection docids through a table read once per index. ``SimpleSearcher`` would load every
 hit's stored document (the raw JSON) to read its id — 80 % of the search time — and rounds
 scores to 4 decimals. Same documents in the same order; scores here are Lucene's exact float32.
+
+Feedback systems run Anserini's own reranker cascade (``Rm3Reranker`` / ``RocchioReranker``, then
+``ScoreTiesAdjusterReranker``, as ``SimpleSearcher.set_rm3``/``set_rocchio`` build it) on Java threads,
+on a searcher that loads no stored documents (``nteval.BatchSearch.feedbackSearch``): the same
+documents and scores as ``SimpleSearcher.batch_search`` (tested), without holding every hit's JSON
+in the heap.
 """
 from __future__ import annotations
 
@@ -29,8 +35,6 @@ Ranking = list[tuple[str, float]]
 #: ``corpus.document.MAX_RECORD_CHARS``); queries above Lucene's default are counted
 #: (:attr:`Index.long_queries`, ``long_queries`` in a run's ``.meta.json``).
 MAX_CLAUSES = 1_000_000
-#: queries per SimpleSearcher call for feedback systems (RM3, Rocchio): bounds the JVM heap they need
-FEEDBACK_BATCH = 100
 LUCENE_DEFAULT_CLAUSES = 1024
 
 
@@ -46,9 +50,12 @@ class Index:
         self._reader = self._utils.getReader(str(self.path))
         self._Term = jvm.autoclass("org.apache.lucene.index.Term")
         self._df_cache: dict[str, int] = {}
-        self._feedback = False
+        self._cascade = None  # Anserini reranker cascade of the configured feedback system, if any
+        self._cutoff = False  # RM3 feeds back from SimpleSearcher's first stage of `rerankcutoff` hits
         self._fast = jvm.autoclass("org.apache.lucene.search.IndexSearcher")(self._reader)
         self._fast.setSimilarity(self._searcher.get_similarity())
+        self._batch = jvm.autoclass("nteval.BatchSearch")
+        self._fb = self._batch.feedbackSearcher(self._reader)
         self._analyzer = self._searcher.get_analyzer()
         self._bow = jvm.autoclass("io.anserini.search.query.BagOfWordsQueryGenerator")()
         self._sort = jvm.autoclass("io.anserini.search.SearchCollection").BREAK_SCORE_TIES_BY_DOCID
@@ -105,23 +112,30 @@ class Index:
     # -- scoring model ----------------------------------------------------------------------
     def configure(self, model: str, **params: float) -> None:
         """Similarity and feedback for bag-of-words search: ``bm25`` (k1, b), ``qld`` (mu),
-        plus optional ``rm3`` / ``rocchio`` feedback parameters."""
+        plus optional ``rm3`` / ``rocchio`` feedback (``fb_docs`` feedback documents, ``fb_terms``
+        expansion terms, and ``original_query_weight`` or ``alpha``/``beta``)."""
         s = self._searcher
-        s.unset_rm3()
-        s.unset_rocchio()
         if model == "qld":
             s.set_qld(float(params.get("mu", 1000.0)))
         else:
             s.set_bm25(float(params.get("k1", 0.9)), float(params.get("b", 0.4)))
-        if params.get("rm3"):
-            s.set_rm3(int(params["fb_docs"]), int(params["fb_terms"]), float(params["original_query_weight"]))
-        if params.get("rocchio"):
-            # (collection class, top fb terms, top fb docs, bottom fb terms, bottom fb docs, alpha, beta, gamma,
-            #  output query, use negative)
-            s.set_rocchio("JsonCollection", int(params["fb_terms"]), int(params["fb_docs"]), 0, 0,
-                          float(params.get("alpha", 1.0)), float(params.get("beta", 0.75)), 0.0, False, False)
-        self._feedback = bool(params.get("rm3") or params.get("rocchio"))
         self._fast.setSimilarity(s.get_similarity())
+        self._fb.setSimilarity(s.get_similarity())
+        self._cascade, self._cutoff = None, False
+        if params.get("rm3"):
+            # as SimpleSearcher.set_rm3(fbTerms, fbDocs, weight): no collection parser, filterTerms on
+            rm3 = jvm.autoclass("io.anserini.rerank.lib.Rm3Reranker")(
+                self._analyzer, None, FIELD, int(params["fb_terms"]), int(params["fb_docs"]),
+                float(params["original_query_weight"]), False, True)
+            self._cascade, self._cutoff = _cascade("rm3", rm3), True
+        elif params.get("rocchio"):
+            # as SimpleSearcher.set_rocchio("JsonCollection", top fb terms, top fb docs, bottom fb terms,
+            # bottom fb docs, alpha, beta, gamma, output query, use negative)
+            parser = jvm.autoclass("java.lang.Class").forName("io.anserini.collection.JsonCollection")
+            rocchio = jvm.autoclass("io.anserini.rerank.lib.RocchioReranker")(
+                self._analyzer, parser, FIELD, int(params["fb_terms"]), int(params["fb_docs"]), 0, 0,
+                float(params.get("alpha", 1.0)), float(params.get("beta", 0.75)), 0.0, False, False)
+            self._cascade = _cascade("rocchio", rocchio)
 
     # -- search -----------------------------------------------------------------------------
     def _count_long(self, text: str) -> None:
@@ -130,9 +144,9 @@ class Index:
 
     def search(self, query: str, k: int = 1000) -> Ranking:
         """Bag-of-words search (Lucene syntax in ``query`` is not interpreted)."""
+        if self._cascade is not None:
+            return self.batch_search({"q": query}, k, threads=1)["q"]
         self._count_long(query)
-        if self._feedback:
-            return _convert(self._searcher.search(query, int(k)))
         return self.search_query(self._bow.buildQuery(FIELD, self._analyzer, query), k)
 
     def batch_search(self, queries: dict[str, str], k: int = 1000, threads: int = 2) -> dict[str, Ranking]:
@@ -140,19 +154,27 @@ class Index:
         batch: pyjnius itself is not thread-safe). Same documents, order and scores as :meth:`search`."""
         if not queries:
             return {}
-        if not self._feedback:
-            return self._batch_fast(queries, k, threads)
         qids = list(queries)
         for q in qids:
             self._count_long(queries[q])
-        out: dict[str, Ranking] = {}
-        # SimpleSearcher holds every hit's stored document until the call returns: 100 queries ×
-        # 1,000 hits of ~4 KB is ~400 MB of heap; 500 at once grew the JVM to its 4 GB cap
-        for i in range(0, len(qids), FEEDBACK_BATCH):
-            part = qids[i:i + FEEDBACK_BATCH]
-            res = self._searcher.batch_search(_java_list(queries[q] for q in part), _java_list(part), int(k), int(threads))
-            out.update({q: _convert(res.get(q)) for q in part})
-        return out
+        k = max(1, min(int(k), max(1, self.max_doc)))
+        texts = [queries[q] for q in qids]
+        if self._cascade is None:
+            found = self._batch.search(self._fast, self._bow, self._analyzer, FIELD, texts, k, self._sort, int(threads))
+        else:
+            found = self._batch.feedbackSearch(self._fb, self._bow, self._analyzer, FIELD, texts, k, self._sort,
+                                               self._cascade, self._cutoff, int(threads))
+        return self._rankings(qids, k, *found)
+
+    def feedback_terms(self, query: str, k: int = 1000) -> dict[str, float]:
+        """The weighted terms the configured feedback system searched with for ``query`` (RM3: the
+        query interpolated with the relevance model); empty without feedback or for an empty query."""
+        if self._cascade is None:
+            return {}
+        terms = self._batch.feedbackTerms(self._fb, self._bow, self._analyzer, FIELD, query,
+                                          max(1, min(int(k), max(1, self.max_doc))), self._sort,
+                                          self._cascade, self._cutoff)
+        return {str(t): float(terms.get(t)) for t in terms.keySet().toArray()}
 
     def search_query(self, query, k: int = 1000) -> Ranking:
         """Search with a Lucene ``Query`` object (see :mod:`nteval.lucene.queries`); no feedback."""
@@ -163,16 +185,11 @@ class Index:
         ids = table.take([h.doc for h in hits])
         return [(d, float(h.score)) for d, h in zip(ids, hits)]
 
-    def _batch_fast(self, queries: dict[str, str], k: int, threads: int) -> dict[str, Ranking]:
+    def _rankings(self, qids: list[str], k: int, docs, scores, counts) -> dict[str, Ranking]:
+        """Flat Java arrays of Lucene doc numbers and scores (``k`` slots per query) → rankings."""
         import numpy as np
 
-        qids = list(queries)
-        for q in qids:
-            self._count_long(queries[q])
         table = self._docids if self._docids is not None else self._docid_table()
-        k = max(1, min(int(k), max(1, self.max_doc)))
-        docs, scores, counts = jvm.autoclass("nteval.BatchSearch").search(
-            self._fast, self._bow, self._analyzer, FIELD, [queries[q] for q in qids], k, self._sort, int(threads))
         docs = np.asarray(docs, dtype=np.int64).reshape(len(qids), k)
         scores = np.asarray(scores, dtype=np.float32).reshape(len(qids), k).tolist()
         out: dict[str, Ranking] = {}
@@ -188,14 +205,10 @@ class Index:
         return self._docids
 
 
-def _java_list(items):
-    lst = jvm.autoclass("java.util.ArrayList")()
-    for x in items:
-        lst.add(x)
-    return lst
-
-
-def _convert(hits) -> Ranking:
-    if hits is None:
-        return []
-    return [(str(h.docid), float(h.score)) for h in hits]
+def _cascade(tag: str, reranker):
+    """Anserini's cascade as ``SimpleSearcher`` builds it: the feedback reranker, then its score-tie
+    adjustment (scores rounded to 4 decimals, ties nudged apart by 1e-6)."""
+    cascade = jvm.autoclass("io.anserini.rerank.RerankerCascade")(tag)
+    cascade.add(reranker)
+    cascade.add(jvm.autoclass("io.anserini.rerank.lib.ScoreTiesAdjusterReranker")())
+    return cascade

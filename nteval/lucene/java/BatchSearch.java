@@ -3,10 +3,13 @@ package nteval;
 import java.io.BufferedOutputStream;
 import java.io.FileOutputStream;
 import java.io.OutputStream;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -20,11 +23,13 @@ import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
 import org.apache.lucene.index.SortedDocValues;
+import org.apache.lucene.index.StoredFieldVisitor;
 import org.apache.lucene.index.StoredFields;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.Sort;
+import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.util.BytesRef;
 
 /**
@@ -35,6 +40,9 @@ import org.apache.lucene.util.BytesRef;
  * arrays of Lucene doc numbers and scores, which Python maps to collection docids with a table.
  * The query generator is called by reflection (Anserini's classes are Java 21 class files; this
  * one is compiled with {@code --release 17} against Lucene's API only).
+ *
+ * <p>Feedback systems (RM3, Rocchio) run Anserini's own reranker cascade here too, on a searcher
+ * that loads no stored documents (see {@link #feedbackSearch}).
  */
 public final class BatchSearch {
   private BatchSearch() {}
@@ -136,35 +144,41 @@ public final class BatchSearch {
     return descr;
   }
 
-  /**
-   * Returns {@code {int[] docs, float[] scores, int[] counts}}: query {@code i}'s hits are
-   * {@code docs[i*k .. i*k+counts[i])}, in the order {@code sort} gives (score, then docid).
-   */
-  public static Object[] search(IndexSearcher searcher, Object generator, Analyzer analyzer, String field,
-                                String[] texts, int k, Sort sort, int threads) throws Exception {
-    final Method build = generator.getClass().getMethod("buildQuery", String.class, Analyzer.class, String.class);
-    final int n = texts.length;
-    final int[] docs = new int[n * k];
-    final float[] scores = new float[n * k];
-    final int[] counts = new int[n];
+  /** Every query's hits: query {@code i} owns slots {@code i*k .. i*k+counts[i]) of the flat arrays. */
+  private static final class Hits {
+    final int[] docs;
+    final float[] scores;
+    final int[] counts;
+
+    Hits(int n, int k) {
+      docs = new int[n * k];
+      scores = new float[n * k];
+      counts = new int[n];
+    }
+  }
+
+  /** Anserini's query generator's {@code buildQuery(field, analyzer, text)}. */
+  private static Method buildQuery(Object generator) throws NoSuchMethodException {
+    return generator.getClass().getMethod("buildQuery", String.class, Analyzer.class, String.class);
+  }
+
+  /** The work on query {@code i}; {@code scratch} is one slot a thread may reuse. */
+  private interface QueryTask {
+    void run(int i, Object[] scratch) throws Exception;
+  }
+
+  /** Runs {@code task} for queries 0..n-1 on {@code threads} threads; the first failure is rethrown. */
+  private static void forEachQuery(int n, int threads, QueryTask task) throws Exception {
     final AtomicInteger next = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
     try {
       List<Future<?>> tasks = new ArrayList<>();
       for (int t = 0; t < Math.max(1, threads); t++) {
         tasks.add(pool.submit(() -> {
+          final Object[] scratch = new Object[1];
           int i;
           while ((i = next.getAndIncrement()) < n) {
-            Query q = (Query) build.invoke(generator, field, analyzer, texts[i]);
-            if (q == null) {
-              continue;
-            }
-            ScoreDoc[] hits = searcher.search(q, k, sort, true).scoreDocs;
-            counts[i] = hits.length;
-            for (int j = 0; j < hits.length; j++) {
-              docs[i * k + j] = hits[j].doc;
-              scores[i * k + j] = hits[j].score;
-            }
+            task.run(i, scratch);
           }
           return null;
         }));
@@ -175,6 +189,143 @@ public final class BatchSearch {
     } finally {
       pool.shutdownNow();
     }
-    return new Object[] {docs, scores, counts};
+  }
+
+  /**
+   * Returns {@code {int[] docs, float[] scores, int[] counts}}: query {@code i}'s hits are
+   * {@code docs[i*k .. i*k+counts[i])}, in the order {@code sort} gives (score, then docid).
+   */
+  public static Object[] search(IndexSearcher searcher, Object generator, Analyzer analyzer, String field,
+                                String[] texts, int k, Sort sort, int threads) throws Exception {
+    final Method build = buildQuery(generator);
+    final Hits out = new Hits(texts.length, k);
+    forEachQuery(texts.length, threads, (i, scratch) -> {
+      Query q = (Query) build.invoke(generator, field, analyzer, texts[i]);
+      if (q == null) {
+        return;
+      }
+      ScoreDoc[] hits = searcher.search(q, k, sort, true).scoreDocs;
+      out.counts[i] = hits.length;
+      for (int j = 0; j < hits.length; j++) {
+        out.docs[i * k + j] = hits[j].doc;
+        out.scores[i * k + j] = hits[j].score;
+      }
+    });
+    return new Object[] {out.docs, out.scores, out.counts};
+  }
+
+  /**
+   * An {@link IndexSearcher} whose stored fields read nothing. Anserini's rerankers turn every hit
+   * list into {@code ScoredDocs.fromTopDocs(hits, searcher)}, which loads each hit's stored document
+   * (the raw JSON) through {@code searcher.storedFields()} only to read its id: for 1,000 hits that is
+   * megabytes per query, and it kept the whole stored-fields file mapped. Feedback itself reads term
+   * vectors (or, without them, stored text) from the index reader, not from here, so its terms and
+   * scores are unchanged; docids come from nteval's docid table instead.
+   */
+  private static final class NoStoredFieldsSearcher extends IndexSearcher {
+    NoStoredFieldsSearcher(IndexReader reader) {
+      super(reader);
+    }
+
+    @Override
+    public StoredFields storedFields() {
+      return new StoredFields() {
+        @Override
+        public void document(int docID, StoredFieldVisitor visitor) {}
+      };
+    }
+  }
+
+  /** A searcher for {@link #feedbackSearch}: set its similarity as for any other searcher. */
+  public static IndexSearcher feedbackSearcher(IndexReader reader) {
+    return new NoStoredFieldsSearcher(reader);
+  }
+
+  /** Anserini's classes, looked up by name (they are Java 21 class files; see the class comment). */
+  private static final class Anserini {
+    final Method fromTopDocs;
+    final Method analyze;
+    final Constructor<?> context;
+    final Method run;
+    final Field luceneDocids;
+    final Field scores;
+    final Field feedbackTerms;
+    final Object args;
+    final int rerankCutoff;
+
+    Anserini(Object cascade, int k) throws Exception {
+      final Class<?> scoredDocs = Class.forName("io.anserini.search.ScoredDocs");
+      final Class<?> argsClass = Class.forName("io.anserini.search.SearchCollection$Args");
+      final Class<?> contextClass = Class.forName("io.anserini.rerank.RerankerContext");
+      fromTopDocs = scoredDocs.getMethod("fromTopDocs", TopDocs.class, IndexSearcher.class);
+      analyze = Class.forName("io.anserini.analysis.AnalyzerUtils").getMethod("analyze", Analyzer.class, String.class);
+      context = contextClass.getConstructor(IndexSearcher.class, Object.class, Query.class, String.class, String.class,
+          List.class, Query.class, argsClass);
+      run = cascade.getClass().getMethod("run", scoredDocs, contextClass);
+      luceneDocids = scoredDocs.getField("lucene_docids");
+      scores = scoredDocs.getField("scores");
+      feedbackTerms = contextClass.getField("feedbackTerms");
+      // SimpleSearcher's settings: default arguments, `hits` = k, score ties broken by docid
+      args = argsClass.getConstructor().newInstance();
+      argsClass.getField("hits").setInt(args, k);
+      argsClass.getField("arbitraryScoreTieBreak").setBoolean(args, false);
+      rerankCutoff = argsClass.getField("rerankcutoff").getInt(args);
+    }
+  }
+
+  /** One query through the cascade, as {@code SimpleSearcher} runs it; returns the reranker's context. */
+  private static Object rerankOne(Anserini a, IndexSearcher searcher, Object generator, Method build, Analyzer analyzer,
+                                  String field, String text, int first, Sort sort, Object cascade, Object[] out)
+      throws Exception {
+    final Query q = (Query) build.invoke(generator, field, analyzer, text);
+    if (q == null) {
+      return null;
+    }
+    final TopDocs hits = searcher.search(q, first, sort, true);
+    final Object context = a.context.newInstance(searcher, null, q, null, text, a.analyze.invoke(null, analyzer, text),
+        null, a.args);
+    out[0] = a.run.invoke(cascade, a.fromTopDocs.invoke(null, hits, searcher), context);
+    return context;
+  }
+
+  /**
+   * Feedback search (RM3, Rocchio) of many queries on {@code threads} Java threads, through
+   * Anserini's reranker {@code cascade} exactly as {@code SimpleSearcher.batch_search} runs it
+   * (first stage of {@code rerankcutoff} hits for RM3 when {@code cutoff}, else {@code k}; then the
+   * cascade, its score-tie adjustment included), but on a {@link #feedbackSearcher}: no stored
+   * document is loaded. Same return value as {@link #search}.
+   */
+  public static Object[] feedbackSearch(IndexSearcher searcher, Object generator, Analyzer analyzer, String field,
+                                        String[] texts, int k, Sort sort, Object cascade, boolean cutoff, int threads)
+      throws Exception {
+    final Anserini a = new Anserini(cascade, k);
+    final int first = cutoff ? a.rerankCutoff : k;
+    final Method build = buildQuery(generator);
+    final Hits out = new Hits(texts.length, k);
+    forEachQuery(texts.length, threads, (i, scratch) -> {
+      if (rerankOne(a, searcher, generator, build, analyzer, field, texts[i], first, sort, cascade, scratch) == null) {
+        return;
+      }
+      final int[] ids = (int[]) a.luceneDocids.get(scratch[0]);
+      final float[] s = (float[]) a.scores.get(scratch[0]);
+      final int m = Math.min(ids.length, k);
+      out.counts[i] = m;
+      System.arraycopy(ids, 0, out.docs, i * k, m);
+      System.arraycopy(s, 0, out.scores, i * k, m);
+    });
+    return new Object[] {out.docs, out.scores, out.counts};
+  }
+
+  /** The expansion terms and weights the cascade used for one query (empty when it analyzes to nothing). */
+  @SuppressWarnings("unchecked")
+  public static Map<String, Float> feedbackTerms(IndexSearcher searcher, Object generator, Analyzer analyzer,
+                                                 String field, String text, int k, Sort sort, Object cascade,
+                                                 boolean cutoff) throws Exception {
+    final Anserini a = new Anserini(cascade, k);
+    final int first = cutoff ? a.rerankCutoff : k;
+    final Object context = rerankOne(a, searcher, generator, buildQuery(generator), analyzer, field, text, first, sort,
+        cascade, new Object[1]);
+    final Object terms = context == null ? null : a.feedbackTerms.get(context);
+    return terms == null ? Map.of() : (Map<String, Float>) terms;
   }
 }
