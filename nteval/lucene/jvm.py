@@ -26,8 +26,8 @@ _started = False
 #: (``/tmp/.java_pid<pid>``) at start-up, and an embedded JVM never removes it: every nteval process
 #: left one in /tmp; ``-XX:+DisableAttachMechanism`` (no jcmd/jstack on nteval's own JVM) stops that.
 #: The heap (``NTEVAL_JVM_HEAP``, default 2g) holds no per-document table (docids are a memory-mapped
-#: file) and feedback searches go in batches of 100 queries, so it does not grow with the corpus;
-#: with 4g the JVM kept whatever it had grown to.
+#: file) and no search loads stored documents (see :mod:`nteval.lucene.searcher`), so it does not
+#: grow with the corpus; with 4g the JVM kept whatever it had grown to.
 JVM_OPTIONS = ("-Xrs", "-XX:+DisableAttachMechanism", "-Xms256m", "-Djava.awt.headless=true",
                "-Dslf4j.internal.verbosity=WARN")
 

@@ -36,6 +36,8 @@ Ranking = list[tuple[str, float]]
 #: (:attr:`Index.long_queries`, ``long_queries`` in a run's ``.meta.json``).
 MAX_CLAUSES = 1_000_000
 LUCENE_DEFAULT_CLAUSES = 1024
+#: hit slots per call into Java (queries × k): the flat arrays it returns stay ≈ 80 MB
+BATCH_HITS = 10_000_000
 
 
 class Index:
@@ -158,13 +160,19 @@ class Index:
         for q in qids:
             self._count_long(queries[q])
         k = max(1, min(int(k), max(1, self.max_doc)))
-        texts = [queries[q] for q in qids]
-        if self._cascade is None:
-            found = self._batch.search(self._fast, self._bow, self._analyzer, FIELD, texts, k, self._sort, int(threads))
-        else:
-            found = self._batch.feedbackSearch(self._fb, self._bow, self._analyzer, FIELD, texts, k, self._sort,
-                                               self._cascade, self._cutoff, int(threads))
-        return self._rankings(qids, k, *found)
+        out: dict[str, Ranking] = {}
+        step = max(1, BATCH_HITS // k)  # Java hands back flat arrays of len(batch) × k slots
+        for i in range(0, len(qids), step):
+            part = qids[i:i + step]
+            texts = [queries[q] for q in part]
+            if self._cascade is None:
+                found = self._batch.search(self._fast, self._bow, self._analyzer, FIELD, texts, k, self._sort,
+                                           int(threads))
+            else:
+                found = self._batch.feedbackSearch(self._fb, self._bow, self._analyzer, FIELD, texts, k, self._sort,
+                                                   self._cascade, self._cutoff, int(threads))
+            out.update(self._rankings(part, k, *found))
+        return out
 
     def feedback_terms(self, query: str, k: int = 1000) -> dict[str, float]:
         """The weighted terms the configured feedback system searched with for ``query`` (RM3: the

@@ -5,14 +5,17 @@ import java.io.FileOutputStream;
 import java.io.OutputStream;
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import java.util.Set;
@@ -151,8 +154,9 @@ public final class BatchSearch {
     final int[] counts;
 
     Hits(int n, int k) {
-      docs = new int[n * k];
-      scores = new float[n * k];
+      final int slots = Math.multiplyExact(n, k);  // callers batch their queries well below 2^31 slots
+      docs = new int[slots];
+      scores = new float[slots];
       counts = new int[n];
     }
   }
@@ -167,9 +171,14 @@ public final class BatchSearch {
     void run(int i, Object[] scratch) throws Exception;
   }
 
-  /** Runs {@code task} for queries 0..n-1 on {@code threads} threads; the first failure is rethrown. */
+  /**
+   * Runs {@code task} for queries 0..n-1 on {@code threads} threads. The first failure stops every
+   * thread at its next query and is rethrown as itself (not wrapped in the executor's or
+   * reflection's exceptions), so Python's error names the real cause.
+   */
   private static void forEachQuery(int n, int threads, QueryTask task) throws Exception {
     final AtomicInteger next = new AtomicInteger();
+    final AtomicBoolean failed = new AtomicBoolean();
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));
     try {
       List<Future<?>> tasks = new ArrayList<>();
@@ -177,8 +186,13 @@ public final class BatchSearch {
         tasks.add(pool.submit(() -> {
           final Object[] scratch = new Object[1];
           int i;
-          while ((i = next.getAndIncrement()) < n) {
-            task.run(i, scratch);
+          try {
+            while (!failed.get() && (i = next.getAndIncrement()) < n) {
+              task.run(i, scratch);
+            }
+          } catch (Exception | Error e) {
+            failed.set(true);
+            throw e;
           }
           return null;
         }));
@@ -186,6 +200,15 @@ public final class BatchSearch {
       for (Future<?> f : tasks) {
         f.get();
       }
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      while (cause instanceof InvocationTargetException && cause.getCause() != null) {
+        cause = cause.getCause();
+      }
+      if (cause instanceof Error) {
+        throw (Error) cause;
+      }
+      throw cause instanceof Exception ? (Exception) cause : e;
     } finally {
       pool.shutdownNow();
     }
@@ -290,7 +313,9 @@ public final class BatchSearch {
 
   /**
    * Feedback search (RM3, Rocchio) of many queries on {@code threads} Java threads, through
-   * Anserini's reranker {@code cascade} exactly as {@code SimpleSearcher.batch_search} runs it
+   * Anserini's reranker {@code cascade} exactly as {@code SimpleSearcher.batch_search} runs it on a
+   * Lucene 9+ index (on a Lucene 8 index SimpleSearcher would break score ties arbitrarily; nteval
+   * builds none)
    * (first stage of {@code rerankcutoff} hits for RM3 when {@code cutoff}, else {@code k}; then the
    * cascade, its score-tie adjustment included), but on a {@link #feedbackSearcher}: no stored
    * document is loaded. Same return value as {@link #search}.
@@ -323,9 +348,12 @@ public final class BatchSearch {
                                                  boolean cutoff) throws Exception {
     final Anserini a = new Anserini(cascade, k);
     final int first = cutoff ? a.rerankCutoff : k;
-    final Object context = rerankOne(a, searcher, generator, buildQuery(generator), analyzer, field, text, first, sort,
-        cascade, new Object[1]);
-    final Object terms = context == null ? null : a.feedbackTerms.get(context);
+    final Method build = buildQuery(generator);
+    final Object[] context = new Object[1];
+    forEachQuery(1, 1, (i, scratch) -> {
+      context[0] = rerankOne(a, searcher, generator, build, analyzer, field, text, first, sort, cascade, scratch);
+    });
+    final Object terms = context[0] == null ? null : a.feedbackTerms.get(context[0]);
     return terms == null ? Map.of() : (Map<String, Float>) terms;
   }
 }
