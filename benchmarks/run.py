@@ -91,12 +91,6 @@ def bench_search(index_dir: Path, n: int = 1000, repeat: int = 2) -> dict:
     searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(index_dir / "nt"))
     searcher.set_bm25(0.9, 0.4)
 
-    def _java_list(items):
-        lst = jvm.autoclass("java.util.ArrayList")()
-        for x in items:
-            lst.add(x)
-        return lst
-
     qids = list(topics)
     # chunks of 200 as nteval's runner does: one call for 1,000 queries × 1,000 hits holds ~1M
     # hits with their stored documents in the JVM heap and thrashes its GC
@@ -138,13 +132,8 @@ def bench_feedback(index_dir: Path, topics: dict[str, str], repeat: int = 2) -> 
     from nteval.systems.base import make_system
 
     qids = list(topics)
-    lists = []
-    for i in range(0, len(qids), 100):
-        texts, ids = jvm.autoclass("java.util.ArrayList")(), jvm.autoclass("java.util.ArrayList")()
-        for q in qids[i:i + 100]:
-            texts.add(topics[q])
-            ids.add(q)
-        lists.append((texts, ids))
+    lists = [(_java_list(topics[q] for q in qids[i:i + 100]), _java_list(qids[i:i + 100]))
+             for i in range(0, len(qids), 100)]
     rows = []
     for algorithm in ("bm25_rm3", "bm25_rocchio"):
         system = make_system(algorithm, algorithm)
@@ -181,6 +170,15 @@ def bench_feedback(index_dir: Path, topics: dict[str, str], repeat: int = 2) -> 
                      "nteval_q_s": round(len(qids) / min(ours), 1), "ratio": round(min(base) / min(ours), 2),
                      "identical_rankings": same})
     return rows
+
+
+def _java_list(items):
+    from nteval.lucene import jvm
+
+    lst = jvm.autoclass("java.util.ArrayList")()
+    for x in items:
+        lst.add(x)
+    return lst
 
 
 def bench_searchcollection(index_dir: Path, topics: dict[str, str], system, repeat: int = 2) -> list[dict]:

@@ -159,7 +159,7 @@ class Index:
         qids = list(queries)
         for q in qids:
             self._count_long(queries[q])
-        k = max(1, min(int(k), max(1, self.max_doc)))
+        k = self._depth(k)
         out: dict[str, Ranking] = {}
         step = max(1, BATCH_HITS // k)  # Java hands back flat arrays of len(batch) × k slots
         for i in range(0, len(qids), step):
@@ -179,16 +179,19 @@ class Index:
         query interpolated with the relevance model); empty without feedback or for an empty query."""
         if self._cascade is None:
             return {}
-        terms = self._batch.feedbackTerms(self._fb, self._bow, self._analyzer, FIELD, query,
-                                          max(1, min(int(k), max(1, self.max_doc))), self._sort,
-                                          self._cascade, self._cutoff)
+        terms = self._batch.feedbackTerms(self._fb, self._bow, self._analyzer, FIELD, query, self._depth(k),
+                                          self._sort, self._cascade, self._cutoff)
         return {str(t): float(terms.get(t)) for t in terms.keySet().toArray()}
+
+    def _depth(self, k: int) -> int:
+        """``k`` as a Java batch allocates it: at least 1, at most the index's documents."""
+        return max(1, min(int(k), max(1, self.max_doc)))
 
     def search_query(self, query, k: int = 1000) -> Ranking:
         """Search with a Lucene ``Query`` object (see :mod:`nteval.lucene.queries`); no feedback."""
         if query is None:
             return []
-        table = self._docids if self._docids is not None else self._docid_table()
+        table = self._docid_table()
         hits = self._fast.search(query, int(k), self._sort, True).scoreDocs
         ids = table.take([h.doc for h in hits])
         return [(d, float(h.score)) for d, h in zip(ids, hits)]
@@ -197,7 +200,7 @@ class Index:
         """Flat Java arrays of Lucene doc numbers and scores (``k`` slots per query) → rankings."""
         import numpy as np
 
-        table = self._docids if self._docids is not None else self._docid_table()
+        table = self._docid_table()
         docs = np.asarray(docs, dtype=np.int64).reshape(len(qids), k)
         scores = np.asarray(scores, dtype=np.float32).reshape(len(qids), k).tolist()
         out: dict[str, Ranking] = {}
@@ -208,8 +211,9 @@ class Index:
 
     def _docid_table(self) -> DocidTable:
         """Lucene doc number → collection docid (:mod:`nteval.lucene.docids`: a memory-mapped file
-        beside the index, shared by every process)."""
-        self._docids = open_table(self.path, self._reader)
+        beside the index, shared by every process); opened on the first search."""
+        if self._docids is None:
+            self._docids = open_table(self.path, self._reader)
         return self._docids
 
 

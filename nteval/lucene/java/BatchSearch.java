@@ -166,9 +166,9 @@ public final class BatchSearch {
     return generator.getClass().getMethod("buildQuery", String.class, Analyzer.class, String.class);
   }
 
-  /** The work on query {@code i}; {@code scratch} is one slot a thread may reuse. */
+  /** The work on query {@code i}. */
   private interface QueryTask {
-    void run(int i, Object[] scratch) throws Exception;
+    void run(int i) throws Exception;
   }
 
   /**
@@ -184,11 +184,10 @@ public final class BatchSearch {
       List<Future<?>> tasks = new ArrayList<>();
       for (int t = 0; t < Math.max(1, threads); t++) {
         tasks.add(pool.submit(() -> {
-          final Object[] scratch = new Object[1];
           int i;
           try {
             while (!failed.get() && (i = next.getAndIncrement()) < n) {
-              task.run(i, scratch);
+              task.run(i);
             }
           } catch (Exception | Error e) {
             failed.set(true);
@@ -222,7 +221,7 @@ public final class BatchSearch {
                                 String[] texts, int k, Sort sort, int threads) throws Exception {
     final Method build = buildQuery(generator);
     final Hits out = new Hits(texts.length, k);
-    forEachQuery(texts.length, threads, (i, scratch) -> {
+    forEachQuery(texts.length, threads, i -> {
       Query q = (Query) build.invoke(generator, field, analyzer, texts[i]);
       if (q == null) {
         return;
@@ -264,8 +263,11 @@ public final class BatchSearch {
     return new NoStoredFieldsSearcher(reader);
   }
 
-  /** Anserini's classes, looked up by name (they are Java 21 class files; see the class comment). */
-  private static final class Anserini {
+  /**
+   * One call's feedback search: Anserini's classes, looked up by name (they are Java 21 class files;
+   * see the class comment), and what every query of the call shares.
+   */
+  private static final class Feedback {
     final Method fromTopDocs;
     final Method analyze;
     final Constructor<?> context;
@@ -274,9 +276,21 @@ public final class BatchSearch {
     final Field scores;
     final Field feedbackTerms;
     final Object args;
-    final int rerankCutoff;
+    final IndexSearcher searcher;
+    final Object generator;
+    final Method build;
+    final Analyzer analyzer;
+    final String field;
+    final Sort sort;
+    final Object cascade;
+    final int first;
 
-    Anserini(Object cascade, int k) throws Exception {
+    /**
+     * SimpleSearcher's settings: default arguments, {@code hits} = k, score ties broken by docid; a
+     * first stage of {@code rerankcutoff} hits when {@code cutoff} (RM3), else {@code k}.
+     */
+    Feedback(IndexSearcher searcher, Object generator, Analyzer analyzer, String field, int k, Sort sort, Object cascade,
+             boolean cutoff) throws Exception {
       final Class<?> scoredDocs = Class.forName("io.anserini.search.ScoredDocs");
       final Class<?> argsClass = Class.forName("io.anserini.search.SearchCollection$Args");
       final Class<?> contextClass = Class.forName("io.anserini.rerank.RerankerContext");
@@ -288,51 +302,54 @@ public final class BatchSearch {
       luceneDocids = scoredDocs.getField("lucene_docids");
       scores = scoredDocs.getField("scores");
       feedbackTerms = contextClass.getField("feedbackTerms");
-      // SimpleSearcher's settings: default arguments, `hits` = k, score ties broken by docid
       args = argsClass.getConstructor().newInstance();
       argsClass.getField("hits").setInt(args, k);
       argsClass.getField("arbitraryScoreTieBreak").setBoolean(args, false);
-      rerankCutoff = argsClass.getField("rerankcutoff").getInt(args);
+      this.searcher = searcher;
+      this.generator = generator;
+      this.build = buildQuery(generator);
+      this.analyzer = analyzer;
+      this.field = field;
+      this.sort = sort;
+      this.cascade = cascade;
+      this.first = cutoff ? argsClass.getField("rerankcutoff").getInt(args) : k;
     }
-  }
 
-  /** One query through the cascade, as {@code SimpleSearcher} runs it; returns the reranker's context. */
-  private static Object rerankOne(Anserini a, IndexSearcher searcher, Object generator, Method build, Analyzer analyzer,
-                                  String field, String text, int first, Sort sort, Object cascade, Object[] out)
-      throws Exception {
-    final Query q = (Query) build.invoke(generator, field, analyzer, text);
-    if (q == null) {
-      return null;
+    /**
+     * One query through the cascade, as {@code SimpleSearcher} runs it: {@code {reranked ScoredDocs,
+     * reranker context}}, or null when the query analyzes to nothing.
+     */
+    Object[] rerank(String text) throws Exception {
+      final Query q = (Query) build.invoke(generator, field, analyzer, text);
+      if (q == null) {
+        return null;
+      }
+      final TopDocs hits = searcher.search(q, first, sort, true);
+      final Object ctx = context.newInstance(searcher, null, q, null, text, analyze.invoke(null, analyzer, text), null,
+          args);
+      return new Object[] {run.invoke(cascade, fromTopDocs.invoke(null, hits, searcher), ctx), ctx};
     }
-    final TopDocs hits = searcher.search(q, first, sort, true);
-    final Object context = a.context.newInstance(searcher, null, q, null, text, a.analyze.invoke(null, analyzer, text),
-        null, a.args);
-    out[0] = a.run.invoke(cascade, a.fromTopDocs.invoke(null, hits, searcher), context);
-    return context;
   }
 
   /**
    * Feedback search (RM3, Rocchio) of many queries on {@code threads} Java threads, through
-   * Anserini's reranker {@code cascade} exactly as {@code SimpleSearcher.batch_search} runs it on a
-   * Lucene 9+ index (on a Lucene 8 index SimpleSearcher would break score ties arbitrarily; nteval
-   * builds none)
-   * (first stage of {@code rerankcutoff} hits for RM3 when {@code cutoff}, else {@code k}; then the
-   * cascade, its score-tie adjustment included), but on a {@link #feedbackSearcher}: no stored
-   * document is loaded. Same return value as {@link #search}.
+   * Anserini's reranker {@code cascade} as {@code SimpleSearcher.batch_search} runs it on a Lucene
+   * 9+ index (see {@link Feedback}; on a Lucene 8 index SimpleSearcher would break score ties
+   * arbitrarily, and nteval builds none), but on a {@link #feedbackSearcher}: no stored document is
+   * loaded. Same return value as {@link #search}.
    */
   public static Object[] feedbackSearch(IndexSearcher searcher, Object generator, Analyzer analyzer, String field,
                                         String[] texts, int k, Sort sort, Object cascade, boolean cutoff, int threads)
       throws Exception {
-    final Anserini a = new Anserini(cascade, k);
-    final int first = cutoff ? a.rerankCutoff : k;
-    final Method build = buildQuery(generator);
+    final Feedback fb = new Feedback(searcher, generator, analyzer, field, k, sort, cascade, cutoff);
     final Hits out = new Hits(texts.length, k);
-    forEachQuery(texts.length, threads, (i, scratch) -> {
-      if (rerankOne(a, searcher, generator, build, analyzer, field, texts[i], first, sort, cascade, scratch) == null) {
+    forEachQuery(texts.length, threads, i -> {
+      final Object[] done = fb.rerank(texts[i]);
+      if (done == null) {
         return;
       }
-      final int[] ids = (int[]) a.luceneDocids.get(scratch[0]);
-      final float[] s = (float[]) a.scores.get(scratch[0]);
+      final int[] ids = (int[]) fb.luceneDocids.get(done[0]);
+      final float[] s = (float[]) fb.scores.get(done[0]);
       final int m = Math.min(ids.length, k);
       out.counts[i] = m;
       System.arraycopy(ids, 0, out.docs, i * k, m);
@@ -346,14 +363,10 @@ public final class BatchSearch {
   public static Map<String, Float> feedbackTerms(IndexSearcher searcher, Object generator, Analyzer analyzer,
                                                  String field, String text, int k, Sort sort, Object cascade,
                                                  boolean cutoff) throws Exception {
-    final Anserini a = new Anserini(cascade, k);
-    final int first = cutoff ? a.rerankCutoff : k;
-    final Method build = buildQuery(generator);
-    final Object[] context = new Object[1];
-    forEachQuery(1, 1, (i, scratch) -> {
-      context[0] = rerankOne(a, searcher, generator, build, analyzer, field, text, first, sort, cascade, scratch);
-    });
-    final Object terms = context[0] == null ? null : a.feedbackTerms.get(context[0]);
+    final Feedback fb = new Feedback(searcher, generator, analyzer, field, k, sort, cascade, cutoff);
+    final Object[][] done = new Object[1][];
+    forEachQuery(1, 1, i -> done[0] = fb.rerank(text));  // (its failures unwrapped as for a batch)
+    final Object terms = done[0] == null ? null : fb.feedbackTerms.get(done[0][1]);
     return terms == null ? Map.of() : (Map<String, Float>) terms;
   }
 }
