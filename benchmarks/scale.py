@@ -182,24 +182,32 @@ def plot(res: dict, path: Path) -> None:
         return
     rows = res["rows"]
     x = [r["records"] for r in rows]
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4))
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 5))
     a1.plot(x, [r["us_per_record"] for r in rows], "o-", label="nteval index")
     reruns = res.get("reruns", [])  # sizes re-measured later (``--sizes N``), added by hand with a "why"
+    groups: dict[str, list[dict]] = {}  # one legend entry (and line) per reason, short "label" if given
     for rr in reruns:
-        a1.plot([rr["records"]], [rr["us_per_record"]], "o", mfc="none", color="C0",
-                label=f"nteval index, rerun ({rr.get('why', 'alone')})")
+        groups.setdefault(rr.get("label") or rr.get("why", "alone"), []).append(rr)
+    markers = iter("o^vD<>")
+    for why, rs in groups.items():
+        m = next(markers, "o")
+        rs = sorted(rs, key=lambda r: r["records"])
+        a1.plot([r["records"] for r in rs], [r["us_per_record"] for r in rs], m + ":", mfc="none", color="C0",
+                label=f"nteval index, rerun: {why}")
+        a2.plot([r["records"] for r in rs], [r["index_peak_rss_mb"] for r in rs], m + ":", mfc="none", color="C0",
+                label=f"index RSS, rerun: {why}")
     has_focused = all(r["focused_s"] is not None for r in rows)
     if has_focused:
         a1.plot(x, [r["focused_s"] / res["topics"] * 1e3 for r in rows], "s--",
                 label=f"focused {res['topics']} topics, ms/topic ({res['systems']})")
         for rr in (r for r in reruns if r.get("focused_s")):
             a1.plot([rr["records"]], [rr["focused_s"] / res["topics"] * 1e3], "s", mfc="none", color="C1",
-                    label=f"focused, rerun ({rr['why']})")
+                    label=f"focused, rerun: {rr.get('label') or rr['why']}")
     a1.set_xscale("log")
     a1.set_xlabel("Medline records")
     a1.set_ylabel("µs per record  /  ms per topic")
     a1.set_title("time (2-core VM)")
-    a1.legend(fontsize=8)
+    a1.legend(fontsize=7)
     a2.plot(x, [r["index_peak_rss_mb"] for r in rows], "o-", label="index, RSS")
     a2.plot(x, [r["index_peak_anon_rss_mb"] for r in rows], "o:", label="index, anonymous RSS")
     if has_focused:
@@ -207,13 +215,13 @@ def plot(res: dict, path: Path) -> None:
         a2.plot(x, [r["focused_peak_anon_rss_mb"] for r in rows], "s:", color="C2", label="focused, anonymous RSS")
         for rr in (r for r in reruns if r.get("focused_s")):
             a2.plot([rr["records"]], [rr["focused_peak_rss_mb"]], "s", mfc="none", color="C2",
-                    label=f"focused RSS, rerun ({rr['why']})")
+                    label=f"focused RSS, rerun: {rr.get('label') or rr['why']}")
     a2.axhline(2048, color="grey", lw=0.8)
     a2.set_xscale("log")
     a2.set_xlabel("Medline records")
     a2.set_ylabel("peak MB, whole process tree")
     a2.set_title("memory (sampled every 0.25 s)")
-    a2.legend(fontsize=8)
+    a2.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 

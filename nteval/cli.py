@@ -14,17 +14,22 @@ import click
 
 
 def _friendly_errors(fn):
-    """Bad input → one line on stderr naming the file and place, exit status 2."""
+    """Bad input → one line on stderr naming the file and place, exit status 2; a Lucene builder
+    that failed → one line, exit status 1."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from .errors import InputError
+        from .lucene.indexer import LuceneError
 
         try:
             return fn(*args, **kwargs)
         except (InputError, FileExistsError, FileNotFoundError) as err:
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
+        except LuceneError as err:  # a tool failed, not the input: exit 1
+            click.echo(f"nteval: error: {err}", err=True)
+            sys.exit(1)
         except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
             click.echo("nteval: interrupted", err=True)
             sys.exit(143 if str(err) == "signal 15" else 130)

@@ -128,17 +128,19 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
         c: Counter = Counter()
         deleted: list[str] = []
         touched = _touched(ops)
-        rows_before, removed_before = len(store.present(touched)), store.removed
+        stored = store.present(touched)  # (+ ids put below: the ids a skip may have to remove)
+        rows_before, removed_before = len(stored), store.removed
         for op in ops:
             kind = op[0]
             if kind == "put":
                 c["seen"] += 1
                 c["documents"] += 1
                 store.put_row(op[1])
+                stored.add(op[1][0])
             elif kind == "skip":
                 c["seen"] += 1
                 c[f"skipped_{op[2]}"] += 1
-                if op[1]:
+                if op[1] in stored:  # (most skipped records were never stored: no DELETE for them)
                     store.delete(op[1])
             else:
                 c["deleted_pmids"] += len(op[1])
@@ -203,31 +205,31 @@ class _LuceneFeed:
                     if docid:
                         final[docid] = None
         known = self.store.present(final) | self.store.present(final, table=REPAIR_TABLE)
-        all_docs, nt_docs, repair = [], [], []
+        docs, repair = [], []
         for docid, row in final.items():
             if docid in known:
                 repair.append((docid,))  # its final version is added by finish()
             elif row is not None:
-                all_docs.append((docid, f"{row[1]}\n{row[2]}"))
-                nt_docs.append((docid, row[2]))
+                docs.append((docid, row[1], row[2]))
         self.store.db.executemany(f"INSERT OR IGNORE INTO {REPAIR_TABLE} VALUES (?)", repair)
-        if all_docs:
-            self.pipe.add_batch({"all": all_docs, "nt": nt_docs})
+        if docs:
+            self.pipe.add_batch(docs)
 
     def finish(self) -> None:
         """Lucene's last step (the staging area stays until ``pipe.close()``); the ids to repair
         stay in the store until the manifest is written (a resumed build may need them again)."""
         self.store.flush()
-        self.pipe.finish(_RepairIds(self.store), {"all": self._final("all"), "nt": self._final("nt")}, append=self.append,
-                         close=False)
+        self.pipe.seal()  # Lucene takes its last batch; meanwhile, what the end needs anyway:
+        self.store.add_query_indexes()
+        jvm.versions()  # (cached for the manifest)
+        self.pipe.finish(_RepairIds(self.store), self._final(), append=self.append, close=False)
 
-    def _final(self, name: str):
-        """(docid, contents) of the surviving version of each repaired id, by docid (lazy: the
-        query runs only if the batch is written)."""
-        for docid, title, abstract in self.store.db.execute(
-                f"SELECT d.docid, d.title, d.abstract FROM {REPAIR_TABLE} r JOIN docs d ON d.docid = r.docid "
-                "ORDER BY r.docid"):
-            yield docid, (f"{title}\n{abstract}" if name == "all" else abstract)
+    def _final(self):
+        """(docid, title, abstract) of the surviving version of each repaired id, by docid (lazy:
+        the query runs only if the batch is written)."""
+        yield from self.store.db.execute(
+            f"SELECT d.docid, d.title, d.abstract FROM {REPAIR_TABLE} r JOIN docs d ON d.docid = r.docid "
+            "ORDER BY r.docid")
 
 
 REPAIR_TABLE = "_repair"
@@ -262,9 +264,10 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     """Build ``out`` from ``sources`` atomically and return its manifest.
 
     ``jobs`` (default: the core count) is the build's parallelism: processes parsing source files,
-    and child JVMs indexing them (``all`` and ``nt`` side by side, one thread each; on ≥ 4 cores one
-    child per parsed file while later files parse). Each child is capped at
-    :func:`~nteval.lucene.indexer.child_memory`, so peak memory grows with ``jobs``, not the corpus.
+    and child JVMs indexing them (each writes ``all`` and ``nt`` on two threads; below 4 cores one
+    child takes every parsed file as it comes, on ≥ 4 cores one child per parsed file). Each child
+    is capped at :func:`~nteval.lucene.indexer.child_memory`, so peak memory grows with ``jobs``,
+    not the corpus.
 
     Resumable: the build works in ``.OUT.partial`` beside ``out`` and checkpoints each source file
     once it is applied (:class:`_Checkpoints`). Killed (SIGKILL, SIGTERM) or interrupted (Ctrl-C)
@@ -285,7 +288,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     state: dict[str, Any] = {"done": 0, "kept": False}
 
     def keep(exc: BaseException) -> bool:
-        state["kept"] = isinstance(exc, KeyboardInterrupt) and state["done"] > 0
+        state["kept"] = isinstance(exc, (KeyboardInterrupt, indexer.LuceneError)) and state["done"] > 0
         return state["kept"]
 
     try:
@@ -306,7 +309,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                 pipe.close()
             sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
             return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]])
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, indexer.LuceneError):
         if state["kept"]:
             print(f"nteval: {state['done']} of {len(files)} source file(s) done are kept in {partial_dir(out)}: the "
                   "same command resumes from there (remove it to discard them)", file=sys.stderr)
@@ -318,6 +321,7 @@ def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: b
     """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish; then
     ``on_indexed()``, then the staging area goes)."""
     try:
+        feed.pipe.start()
         per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done)
         if len(store) == 0:
             from .errors import InputError

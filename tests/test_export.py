@@ -106,7 +106,7 @@ def test_beir_export_round_trips_topics_qrels_and_the_nt_texts(focused_out, samp
 
 
 def test_trec_export_is_an_anserini_collection_of_the_indexed_contents(focused_out, sample_index, tmp_path):
-    from nteval.lucene.indexer import _indexer_command
+    from nteval.lucene.indexer import index_collection_command
 
     d = tmp_path / "trec"
     info = export_collection(focused_out, d, "trec", progress=False)
@@ -115,7 +115,7 @@ def test_trec_export_is_an_anserini_collection_of_the_indexed_contents(focused_o
     rows = _jsonl(d / "corpus" / "docs.jsonl")
     assert len(rows) == info["documents"] and all(set(r) == {"id", "contents"} for r in rows)
     # what `python -m pyserini.index.lucene -collection JsonCollection -input DIR/corpus` runs
-    subprocess.run(_indexer_command(d / "corpus", tmp_path / "reindexed", 1), check=True, capture_output=True)
+    subprocess.run(index_collection_command(d / "corpus", tmp_path / "reindexed"), check=True, capture_output=True)
     again = _stored_contents(tmp_path / "reindexed", [r["id"] for r in rows])
     assert again == _stored_contents(sample_index / "nt", [r["id"] for r in rows])
 

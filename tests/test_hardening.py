@@ -554,10 +554,13 @@ def test_kill_9_of_index_leaves_no_child_jvm(tmp_path):
     try:
         deadline = time.time() + 120
         jvms: list[int] = []
-        while time.time() < deadline and p.poll() is None and not jvms:
+        # the builder JVM starts with the build; killed once it flushes segments, the source file is
+        # checkpointed (so the partial directory holds work to resume or to discard, and says so)
+        flushed = lambda: list(tmp_path.glob(".idx.partial/.collections/lucene/nt/*/_*"))  # noqa: E731
+        while time.time() < deadline and p.poll() is None and not (jvms and flushed()):
             jvms = [c for c in _children(p.pid) if "java" in Path(f"/proc/{c}/cmdline").read_bytes().decode(errors="replace")]
             time.sleep(0.02)
-        assert jvms, "a child JVM must be running"
+        assert jvms and flushed(), "a child JVM must be running, writing segments"
         os.kill(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
         time.sleep(2)

@@ -131,7 +131,8 @@ def test_interrupted_build_leaves_no_index(tmp_path):
     is kept in .OUT.partial for the same command to resume from, and stderr says so."""
     from nteval.demo import sample_path
 
-    phases = {"parse": "docs.sqlite", "lucene": ".collections/lucene/nt/*/*"}
+    # "lucene": segment files of the builder's nt index, flushed once it has its last batch file
+    phases = {"parse": "docs.sqlite", "lucene": ".collections/lucene/nt/*/_*"}
     for sig, phase in [(signal.SIGINT, "parse"), (signal.SIGTERM, "parse"), (signal.SIGINT, "lucene"), (signal.SIGTERM, "lucene")]:
         out = tmp_path / f"idx-{sig.name}-{phase}"
         p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "index", str(sample_path()), "--out", str(out), "--quiet"],
@@ -173,20 +174,53 @@ def test_acceptance_two_pubmed_files(tmp_path):
             assert nt.search(term, 10) == [] and all_.search(term, 10)
 
 
+def test_a_lucene_failure_is_one_line_and_the_same_command_resumes(tmp_path, monkeypatch, first200_index):
+    """The builder JVM failing (here: a main class that does not exist) is not the input's fault:
+    one line, exit 1, no traceback, and the parsed files are kept; the same command then resumes
+    from them and gives the index a clean build gives."""
+    from nteval.lucene import indexer
+
+    real = indexer.builder_command
+    monkeypatch.setattr(indexer, "builder_command", lambda: [*real()[:-2], "nteval.NoSuchClass", real()[-1]])
+    out = tmp_path / "idx"
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(out), "--quiet"])
+    assert r.exit_code == 1, r.output
+    lines = r.stderr.strip().splitlines()
+    assert lines[-1].startswith("nteval: error: Lucene indexing into ") and "NoSuchClass" in lines[-1], lines
+    assert "Traceback" not in r.stderr and "1 of 1 source file(s) done are kept" in r.stderr
+    assert not out.exists() and (tmp_path / ".idx.partial").is_dir()
+    monkeypatch.setattr(indexer, "builder_command", real)
+    r = CliRunner().invoke(main, ["index", str(FIRST200), "--out", str(out), "--quiet"])
+    assert r.exit_code == 0, r.output
+    assert "resuming the build" in r.stderr
+    assert read_manifest(out)["counts"] == read_manifest(first200_index)["counts"]
+    with Index(out / "nt") as a, Index(first200_index / "nt") as b:
+        assert a.max_doc == b.max_doc and [a.search(t, 20) for t in ("cancer", "cell")] == [b.search(t, 20) for t in ("cancer", "cell")]
+
+
+def _targets(tmp_path):
+    return {"all": tmp_path / "all", "nt": tmp_path / "nt"}
+
+
 @pytest.mark.parametrize("eager", [True, False])
 def test_pipelined_indexer_both_modes_repair_replaced_and_deleted(tmp_path, eager):
-    """Eager (per-batch child JVMs, used on ≥ 4 cores) and deferred (one JVM per index) modes give
-    the same index: replaced ids carry their final text, deleted ids are gone, stats are exact."""
+    """Eager (a builder JVM per batch, used on ≥ 4 cores) and streaming (one builder takes every
+    batch) modes give the same indexes: replaced ids carry their final text, deleted ids are gone,
+    stats are exact, ``all`` holds title + newline + abstract."""
     from nteval.lucene.indexer import PipelinedIndexer
 
-    p = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
-    p.add_batch({"nt": [("a", "alpha beta"), ("b", "beta gamma"), ("c", "gamma delta")]})
-    p.add_batch({"nt": [("d", "delta epsilon")]})
-    p.finish(["a", "c"], {"nt": [("a", "alpha omega")]})  # a replaced, c deleted
-    with Index(tmp_path / "nt") as ix:
-        assert ix.num_docs == ix.max_doc == 3
+    p = PipelinedIndexer(_targets(tmp_path), tmp_path / "staging", eager=eager)
+    p.start()
+    p.add_batch([("a", "Alpha", "alpha beta"), ("b", "Beta", "beta gamma"), ("c", "Gamma", "gamma delta")])
+    p.add_batch([("d", "Delta", "delta epsilon")])
+    p.seal()
+    p.finish(["a", "c"], [("a", "Omega", "alpha omega")])  # a replaced, c deleted
+    with Index(tmp_path / "nt") as ix, Index(tmp_path / "all") as all_:
+        assert ix.num_docs == ix.max_doc == all_.num_docs == all_.max_doc == 3
         assert json.loads(ix.raw("a"))["contents"] == "alpha omega"
-        assert ix.raw("c") is None and ix.doc_freq("gamma") == 1
+        assert json.loads(all_.raw("a"))["contents"] == "Omega\nalpha omega"
+        assert ix.raw("c") is None and ix.doc_freq("gamma") == 1 and all_.doc_freq("gamma") == 1
+        assert ix.doc_freq("omega") == 1 and all_.doc_freq("omega") == 1  # (title + abstract: one document)
     assert not (tmp_path / "staging").exists()
 
 
@@ -196,32 +230,33 @@ def test_pipelined_indexer_resumes_from_a_batch_count(tmp_path, eager):
     ones after it dropped; a batch file missing means nothing to resume from."""
     from nteval.lucene.indexer import PipelinedIndexer
 
-    first = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
-    first.add_batch({"nt": [("a", "alpha beta"), ("b", "beta gamma")]})
-    first.add_batch({"nt": [("c", "gamma delta")]})  # written after the checkpoint: dropped
-    first._wait()
+    first = PipelinedIndexer(_targets(tmp_path), tmp_path / "staging", eager=eager)
+    first.add_batch([("a", "A", "alpha beta"), ("b", "B", "beta gamma")])
+    first.add_batch([("c", "C", "gamma delta")])  # written after the checkpoint: dropped
+    if eager:
+        first._wait()
     first.close(cleanup=False)  # as a killed build leaves it
     (tmp_path / "nt").mkdir()  # a half-made target
-    again = PipelinedIndexer({"nt": tmp_path / "nt"}, tmp_path / "staging", eager=eager)
+    again = PipelinedIndexer(_targets(tmp_path), tmp_path / "staging", eager=eager)
     assert not again.resume(3)
     assert again.resume(1)
-    again.add_batch({"nt": [("d", "delta epsilon")]})
-    again.finish([], {"nt": []})
+    again.add_batch([("d", "D", "delta epsilon")])
+    again.finish([], [])
     with Index(tmp_path / "nt") as ix:
         assert ix.num_docs == 3 and ix.raw("c") is None and json.loads(ix.raw("d"))["contents"] == "delta epsilon"
 
 
-def test_child_memory_caps_reach_anserini_and_change_no_result(first200_index, tmp_path, monkeypatch):
-    """The child JVMs run with a capped heap and Lucene RAM buffer, set through the environment. A
-    build with a 1 MB buffer and a 300 MB heap gives the same documents, order and scores as the
-    default build (the flags reach Anserini: an unknown one, or a heap too small, fails the build)."""
+def test_child_memory_caps_reach_the_builder_and_change_no_result(first200_index, tmp_path, monkeypatch):
+    """The builder JVM runs with a capped heap and Lucene RAM buffer, set through the environment. A
+    build with a 1 MB buffer (many flushes and merges) and the smallest heap gives the same
+    documents, order and scores as the default build (the values reach Java: a bad one fails it)."""
     from nteval.lucene import indexer
 
     monkeypatch.setenv("NTEVAL_INDEX_BUFFER_MB", "1")
-    monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "300")
-    assert indexer.child_memory() == (1, 300)
-    cmd = indexer._indexer_command(Path("in"), Path("out"), 1)
-    assert "-Xmx300m" in cmd and cmd[cmd.index("-memoryBuffer") + 1] == "1"
+    monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "258")
+    assert indexer.child_memory() == (1, 258)
+    cmd = indexer.builder_command()
+    assert "-Xmx258m" in cmd and cmd[-2:] == ["nteval.BuildIndexes", "1"]
     build_index([FIRST200], tmp_path / "small-buffer")
     store = DocStore(first200_index / "docs.sqlite")
     titles = [t for _, t, _ in list(store.iter_texts())[:40]]
@@ -231,7 +266,7 @@ def test_child_memory_caps_reach_anserini_and_change_no_result(first200_index, t
             assert a.max_doc == b.max_doc
             assert [a.search(t, 100) for t in titles] == [b.search(t, 100) for t in titles]
     monkeypatch.setenv("NTEVAL_INDEX_HEAP_MB", "100")
-    assert indexer.child_memory() == (1, 257)  # the heap always holds the buffer
+    assert indexer.child_memory() == (1, 258)  # the heap always holds both buffers
 
 
 def test_versions_read_without_a_jvm_equal_the_jvms():

@@ -104,9 +104,15 @@ class DocStore:
     def close(self) -> None:
         self.flush()
         if self._created:
-            self.db.executescript(QUERY_INDEXES)
+            self.add_query_indexes()
         self.db.commit()
         self.db.close()
+
+    def add_query_indexes(self) -> None:
+        """The indexes topic sampling queries need (made at :meth:`close` if not before: a build
+        makes them while Lucene still indexes)."""
+        self.flush()
+        self.db.executescript(QUERY_INDEXES)
 
     @staticmethod
     def row(doc: Document, sentences: list[str]) -> tuple:

@@ -1,16 +1,22 @@
-"""Build the Lucene indexes with Anserini's ``IndexCollection`` (the indexer behind
-``python -m pyserini.index.lucene``).
+"""Build the Lucene indexes: ``all`` (title, newline, abstract) and ``nt`` (abstract only).
 
-:class:`PipelinedIndexer` indexes each parsed source file while the next one is still being parsed,
-and repairs replaced/deleted documents at the end, so parse and Lucene work overlap.
+nteval's own ``nteval.BuildIndexes`` (Java, in the helper jar) writes both from one pass: every
+document exactly as Anserini's ``IndexCollection`` (the indexer behind ``python -m
+pyserini.index.lucene``) with :data:`INDEX_FLAGS` indexes it (checked term by term, position by
+position, by ``tests/test_build_indexes.py``), with each abstract analysed once and one JVM.
+
+:class:`PipelinedIndexer` feeds it each parsed source file while the next one is still being
+parsed, and repairs replaced/deleted documents at the end.
 """
 from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -18,64 +24,174 @@ from pathlib import Path
 from . import jvm
 
 #: Stored with every index: positions (proximity scoring), doc vectors (RM3/Rocchio feedback),
-#: raw JSON (document text for inspection).
+#: raw JSON (document text for inspection). IndexCollection's flags for the same documents.
 INDEX_FLAGS = ("-storePositions", "-storeDocvectors", "-storeRaw")
 
-#: One JSON string encoder for every line: a JsonCollection line is written as
-#: ``json.dumps({"id": docid, "contents": contents}, ensure_ascii=False)`` would write it, byte for
-#: byte, without building an encoder and a dict per document.
+#: The two indexes, in the order BuildIndexes takes their directories.
+NAMES = ("all", "nt")
+
+#: JSON string literals as ``json.dumps(s, ensure_ascii=False)`` writes them (the C encoder, called
+#: once per string: a batch line ``["docid", "title", "abstract"]`` is three calls, not an
+#: ``iterencode`` of a list).
 _json = json.JSONEncoder(ensure_ascii=False).encode
 
 
-#: A child indexer's memory, in MB: Lucene's RAM buffer (flushed to a new segment when full) and the
-#: JVM heap that holds it. Anserini's defaults (a 4,096 MB buffer, a heap of a quarter of the RAM)
-#: let each child grow to gigabytes on a large corpus; these keep the whole build's tree near a
-#: fixed size at any corpus size (benchmarks/scale.py). Override with NTEVAL_INDEX_BUFFER_MB /
-#: NTEVAL_INDEX_HEAP_MB.
-CHILD_BUFFER_MB = 256
+#: The builder's memory, in MB: Lucene's RAM buffer per index (flushed to a new segment when full)
+#: and the JVM heap that holds both. Anserini's defaults (a 4,096 MB buffer, a heap of a quarter of
+#: the RAM) let an indexer grow to gigabytes on a large corpus; these keep the whole build's tree
+#: near a fixed size at any corpus size (benchmarks/scale.py). The two buffers hold together what
+#: one IndexCollection child held: at 1M records 128 MB each built as fast as 256 MB each (402.9
+#: vs 404.8 s) with a peak of 1,700 MB instead of 1,949 (the builder runs while files still parse).
+#: Override with NTEVAL_INDEX_BUFFER_MB / NTEVAL_INDEX_HEAP_MB.
+CHILD_BUFFER_MB = 128
 CHILD_HEAP_MB = 768
 
 
 def child_memory() -> tuple[int, int]:
-    """(RAM buffer MB, heap MB) for a child indexer; the heap is at least the buffer + 256 MB."""
+    """(RAM buffer MB per index, heap MB) for a builder; the heap is at least both buffers + 256 MB."""
     from ..errors import env_int
 
     buffer = env_int("NTEVAL_INDEX_BUFFER_MB", CHILD_BUFFER_MB, minimum=1)
     heap = env_int("NTEVAL_INDEX_HEAP_MB", CHILD_HEAP_MB, minimum=1)
-    return buffer, max(heap, buffer + 256)
+    return buffer, max(heap, 2 * buffer + 256)
 
 
-def _indexer_command(input_dir: Path, index_dir: Path, threads: int) -> list[str]:
-    java = str(Path(jvm.java_home()) / "bin" / "java")
+#: HotSpot's C2 thresholds × 10: in a build of minutes the JIT compiler threads otherwise spend
+#: ≈ 40 % of the builder's CPU compiling methods that then run only seconds (measured on both shared
+#: files: 11.2 → 8.3 CPU-s of compiling, 25.1 → 23.5 CPU-s in all; wall time unchanged). A long
+#: build still compiles every hot method; it only runs the C1 version a little longer first.
+JIT_FLAGS = ("-XX:Tier4InvocationThreshold=50000", "-XX:Tier4MinInvocationThreshold=6000",
+             "-XX:Tier4CompileThreshold=150000", "-XX:Tier4BackEdgeThreshold=400000")
+
+
+def _java(heap_mb: int) -> list[str]:
+    return [str(Path(jvm.java_home()) / "bin" / "java"), f"-Xmx{heap_mb}m", "-XX:+UseSerialGC",
+            "-Dslf4j.internal.verbosity=WARN"]
+
+
+def builder_command() -> list[str]:
+    """``nteval.BuildIndexes``: takes its commands on stdin (see :class:`_Builder`)."""
     buffer, heap = child_memory()
-    return [java, f"-Xmx{heap}m", "-XX:+UseSerialGC", "-Dslf4j.internal.verbosity=WARN", "-cp", str(jvm.anserini_jar()),
-            "io.anserini.index.IndexCollection",
+    return [*_java(heap), *JIT_FLAGS, "-cp", f"{jvm.batch_jar()}{os.pathsep}{jvm.anserini_jar()}", "nteval.BuildIndexes",
+            str(buffer)]
+
+
+def index_collection_command(input_dir: Path, index_dir: Path, threads: int = 1) -> list[str]:
+    """Anserini's IndexCollection over a JsonCollection, as ``python -m pyserini.index.lucene`` runs it,
+    with nteval's flags: the reference nteval's builder is held to (tests, benchmarks)."""
+    buffer, heap = child_memory()
+    return [*_java(heap), "-cp", str(jvm.anserini_jar()), "io.anserini.index.IndexCollection",
             "-collection", "JsonCollection", "-input", str(input_dir), "-index", str(index_dir),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), "-memoryBuffer", str(buffer),
             *INDEX_FLAGS, "-quiet"]
 
 
+class LuceneError(RuntimeError):
+    """A builder JVM failed (not the input's fault: e.g. a full disk). The CLI says it in one line;
+    a build keeps its parsed files, so the same command resumes once the cause is fixed."""
+
+
+class _Builder:
+    """One ``BuildIndexes`` child JVM. It writes one pair of shards (``all``, ``nt``) at a time from
+    the batch files it is handed, and serves shard after shard, so its JIT warm-up is paid once
+    per build. A shard appears (by rename) only once committed, so a resumed build knows which it
+    can keep. Used by one thread at a time."""
+
+    def __init__(self):
+        from ..lifecycle import die_with_parent
+
+        self.proc = subprocess.Popen(builder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE,
+                                     preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
+        self._err: list[bytes] = []
+        self._reader = threading.Thread(target=lambda: self._err.append(self.proc.stderr.read()), daemon=True)
+        self._reader.start()  # (drained as it comes: a chatty child never blocks on a full pipe)
+        self.shards: dict[str, Path] = {}
+        self._sealed = False
+
+    def open(self, shards: dict[str, Path]) -> None:
+        """The next batches go to ``shards`` (their ``.part`` twins until committed)."""
+        self.shards = shards
+        self._sealed = False
+        for part in self._parts().values():
+            shutil.rmtree(part, ignore_errors=True)
+            part.parent.mkdir(parents=True, exist_ok=True)
+
+    def _parts(self) -> dict[str, Path]:
+        return {n: p.with_name(p.name + ".part") for n, p in self.shards.items()}
+
+    def _send(self, line: str) -> None:
+        try:
+            self.proc.stdin.write(line.encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self._failed()
+
+    def feed(self, batch_file: Path) -> None:
+        parts = self._parts()
+        self._send(f"{parts['all']}\t{parts['nt']}\t{batch_file}\n")
+
+    def seal(self) -> None:
+        """Ask for the commit of the open shards (it runs while the caller goes on)."""
+        if not self._sealed:
+            self._sealed = True
+            self._send("\n")
+
+    def commit(self) -> None:
+        """Seal, wait for the commit, and rename the shards into place."""
+        self.seal()
+        for line in self.proc.stdout:
+            if line.strip() == b"nteval-committed":
+                break
+        else:
+            self._failed()
+        for name, part in self._parts().items():
+            os.rename(part, self.shards[name])
+
+    def _failed(self) -> None:
+        """Raise the child's own last word (it has died, or is about to)."""
+        self.proc.wait()
+        self._reader.join()
+        lines = b"".join(self._err).decode("utf-8", "replace").strip().splitlines()
+        why = next((ln for ln in reversed(lines) if ln.startswith("BuildIndexes:")), lines[-1] if lines else "")
+        where = next(iter(self.shards.values())).parent.parent.parent if self.shards else "shards"
+        raise LuceneError(f"Lucene indexing into {where} failed (exit {self.proc.returncode}): "
+                          f"{why.removeprefix('BuildIndexes: ') or '(no message)'}")
+
+    def stop(self, kill: bool = False) -> None:
+        """End the child (at once with ``kill``)."""
+        if kill:
+            self.proc.kill()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        self.proc.wait()
+        self._reader.join()
+
+
 class PipelinedIndexer:
-    """Several Lucene indexes (``all``, ``nt``) fed batch by batch while the caller keeps parsing.
+    """nteval's two Lucene indexes (``all``, ``nt``) fed batch by batch while the caller keeps parsing.
 
-    ``add_batch`` writes one JsonCollection shard per index and starts Anserini's
-    ``IndexCollection`` on it in a child JVM (at most ``workers`` at once): real parallelism with
-    no Python thread inside pyjnius, which is not safe for concurrent calls (we saw a SIGSEGV in
-    ``IndexWriter.deleteDocuments`` and a varargs mix-up when two threads called into it). Each
-    batch becomes a small Lucene index of its own (``IndexCollection`` always creates). ``finish``
-    stitches each index with ``IndexWriter.addIndexes`` in batch order (in this process, one call
-    at a time), deletes ids that must be repaired (replaced or deleted after being indexed), adds
-    their final versions and expunges the deletions so collection statistics are exact. Lucene doc
-    ids follow input order (one segment per parsed file, repaired ids last).
+    ``add_batch`` writes one batch file of ``(docid, title, abstract)`` rows. Below 4 cores one
+    builder JVM, started by :meth:`start`, takes every batch file as it is written (it indexes
+    while the next source file parses) into one shard per index. On ≥ 4 cores (or ``eager``) each
+    batch becomes a shard pair of its own, written by a pool of ``workers // 2`` builders (each
+    keeps ≈ 2 cores busy: reading and analysing, and one writer thread per index), which take
+    batch after batch, so each JVM warms up once per build. No Python thread calls into pyjnius,
+    which is not safe for concurrent calls (we saw a SIGSEGV in ``IndexWriter.deleteDocuments`` and
+    a varargs mix-up when two threads called into it).
 
-    With fewer than 4 cores the work is CPU-bound and overlapping buys nothing, while every child
-    JVM pays its own JIT warm-up: batches are then *deferred* and each index is built by one child
-    over all batch files at the end (measured on 2 cores: 21.5 s eager vs 17-18 s deferred for
-    33k PubMed documents). ``eager`` overrides the choice.
+    ``finish`` stitches each index with ``IndexWriter.addIndexes`` in batch order (in this
+    process, one call at a time), deletes ids that must be repaired (replaced or deleted after
+    being indexed), adds their final versions and expunges the deletions so collection statistics
+    are exact.
     """
 
     def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None, eager: bool | None = None,
                  progress: bool = False):
+        if set(targets) != set(NAMES):
+            raise ValueError(f"targets must be {NAMES}, got {sorted(targets)}")
         self.targets = targets
         self.progress = progress
         self.staging = staging
@@ -84,81 +200,91 @@ class PipelinedIndexer:
         child_memory()  # a bad NTEVAL_INDEX_*_MB fails here, before any work
         self.eager = cores >= 4 if eager is None else eager
         workers = workers or cores  # (the CLI passes --jobs)
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="lucene-child")
+        self._pool = ThreadPoolExecutor(max_workers=max(1, workers // 2), thread_name_prefix="lucene-child")
         self._futures: list[Future] = []
-        self._children: set[subprocess.Popen] = set()
+        self._builders: list[_Builder] = []  # every one started
+        self._idle: queue.SimpleQueue[_Builder] = queue.SimpleQueue()
+        self._stream: _Builder | None = None  # the builder of a non-eager build, while batches come
         self._closing = False
 
-    def _shard(self, name: str, i: int, kind: str) -> Path:
-        return self.staging / kind / name / f"{i:05d}"
+    def _batch(self, i: int) -> Path:
+        return self.staging / "json" / f"{i:05d}.jsonl"
 
-    def _run_child(self, src: Path, dst: Path) -> None:
-        """Index ``src`` into ``dst`` in a child JVM; ``dst`` appears (by rename) only once complete,
-        so a resumed build knows which shards it can keep."""
+    def _shards(self, i: int) -> dict[str, Path]:
+        return {name: self.staging / "lucene" / name / f"{i:05d}" for name in NAMES}
+
+    def _take(self) -> _Builder:
+        """An idle builder, or a new one (at most one per pool thread exists)."""
+        try:
+            return self._idle.get_nowait()
+        except queue.Empty:
+            builder = _Builder()
+            self._builders.append(builder)
+            return builder
+
+    def _index_alone(self, i: int) -> None:
+        """Batch ``i`` into its own shard pair (eager), on a pool thread."""
         if self._closing:
             return
-        from ..lifecycle import die_with_parent
+        builder = self._take()
+        builder.open(self._shards(i))
+        builder.feed(self._batch(i))
+        builder.commit()
+        self._idle.put(builder)  # (not after a failure: that builder is dead)
 
-        part = dst.with_name(dst.name + ".part")
-        shutil.rmtree(part, ignore_errors=True)
-        proc = subprocess.Popen(_indexer_command(src, part, 1), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
-        self._children.add(proc)
-        try:
-            _out, err = proc.communicate()
-        finally:
-            self._children.discard(proc)
-        if proc.returncode != 0 and not self._closing:
-            tail = err.decode("utf-8", "replace").strip().splitlines()[-1:] or ["(no message)"]
-            raise RuntimeError(f"Lucene indexing of {src} failed (exit {proc.returncode}): {tail[0]}")
-        if proc.returncode == 0:
-            os.rename(part, dst)
+    def start(self) -> None:
+        """Start the builder of a non-eager build now (its JVM starts while the first file parses)
+        rather than with the first batch."""
+        if not self.eager and self._stream is None:
+            self._stream = self._take()
+            self._stream.open(self._shards(0))
 
-    def add_batch(self, docs: dict[str, Iterable[tuple[str, str]]]) -> int:
-        """Queue one batch: for each index name, ``(docid, contents)`` pairs (every name the same
-        ids). Returns how many documents it holds; an empty batch is dropped."""
-        i = self.batches
-        self.batches += 1
-        written = 0
-        for name, pairs in docs.items():
-            src = self._shard(name, i, "json")
-            shutil.rmtree(src, ignore_errors=True)  # left by a killed run that is being resumed
-            src.mkdir(parents=True)
-            with open(src / "docs.jsonl", "w", encoding="utf-8") as fh:
-                written = 0
-                for docid, contents in pairs:
-                    fh.write(f'{{"id": {_json(docid)}, "contents": {_json(contents)}}}\n')
-                    written += 1
-        if not written:
-            for name in docs:
-                shutil.rmtree(self._shard(name, i, "json"))
-            self.batches -= 1
-            return 0
+    def _submit(self, i: int) -> None:
         if self.eager:
-            for name in docs:
-                self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
-                                                       self._shard(name, i, "lucene")))
+            self._futures.append(self._pool.submit(self._index_alone, i))
+        else:
+            self.start()
+            self._stream.feed(self._batch(i))
+
+    def add_batch(self, rows: Iterable[tuple[str, str, str]]) -> int:
+        """Queue one batch of ``(docid, title, abstract)`` rows (``all`` indexes title + newline +
+        abstract, ``nt`` the abstract). Returns how many rows it holds; an empty batch is dropped."""
+        i = self.batches
+        src = self._batch(i)
+        src.parent.mkdir(parents=True, exist_ok=True)
+        written = 0
+        with open(src, "w", encoding="utf-8") as fh:  # (a leftover of a killed run being resumed is replaced)
+            for docid, title, abstract in rows:
+                fh.write(f"[{_json(docid)}, {_json(title)}, {_json(abstract)}]\n")
+                written += 1
+        if not written:
+            src.unlink()
+            return 0
+        self.batches += 1
+        self._submit(i)
         return written
 
-    def _index_deferred(self) -> int:
-        """One child JVM per index over all batch files so far; returns how many shards result."""
-        if self.eager or self.batches == 0:
-            return self.batches
-        for name in self.targets:
-            merged = self.staging / "json-all" / name
-            shutil.rmtree(merged, ignore_errors=True)  # left by a killed run that is being resumed
-            merged.mkdir(parents=True)
-            for i in range(self.batches):  # links: the batch files stay for a resumed run
-                os.link(self._shard(name, i, "json") / "docs.jsonl", merged / f"{i:05d}.jsonl")
-            self._futures.append(self._pool.submit(self._run_child, merged, self._shard(name, 0, "lucene")))
-        return 1
+    def seal(self) -> None:
+        """No more batches (before :meth:`finish`, so that the builder commits while the caller
+        does other work)."""
+        if self._stream is not None:
+            self._stream.seal()
+
+    def _commit_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            self._futures.append(self._pool.submit(self._commit, stream))
+
+    def _commit(self, builder: _Builder) -> None:
+        builder.commit()
+        self._idle.put(builder)  # (a repair batch reuses it, warm)
 
     def _wait(self) -> None:
-        """Wait for every queued child; with ``progress``, a bar that ticks (elapsed time) while the
+        """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
         Lucene phase, silent otherwise, runs."""
         from tqdm import tqdm
 
+        self._commit_stream()
         pending = {f for f in self._futures if not f.done()}
         with tqdm(total=len(self._futures), initial=len(self._futures) - len(pending), desc="lucene", unit=" index",
                   disable=not self.progress, file=sys.stderr, leave=False) as bar:
@@ -171,47 +297,51 @@ class PipelinedIndexer:
 
     def resume(self, batches: int) -> bool:
         """Go on after a killed run whose first ``batches`` batches were complete: drop what came
-        after them (and any half-made shard or target), queue the eager shards still missing.
-        False (and nothing done) when a batch file of those is missing: nothing to resume from."""
-        if any(not (self._shard(name, i, "json") / "docs.jsonl").is_file()
-               for name in self.targets for i in range(batches)):
+        after them (and any half-made shard or target), queue the batches still to index. False
+        (and nothing done) when a batch file of those is missing: nothing to resume from."""
+        if any(not self._batch(i).is_file() for i in range(batches)):
             return False
         self.batches = batches
         for target in self.targets.values():
             shutil.rmtree(target, ignore_errors=True)
-        shutil.rmtree(self.staging / "json-all", ignore_errors=True)
-        for name in self.targets:
-            for kind in ("json", "lucene"):
-                folder = self.staging / kind / name
-                for p in folder.iterdir() if folder.is_dir() else ():
-                    if not (p.name.isdigit() and int(p.name) < batches and (self.eager or kind == "json")):
-                        shutil.rmtree(p)
-            if self.eager:
-                for i in range(batches):
-                    if not self._shard(name, i, "lucene").is_dir():
-                        self._futures.append(self._pool.submit(self._run_child, self._shard(name, i, "json"),
-                                                               self._shard(name, i, "lucene")))
+        folder = self.staging / "json"
+        for p in folder.iterdir() if folder.is_dir() else ():
+            if not (p.stem.isdigit() and int(p.stem) < batches and p.suffix == ".jsonl"):
+                p.unlink() if p.is_file() else shutil.rmtree(p)
+        done = {i for i in range(batches) if self.eager and all(s.is_dir() for s in self._shards(i).values())}
+        for name in NAMES:
+            folder = self.staging / "lucene" / name
+            for p in folder.iterdir() if folder.is_dir() else ():
+                if not (p.name.isdigit() and int(p.name) in done):
+                    shutil.rmtree(p)
+        for i in range(batches):
+            if i not in done:
+                self._submit(i)
         return True
 
-    def finish(self, repair_ids: Collection[str], final_docs: dict[str, Iterable[tuple[str, str]]],
+    def finish(self, repair_ids: Collection[str], final_rows: Iterable[tuple[str, str, str]],
                append: bool = False, close: bool = True) -> None:
         """Wait for all batches, stitch, and repair ``repair_ids`` (re-iterable: read once per
-        index) with ``final_docs`` (the versions that survive). With ``append`` the targets are
-        existing indexes (an update): the batches and repairs are applied to them. Without
-        ``close`` the staging area stays until :meth:`close` (a resumable build first records that
-        its indexes are complete)."""
-        n_shards = self._index_deferred()
+        index) with ``final_rows`` (the versions that survive, ``(docid, title, abstract)``). With
+        ``append`` the targets are existing indexes (an update): the batches and repairs are applied
+        to them. Without ``close`` the staging area stays until :meth:`close` (a resumable build
+        first records that its indexes are complete)."""
+        if not self.eager and self.batches == 0 and self._stream is not None:
+            self._stream.open({})  # nothing was fed: no shard to wait for
+            self._idle.put(self._stream)
+            self._stream = None
+        n_shards = self.batches if self.eager else min(self.batches, 1)
         self._wait()
         n_batches = self.batches
         repair_batch = None
         if repair_ids:
             self.eager = True  # the repair batch is indexed on its own
-            if self.add_batch(final_docs):
+            if self.add_batch(final_rows):
                 self._wait()
                 repair_batch = n_batches
         for name, target in self.targets.items():
-            shards = [self._shard(name, i, "lucene") for i in range(n_shards)]
-            repair = self._shard(name, repair_batch, "lucene") if repair_batch is not None else None
+            shards = [self._shards(i)[name] for i in range(n_shards)]
+            repair = self._shards(repair_batch)[name] if repair_batch is not None else None
             if append and not shards and not repair_ids:
                 continue  # nothing to change
             if len(shards) == 1 and not repair_ids and not append:
@@ -222,12 +352,14 @@ class PipelinedIndexer:
             self.close()
 
     def close(self, cleanup: bool = True) -> None:
-        """Stop: kill running child JVMs (after an error or Ctrl-C); remove the staging area unless
-        ``cleanup`` is False (a build that keeps it to resume from)."""
-        self._closing = True
-        for proc in list(self._children):
-            proc.kill()
+        """Stop the builders (killed, after an error or Ctrl-C: whatever they had open is dropped);
+        remove the staging area unless ``cleanup`` is False (a build that keeps it to resume from)."""
+        failed = any(f.done() and f.exception() is not None for f in self._futures)
+        self._closing = cleanup is False or failed or self._stream is not None
+        for builder in self._builders:
+            builder.stop(kill=self._closing)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._stream = None
         if cleanup:
             shutil.rmtree(self.staging, ignore_errors=True)
 
