@@ -60,8 +60,8 @@ def _build_both(rows, tmp_path: Path, reference_rows=None) -> tuple[Path, Path]:
         for row in rows:
             fh.write(json.dumps(list(row), ensure_ascii=False) + "\n")
     ours, ref = tmp_path / "ours", tmp_path / "ref"
-    builder = subprocess.run(indexer.builder_command(), input=f"{ours / 'all'}\t{ours / 'nt'}\t{batch}\n", text=True,
-                             capture_output=True)
+    command = json.dumps([str(ours / "all"), str(ours / "nt"), str(batch)])
+    builder = subprocess.run(indexer.builder_command(), input=command + "\n", text=True, capture_output=True)
     assert builder.returncode == 0, builder.stderr[-2000:]
     for name in indexer.NAMES:
         coll = tmp_path / "json" / name
@@ -129,3 +129,34 @@ def test_a_builder_serves_shard_after_shard_and_says_why_it_failed(tmp_path):
         builder.commit()
     assert not any(p.exists() for p in second.values())
     builder.stop()
+
+
+def test_a_killed_builder_is_named_as_such(tmp_path):
+    """Killed from outside (the kernel's OOM killer does this), the message says so, not the last
+    log line the JVM happened to write."""
+    import signal
+
+    batch = tmp_path / "b.jsonl"
+    batch.write_text('["1", "Insulin", "insulin resistance in mice"]\n', encoding="utf-8")
+    builder = indexer._Builder()
+    builder.open({name: tmp_path / name / "00000" for name in indexer.NAMES})
+    builder.feed(batch)
+    builder.proc.send_signal(signal.SIGKILL)
+    with pytest.raises(indexer.LuceneError, match=r"failed \(exit -9\): killed by SIGKILL \(out of memory\?\)$"):
+        builder.commit()
+    builder.stop()
+
+
+def test_any_directory_name_reaches_the_builder(tmp_path):
+    """Commands are JSON: a staging path with a tab, a newline or non-ASCII letters is not cut."""
+    from nteval.lucene.searcher import Index
+
+    odd = tmp_path / "a\tb\nc é"
+    targets = {name: odd / name for name in indexer.NAMES}
+    p = indexer.PipelinedIndexer(targets, odd / "staging", eager=False)
+    p.start()
+    p.add_batch([("1", "Insulin", "insulin resistance in mice"), ("2", "Glucose", "glucose uptake")])
+    p.finish([], [])
+    with Index(odd / "nt") as nt, Index(odd / "all") as all_:
+        assert nt.num_docs == all_.num_docs == 2 and nt.doc_freq("glucos") == 1
+    assert sorted(x.name for x in odd.iterdir()) == ["all", "nt"]

@@ -246,6 +246,18 @@ def test_pipelined_indexer_resumes_from_a_batch_count(tmp_path, eager):
         assert ix.num_docs == 3 and ix.raw("c") is None and json.loads(ix.raw("d"))["contents"] == "delta epsilon"
 
 
+def test_closing_after_an_error_leaves_no_builder_running(tmp_path):
+    """Eager builders on pool threads: close() after an error (or Ctrl-C) kills them and starts no
+    new one for batches still queued; every builder JVM has ended when it returns."""
+    from nteval.lucene.indexer import PipelinedIndexer
+
+    p = PipelinedIndexer(_targets(tmp_path), tmp_path / "staging", workers=4, eager=True)
+    for i in range(4):
+        p.add_batch([(f"d{i}", "Title", "alpha beta gamma")])
+    p.close(cleanup=False)
+    assert all(b.proc.returncode is not None for b in p._builders)
+
+
 def test_child_memory_caps_reach_the_builder_and_change_no_result(first200_index, tmp_path, monkeypatch):
     """The builder JVM runs with a capped heap and Lucene RAM buffer, set through the environment. A
     build with a 1 MB buffer (many flushes and merges) and the smallest heap gives the same

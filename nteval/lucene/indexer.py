@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import shutil
 import subprocess
 import sys
@@ -121,15 +122,19 @@ class _Builder:
         return {n: p.with_name(p.name + ".part") for n, p in self.shards.items()}
 
     def _send(self, line: str) -> None:
+        """Write a command; a child that has died is reported by :meth:`commit`, not here (a
+        stream's batches are fed before their source file is checkpointed: failing here would
+        lose that file's parse)."""
         try:
-            self.proc.stdin.write(line.encode())
+            self.proc.stdin.write(line.encode("ascii"))
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError):
-            self._failed()
+            pass
 
     def feed(self, batch_file: Path) -> None:
         parts = self._parts()
-        self._send(f"{parts['all']}\t{parts['nt']}\t{batch_file}\n")
+        # a JSON array, ASCII-escaped: any path (tabs, newlines, undecodable bytes) reaches Java whole
+        self._send(json.dumps([str(parts["all"]), str(parts["nt"]), str(batch_file)]) + "\n")
 
     def seal(self) -> None:
         """Ask for the commit of the open shards (it runs while the caller goes on)."""
@@ -150,17 +155,25 @@ class _Builder:
 
     def _failed(self) -> None:
         """Raise the child's own last word (it has died, or is about to)."""
+        import signal
+
         self.proc.wait()
         self._reader.join()
+        code = self.proc.returncode
         lines = b"".join(self._err).decode("utf-8", "replace").strip().splitlines()
-        why = next((ln for ln in reversed(lines) if ln.startswith("BuildIndexes:")), lines[-1] if lines else "")
+        said = [ln for ln in lines if ln.startswith("BuildIndexes: ")]
+        if said:
+            why = said[-1].removeprefix("BuildIndexes: ")
+        elif code < 0:
+            why = f"killed by {signal.Signals(-code).name} (out of memory?)"
+        else:  # the JVM's own last word (not a log line of Lucene's)
+            why = next((ln for ln in reversed(lines) if not _LOG_LINE.match(ln)), "(no message)")
         where = next(iter(self.shards.values())).parent.parent.parent if self.shards else "shards"
-        raise LuceneError(f"Lucene indexing into {where} failed (exit {self.proc.returncode}): "
-                          f"{why.removeprefix('BuildIndexes: ') or '(no message)'}")
+        raise LuceneError(f"Lucene indexing into {where} failed (exit {code}): {why}")
 
     def stop(self, kill: bool = False) -> None:
-        """End the child (at once with ``kill``)."""
-        if kill:
+        """End the child (at once with ``kill``) and close its pipes; safe to repeat."""
+        if kill and self.proc.poll() is None:
             self.proc.kill()
         try:
             self.proc.stdin.close()
@@ -168,6 +181,12 @@ class _Builder:
             pass
         self.proc.wait()
         self._reader.join()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+
+#: java.util.logging's lines (Lucene says which directory implementation it uses) and their headers.
+_LOG_LINE = re.compile(r"(INFO|WARNING|FINE\w*): |[A-Z][a-z]{2} \d{1,2}, \d{4} ")
 
 
 class PipelinedIndexer:
@@ -205,28 +224,34 @@ class PipelinedIndexer:
         self._builders: list[_Builder] = []  # every one started
         self._idle: queue.SimpleQueue[_Builder] = queue.SimpleQueue()
         self._stream: _Builder | None = None  # the builder of a non-eager build, while batches come
+        self._lock = threading.Lock()  # no builder starts once close() has begun
         self._closing = False
 
     def _batch(self, i: int) -> Path:
         return self.staging / "json" / f"{i:05d}.jsonl"
 
-    def _shards(self, i: int) -> dict[str, Path]:
-        return {name: self.staging / "lucene" / name / f"{i:05d}" for name in NAMES}
+    def _shards(self, i: int | str) -> dict[str, Path]:
+        """Batch ``i``'s shard pair (eager), or the one of a whole stream (``"stream"``: a name no
+        eager batch has, so a build resumed in the other mode never takes one for the other)."""
+        return {name: self.staging / "lucene" / name / (i if isinstance(i, str) else f"{i:05d}") for name in NAMES}
 
-    def _take(self) -> _Builder:
-        """An idle builder, or a new one (at most one per pool thread exists)."""
-        try:
-            return self._idle.get_nowait()
-        except queue.Empty:
-            builder = _Builder()
-            self._builders.append(builder)
-            return builder
+    def _take(self) -> _Builder | None:
+        """An idle builder, or a new one (at most one per pool thread exists); None once closing."""
+        with self._lock:
+            if self._closing:
+                return None
+            try:
+                return self._idle.get_nowait()
+            except queue.Empty:
+                builder = _Builder()
+                self._builders.append(builder)
+                return builder
 
     def _index_alone(self, i: int) -> None:
         """Batch ``i`` into its own shard pair (eager), on a pool thread."""
-        if self._closing:
-            return
         builder = self._take()
+        if builder is None:
+            return
         builder.open(self._shards(i))
         builder.feed(self._batch(i))
         builder.commit()
@@ -237,7 +262,7 @@ class PipelinedIndexer:
         rather than with the first batch."""
         if not self.eager and self._stream is None:
             self._stream = self._take()
-            self._stream.open(self._shards(0))
+            self._stream.open(self._shards("stream"))
 
     def _submit(self, i: int) -> None:
         if self.eager:
@@ -330,7 +355,7 @@ class PipelinedIndexer:
             self._stream.open({})  # nothing was fed: no shard to wait for
             self._idle.put(self._stream)
             self._stream = None
-        n_shards = self.batches if self.eager else min(self.batches, 1)
+        shard_ids = list(range(self.batches)) if self.eager else ["stream"] * min(self.batches, 1)
         self._wait()
         n_batches = self.batches
         repair_batch = None
@@ -340,7 +365,7 @@ class PipelinedIndexer:
                 self._wait()
                 repair_batch = n_batches
         for name, target in self.targets.items():
-            shards = [self._shards(i)[name] for i in range(n_shards)]
+            shards = [self._shards(i)[name] for i in shard_ids]
             repair = self._shards(repair_batch)[name] if repair_batch is not None else None
             if append and not shards and not repair_ids:
                 continue  # nothing to change
@@ -354,11 +379,15 @@ class PipelinedIndexer:
     def close(self, cleanup: bool = True) -> None:
         """Stop the builders (killed, after an error or Ctrl-C: whatever they had open is dropped);
         remove the staging area unless ``cleanup`` is False (a build that keeps it to resume from)."""
-        failed = any(f.done() and f.exception() is not None for f in self._futures)
-        self._closing = cleanup is False or failed or self._stream is not None
+        failed = any(f.done() and not f.cancelled() and f.exception() is not None for f in self._futures)
+        kill = cleanup is False or failed or self._stream is not None
+        with self._lock:
+            self._closing = True
         for builder in self._builders:
-            builder.stop(kill=self._closing)
+            builder.stop(kill=kill)
         self._pool.shutdown(wait=True, cancel_futures=True)
+        for builder in self._builders:  # (one a pool thread had started just before)
+            builder.stop(kill=True)
         self._stream = None
         if cleanup:
             shutil.rmtree(self.staging, ignore_errors=True)

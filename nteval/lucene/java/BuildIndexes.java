@@ -50,9 +50,9 @@ import org.apache.lucene.util.BytesRef;
  *
  * <p>Input, on stdin, one command per line (a JVM warms up once and serves a whole build):
  * <ul>
- *   <li>{@code ALL_DIR<tab>NT_DIR<tab>BATCH_FILE}: index a batch file (JSON arrays
- *       {@code ["id", "title", "abstract"]}, one per line) into the indexes at ALL_DIR and NT_DIR,
- *       created by the first batch that names them and kept open for the next;
+ *   <li>{@code ["ALL_DIR", "NT_DIR", "BATCH_FILE"]} (a JSON array): index a batch file (JSON
+ *       arrays {@code ["id", "title", "abstract"]}, one per line) into the indexes at ALL_DIR and
+ *       NT_DIR, created by the first batch that names them and kept open for the next;
  *   <li>an empty line: commit and close them, then print {@link #COMMITTED} on stdout;
  *   <li>end of input: the same, then exit.
  * </ul>
@@ -141,19 +141,19 @@ public final class BuildIndexes {
         }
         continue;
       }
-      String[] command = line.split("\t", 3);
-      if (command.length != 3) {
-        throw new IllegalArgumentException("not ALL_DIR<tab>NT_DIR<tab>BATCH_FILE: " + line);
+      JsonNode command = JSON.readTree(line);
+      if (!command.isArray() || command.size() != 3) {
+        throw new IllegalArgumentException("not [ALL_DIR, NT_DIR, BATCH_FILE]: " + line);
       }
-      String dirs = command[0] + "\t" + command[1];
+      String dirs = command.get(0).asText() + "\u0000" + command.get(1).asText();
       if (open == null) {
-        all = new IndexThread("all", writer(Paths.get(command[0]), analyzer, bufferMb), true);
-        nt = new IndexThread("nt", writer(Paths.get(command[1]), analyzer, bufferMb), false);
+        all = new IndexThread("all", writer(Paths.get(command.get(0).asText()), analyzer, bufferMb), true);
+        nt = new IndexThread("nt", writer(Paths.get(command.get(1).asText()), analyzer, bufferMb), false);
         open = dirs;
       } else if (!open.equals(dirs)) {
         throw new IllegalArgumentException("new indexes named before the open ones were committed: " + line);
       }
-      index(Paths.get(command[2]), analyzer, all, nt);
+      index(Paths.get(command.get(2).asText()), analyzer, all, nt);
     }
   }
 

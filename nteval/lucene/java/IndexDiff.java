@@ -80,8 +80,10 @@ public final class IndexDiff {
         note("field " + x.name + " settings differ");
       }
     }
-    if (fa.size() != fb.size()) {
-      note("field count " + fa.size() + " vs " + fb.size());
+    for (FieldInfo y : fb) {
+      if (fa.fieldInfo(y.name) == null) {
+        note("field " + y.name + " only in the second");
+      }
     }
     compareDocuments(a, b);
     for (FieldInfo x : fa) {
@@ -145,14 +147,25 @@ public final class IndexDiff {
   }
 
   private void compareNorms(String field, NumericDocValues a, NumericDocValues b) throws IOException {
-    for (int doc = a.nextDoc(); doc != DocIdSetIterator.NO_MORE_DOCS; doc = a.nextDoc()) {
-      if (b.advance(doc) != doc || a.longValue() != b.longValue()) {
+    if (a == null || b == null) {
+      if (a != b) {
+        note("norms of " + field + " in only one index");
+      }
+      return;
+    }
+    for (int doc = a.nextDoc(); ; doc = a.nextDoc()) {
+      int other = b.nextDoc();  // in step: a document with a norm in only one of them shows
+      if (doc != other) {
+        note("norms of " + field + ": doc " + doc + " vs " + other);
+        return;
+      }
+      if (doc == DocIdSetIterator.NO_MORE_DOCS) {
+        return;
+      }
+      if (a.longValue() != b.longValue()) {
         note("norm of " + field + " differs at doc " + doc);
         return;
       }
-    }
-    if (b.nextDoc() != DocIdSetIterator.NO_MORE_DOCS) {
-      note("norms of " + field + ": more documents in the second");
     }
   }
 
