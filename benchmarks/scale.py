@@ -172,6 +172,11 @@ def extrapolate(res: dict, target: int = 36_000_000, cores: int = 16) -> dict:
             "index_gb": round(big["index_bytes_per_record"] * target / 1e9)}
 
 
+def _rerun_name(rr: dict) -> str:
+    """A rerun's name in the plot's legend: its short ``label``, else its ``why``."""
+    return rr.get("label") or rr.get("why", "alone")
+
+
 def plot(res: dict, path: Path) -> None:
     try:
         import matplotlib
@@ -187,7 +192,7 @@ def plot(res: dict, path: Path) -> None:
     reruns = res.get("reruns", [])  # sizes re-measured later (``--sizes N``), added by hand with a "why"
     groups: dict[str, list[dict]] = {}  # one legend entry (and line) per reason, short "label" if given
     for rr in reruns:
-        groups.setdefault(rr.get("label") or rr.get("why", "alone"), []).append(rr)
+        groups.setdefault(_rerun_name(rr), []).append(rr)
     markers = iter("o^vD<>")
     for why, rs in groups.items():
         m = next(markers, "o")
@@ -202,7 +207,7 @@ def plot(res: dict, path: Path) -> None:
                 label=f"focused {res['topics']} topics, ms/topic ({res['systems']})")
         for rr in (r for r in reruns if r.get("focused_s")):
             a1.plot([rr["records"]], [rr["focused_s"] / res["topics"] * 1e3], "s", mfc="none", color="C1",
-                    label=f"focused, rerun: {rr.get('label') or rr['why']}")
+                    label=f"focused, rerun: {_rerun_name(rr)}")
     a1.set_xscale("log")
     a1.set_xlabel("Medline records")
     a1.set_ylabel("µs per record  /  ms per topic")
@@ -215,7 +220,7 @@ def plot(res: dict, path: Path) -> None:
         a2.plot(x, [r["focused_peak_anon_rss_mb"] for r in rows], "s:", color="C2", label="focused, anonymous RSS")
         for rr in (r for r in reruns if r.get("focused_s")):
             a2.plot([rr["records"]], [rr["focused_peak_rss_mb"]], "s", mfc="none", color="C2",
-                    label=f"focused RSS, rerun: {rr.get('label') or rr['why']}")
+                    label=f"focused RSS, rerun: {_rerun_name(rr)}")
     a2.axhline(2048, color="grey", lw=0.8)
     a2.set_xscale("log")
     a2.set_xlabel("Medline records")

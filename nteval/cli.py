@@ -19,8 +19,7 @@ def _friendly_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from .errors import InputError
-        from .lucene.indexer import LuceneError
+        from .errors import InputError, LuceneError
 
         try:
             return fn(*args, **kwargs)

@@ -39,6 +39,12 @@ class InputError(Exception):
         return (InputError, (self.path, self.message, self.place))
 
 
+class LuceneError(RuntimeError):
+    """A Lucene builder JVM failed (not the input's fault: e.g. a full disk). The CLI says it in one
+    line, exit status 1; a build keeps its parsed files, so the same command resumes once the cause
+    is fixed."""
+
+
 def read_json_file(path: str | PathLike[str], label: str, fix: str):
     """The JSON value in file ``path``; a file that is not UTF-8 or not JSON is a one-line
     :class:`InputError` "``label``: what is wrong (``fix``)" with the line and column."""

@@ -25,6 +25,7 @@ from .corpus.sources import expand, read_records, source_format
 from .corpus.store import FILENAME as STORE_FILENAME
 from .corpus.store import FORMAT as STORE_FORMAT
 from .corpus.store import DocStore
+from .errors import LuceneError
 from .lucene import indexer, jvm
 
 MANIFEST = "manifest.json"
@@ -265,9 +266,9 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
     ``jobs`` (default: the core count) is the build's parallelism: processes parsing source files,
     and child JVMs indexing them (each writes ``all`` and ``nt`` on two threads; below 4 cores one
-    child takes every parsed file as it comes, on ≥ 4 cores one child per parsed file). Each child
-    is capped at :func:`~nteval.lucene.indexer.child_memory`, so peak memory grows with ``jobs``,
-    not the corpus.
+    child takes every parsed file as it comes, on ≥ 4 cores ``jobs // 2`` children take a parsed
+    file each, one after another). Each child is capped at
+    :func:`~nteval.lucene.indexer.child_memory`, so peak memory grows with ``jobs``, not the corpus.
 
     Resumable: the build works in ``.OUT.partial`` beside ``out`` and checkpoints each source file
     once it is applied (:class:`_Checkpoints`). Killed (SIGKILL, SIGTERM) or interrupted (Ctrl-C)
@@ -288,7 +289,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     state: dict[str, Any] = {"done": 0, "kept": False}
 
     def keep(exc: BaseException) -> bool:
-        state["kept"] = isinstance(exc, (KeyboardInterrupt, indexer.LuceneError)) and state["done"] > 0
+        state["kept"] = isinstance(exc, (KeyboardInterrupt, LuceneError)) and state["done"] > 0
         return state["kept"]
 
     try:
@@ -309,7 +310,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                 pipe.close()
             sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
             return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]])
-    except (KeyboardInterrupt, indexer.LuceneError):
+    except (KeyboardInterrupt, LuceneError):
         if state["kept"]:
             print(f"nteval: {state['done']} of {len(files)} source file(s) done are kept in {partial_dir(out)}: the "
                   "same command resumes from there (remove it to discard them)", file=sys.stderr)

@@ -22,6 +22,7 @@ from collections.abc import Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
+from ..errors import LuceneError
 from . import jvm
 
 #: Stored with every index: positions (proximity scoring), doc vectors (RM3/Rocchio feedback),
@@ -85,11 +86,6 @@ def index_collection_command(input_dir: Path, index_dir: Path, threads: int = 1)
             "-collection", "JsonCollection", "-input", str(input_dir), "-index", str(index_dir),
             "-generator", "DefaultLuceneDocumentGenerator", "-threads", str(threads), "-memoryBuffer", str(buffer),
             *INDEX_FLAGS, "-quiet"]
-
-
-class LuceneError(RuntimeError):
-    """A builder JVM failed (not the input's fault: e.g. a full disk). The CLI says it in one line;
-    a build keeps its parsed files, so the same command resumes once the cause is fixed."""
 
 
 class _Builder:
@@ -254,8 +250,7 @@ class PipelinedIndexer:
             return
         builder.open(self._shards(i))
         builder.feed(self._batch(i))
-        builder.commit()
-        self._idle.put(builder)  # (not after a failure: that builder is dead)
+        self._commit(builder)
 
     def start(self) -> None:
         """Start the builder of a non-eager build now (its JVM starts while the first file parses)
@@ -297,12 +292,14 @@ class PipelinedIndexer:
 
     def _commit_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is not None:
+        if stream is not None and self.batches:
             self._futures.append(self._pool.submit(self._commit, stream))
+        elif stream is not None:
+            self._idle.put(stream)  # nothing was fed: no shard to wait for
 
     def _commit(self, builder: _Builder) -> None:
         builder.commit()
-        self._idle.put(builder)  # (a repair batch reuses it, warm)
+        self._idle.put(builder)  # (warm for the next batch; not after a failure: that builder is dead)
 
     def _wait(self) -> None:
         """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
@@ -351,10 +348,6 @@ class PipelinedIndexer:
         ``append`` the targets are existing indexes (an update): the batches and repairs are applied
         to them. Without ``close`` the staging area stays until :meth:`close` (a resumable build
         first records that its indexes are complete)."""
-        if not self.eager and self.batches == 0 and self._stream is not None:
-            self._stream.open({})  # nothing was fed: no shard to wait for
-            self._idle.put(self._stream)
-            self._stream = None
         shard_ids = list(range(self.batches)) if self.eager else ["stream"] * min(self.batches, 1)
         self._wait()
         n_batches = self.batches
