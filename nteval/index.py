@@ -49,7 +49,7 @@ def parse_file(path: Path) -> list[tuple]:
     ops: list[tuple] = []
     for rec in read_records(path):
         if isinstance(rec, Document):
-            ops.append(("put", DocStore.row(rec, split_abstract(rec.abstract_parts))))
+            ops.append(("put", DocStore.row(rec, split_abstract(rec.abstract_parts, rec.folded))))
         elif isinstance(rec, Skipped):
             ops.append(("skip", rec.docid, rec.reason))
         elif isinstance(rec, Deletion):

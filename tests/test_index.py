@@ -288,3 +288,35 @@ def test_versions_read_without_a_jvm_equal_the_jvms():
 
     offline = jvm._versions_without_jvm(jvm.anserini_jar())
     assert offline is not None and offline == jvm._versions_from_jvm()
+
+
+def test_zip_member_reads_what_zipfile_reads(tmp_path):
+    """The jar member read by a search of the central directory is ``zipfile``'s, for stored and
+    deflated members, names that are the tail of longer ones, a zip64 archive and a comment; a
+    missing member is a KeyError as in ``zipfile``."""
+    import random
+    import zipfile
+
+    from nteval.lucene import jvm
+
+    jar = jvm.anserini_jar()
+    with zipfile.ZipFile(jar) as z:
+        names = random.Random(0).sample(z.namelist(), 200) + ["org/apache/lucene/util/Version.class"]
+        for name in names:
+            assert jvm.zip_member(jar, name) == z.read(name), name
+    made = tmp_path / "made.zip"
+    members = {"a/Version.class": b"x" * 5000, "Version.class": b"stored bytes", "b/c.txt": b"deflated " * 300}
+    with zipfile.ZipFile(made, "w") as z:
+        z.writestr(zipfile.ZipInfo("a/Version.class"), members["a/Version.class"], compress_type=zipfile.ZIP_DEFLATED)
+        z.writestr("Version.class", members["Version.class"], compress_type=zipfile.ZIP_STORED)
+        z.writestr("b/c.txt", members["b/c.txt"], compress_type=zipfile.ZIP_DEFLATED)
+        z.comment = b"a comment after the end record"
+    for name, data in members.items():
+        assert jvm.zip_member(made, name) == data
+    with pytest.raises(KeyError):
+        jvm.zip_member(made, "c.txt")
+    big = tmp_path / "zip64.zip"
+    with zipfile.ZipFile(big, "w", allowZip64=True) as z:
+        with z.open("m.txt", "w", force_zip64=True) as fh:
+            fh.write(b"zip64 member")
+    assert jvm.zip_member(big, "m.txt") == b"zip64 member"

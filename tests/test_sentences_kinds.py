@@ -69,3 +69,43 @@ def test_pubmed_splits_unchanged():
                 n += 1
                 assert S.split_text(text) == S._split_cased(text), text[:120]
     assert n > 1500
+
+
+def _sample_sections() -> list[tuple[str, bool]]:
+    """Every abstract section of the bundled PubMed sample (folded by the reader: the flag says
+    so) and the CISI abstracts, as they are, lowercased and tokenized (not folded)."""
+    out = [(part, rec.folded) for rec in read_medline(sample_path()) if isinstance(rec, Document)
+           for part in rec.abstract_parts]
+    out += [(f(t), False) for t in CISI for f in (lambda x: x, lowercased, tokenized)]
+    return out
+
+
+def test_folded_fast_paths_change_nothing():
+    """``folded=True`` (the Medline reader's sections: whitespace already folded) gives what the
+    full path gives: the kind test by substring and the splitter without re-folding."""
+    sections = _sample_sections()
+    assert sum(folded for _t, folded in sections) > 1500  # the reader marks its sections folded
+    kinds = set()
+    for text, folded in sections:
+        flat = " ".join(text.split())
+        if folded:
+            assert text == flat  # what the flag promises
+        kinds.add(S.text_kind(flat))
+        assert S.text_kind(flat, folded=True) == S.text_kind(flat), flat[:120]
+        assert S.split_text(flat, folded=True) == S.split_text(text), flat[:120]
+    assert kinds == {"cased", "lowercased", "tokenized"}  # every branch was compared
+    # spaced punctuation that only the regular expression sees (not folded: a tab before the ".")
+    assert S.text_kind("a\t. b\t. c\t. d", folded=False) == "tokenized"
+
+
+def test_digit_rule_precheck_is_exact():
+    """The digit-start rule runs per sentence only where the breaker's whole output has a "."
+    + space + digit; everywhere else the per-sentence search would have found nothing either."""
+    hits = 0
+    for text, _folded in _sample_sections():
+        broken = S._break(" ".join(text.split()))
+        per_sentence = any(S._DIGIT_START.search(s) for s in broken.split("\n"))
+        anywhere = S._DIGIT_START_ANYWHERE.search(broken) is not None
+        assert anywhere or not per_sentence, text[:120]
+        hits += per_sentence
+    assert hits > 0  # the rule's own path was taken too

@@ -195,3 +195,24 @@ def test_an_empty_element_is_passed_on_without_waiting_for_an_end_tag():
     data = HEAD + b"<a>" + b"<KeywordList/><b>k</b>" * 5000 + b"</a>\n</PubmedArticleSet>\n"
     stream = PrunedStream(io.BytesIO(data), UNREAD, chunk=1 << 20)
     assert stream.read(1 << 20) == data and stream.cut == 0
+
+
+def test_next_markup_finds_what_a_two_byte_search_finds():
+    """``<!``/``<?`` are found through the rare second byte; every place and start offset (all
+    strings of 0-7 bytes over the bytes that matter) gives what ``bytes.find`` of each gives."""
+    from itertools import product
+
+    from nteval.corpus.xmlprune import _next_markup
+
+    def by_find(data: bytes, at: int) -> int:
+        i, j = data.find(b"<!", at), data.find(b"<?", at)
+        return i if j < 0 else j if i < 0 else min(i, j)
+
+    checked = 0
+    for n in range(0, 8):
+        for letters in product(b"<!?a", repeat=n):
+            data = bytes(letters)
+            for at in range(n + 2):
+                assert _next_markup(data, at) == by_find(data, at), (data, at)
+                checked += 1
+    assert checked > 80_000

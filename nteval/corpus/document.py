@@ -11,13 +11,16 @@ class Document:
 
     ``abstract_parts`` keeps structured abstracts' sections apart (sentences never cross them);
     ``abstract`` is the parts joined with single spaces, labels excluded (labels live in
-    ``meta["abstract_labels"]``) so that section names do not become index terms.
+    ``meta["abstract_labels"]``) so that section names do not become index terms. ``folded``: the
+    reader has folded each part's whitespace (``" ".join(part.split())``), so the sentence
+    splitter need not do it again.
     """
 
     docid: str
     title: str
     abstract_parts: list[str]
     meta: dict[str, Any] = field(default_factory=dict)
+    folded: bool = field(default=False, compare=False, repr=False)
 
     @property
     def abstract(self) -> str:

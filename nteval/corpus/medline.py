@@ -316,7 +316,7 @@ def parse_citation(mc: etree._Element, max_chars: int | None = None, small: bool
     if any(labels):
         meta["abstract_labels"] = labels
         meta["abstract_categories"] = categories
-    return Document(docid=pmid, title=title, abstract_parts=parts, meta=meta)
+    return Document(docid=pmid, title=title, abstract_parts=parts, meta=meta, folded=True)  # (flatten folds)
 
 
 def read_medline(path: str | Path) -> Iterator[Document | Deletion | Skipped]:

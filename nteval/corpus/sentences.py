@@ -100,12 +100,16 @@ _LOWER_ABBREVIATIONS = {
 }
 
 
-def text_kind(text: str) -> str:
-    """``tokenized``, ``lowercased`` or ``cased`` (see the module docstring)."""
-    probe = _ELLIPSIS.sub("\u2026", text)
-    spaced = len(_SPACED_PUNCT.findall(probe))
-    if spaced >= 3 and spaced > len(_ATTACHED_PUNCT.findall(probe)):
-        return "tokenized"
+def text_kind(text: str, folded: bool = False) -> str:
+    """``tokenized``, ``lowercased`` or ``cased`` (see the module docstring). ``folded``: ``text``'s
+    only whitespace is single spaces, so a test for " ." and " ," (C, ≈ 5× faster than the regular
+    expression) tells whether any ``.`` or ``,`` stands apart at all (most PubMed abstracts: none)."""
+    if (" ." in text or " ," in text) if folded else _SPACED_PUNCT.search(text) is not None:
+        # (replacing ellipses by "…" never makes a standing-apart "." or "," where there was none)
+        probe = _ELLIPSIS.sub("\u2026", text)
+        spaced = len(_SPACED_PUNCT.findall(probe))
+        if spaced >= 3 and spaced > len(_ATTACHED_PUNCT.findall(probe)):
+            return "tokenized"
     if text == text.lower() and any(c.isalpha() for c in text):
         return "lowercased"
     return "cased"
@@ -133,9 +137,17 @@ def _split_rules(text: str, kind: str) -> list[str]:
     return [s for s in out if s.strip(".!?\"' ")]
 
 
+#: What every match of :data:`_DIGIT_START` contains: one search of the breaker's whole output (a
+#: literal "." first: fast) spares the per-sentence search in 96 % of PubMed abstract sections.
+_DIGIT_START_ANYWHERE = re.compile(r"\.\s+\d")
+
+
 def _split_cased(text: str) -> list[str]:
     out: list[str] = []
-    for s in _break(text).split("\n"):
+    broken = _break(text)
+    if _DIGIT_START_ANYWHERE.search(broken) is None:
+        return [s.strip() for s in broken.split("\n") if s.strip()]
+    for s in broken.split("\n"):
         if _DIGIT_START.search(s):
             out.extend(_split_digit_starts(s))
         elif s.strip():
@@ -143,24 +155,27 @@ def _split_cased(text: str) -> list[str]:
     return out
 
 
-def split_text(text: str) -> list[str]:
+def split_text(text: str, folded: bool = False) -> list[str]:
     """Split one block of running text into sentences (whitespace inside sentences folded).
 
     Tokenized or lowercased text is split by BlingFire first and each piece again by the rules,
-    so the rules only ever add boundaries."""
-    text = " ".join(text.split())
+    so the rules only ever add boundaries. ``folded``: the caller has folded the whitespace already
+    (``" ".join(text.split())``, as the Medline reader does), so it is not done again."""
+    if not folded:
+        text = " ".join(text.split())
     if not text:
         return []
-    kind = text_kind(text)
+    kind = text_kind(text, folded=True)
     out = _split_cased(text)
     if kind == "cased":
         return out
     return [piece for s in out for piece in _split_rules(s, kind)]
 
 
-def split_abstract(parts: Iterable[str]) -> list[str]:
-    """Sentences of an abstract given as its sections (labels excluded), in order."""
+def split_abstract(parts: Iterable[str], folded: bool = False) -> list[str]:
+    """Sentences of an abstract given as its sections (labels excluded), in order (``folded``: as
+    in :func:`split_text`)."""
     out: list[str] = []
     for part in parts:
-        out.extend(split_text(part))
+        out.extend(split_text(part, folded))
     return out

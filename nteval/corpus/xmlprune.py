@@ -169,9 +169,19 @@ def _blank(buf: bytes, start: int, end: int) -> bytes:
 _ENDS = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
 
 
+def _after_lt(data: bytes, char: bytes, at: int) -> int:
+    """Where the next ``<`` + ``char`` at or after ``at`` starts, or -1. Found by ``char`` (rare in
+    XML): ``bytes.find`` of a two-byte needle that starts with ``<`` stops at every tag (2.3 ms per
+    MB of PubMed XML against 0.02 ms for the one byte; ≈ 1 CPU-s on the two shared files)."""
+    i = data.find(char, at + 1)
+    while i >= 0 and data[i - 1] != 0x3C:  # (i > at >= 0: data[i - 1] is in range)
+        i = data.find(char, i + 1)
+    return i - 1 if i >= 0 else -1
+
+
 def _next_markup(data: bytes, at: int) -> int:
     """Where the next ``<!`` or ``<?`` starts, or -1."""
-    i, j = data.find(b"<!", at), data.find(b"<?", at)
+    i, j = _after_lt(data, b"!", at), _after_lt(data, b"?", at)
     return i if j < 0 else j if i < 0 else min(i, j)
 
 

@@ -18,6 +18,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 
 import org.apache.lucene.analysis.Analyzer;
 import org.apache.lucene.analysis.TokenStream;
+import org.apache.lucene.analysis.tokenattributes.BytesTermAttribute;
 import org.apache.lucene.analysis.tokenattributes.CharTermAttribute;
 import org.apache.lucene.analysis.tokenattributes.OffsetAttribute;
 import org.apache.lucene.analysis.tokenattributes.PositionIncrementAttribute;
@@ -34,6 +35,7 @@ import org.apache.lucene.index.IndexWriterConfig;
 import org.apache.lucene.search.similarities.BM25Similarity;
 import org.apache.lucene.store.FSDirectory;
 import org.apache.lucene.util.BytesRef;
+import org.apache.lucene.util.UnicodeUtil;
 
 /**
  * Both of nteval's Lucene indexes from one pass over the documents: {@code all} (title, a newline,
@@ -249,16 +251,18 @@ public final class BuildIndexes {
     }
   }
 
-  /** One text's analysed tokens: terms, position increments, offsets. */
+  /** One text's analysed tokens: terms (as the UTF-8 bytes Lucene indexes, encoded once here for
+   * both indexes instead of once per index by each writer thread), position increments, offsets. */
   static final class Tokens {
-    char[] chars = new char[512];
-    int[] ends = new int[64];  // end of term i in chars
+    byte[] bytes = new byte[1024];
+    int[] ends = new int[64];  // end of term i in bytes
     int[] increments = new int[64];
     int[] starts = new int[64];
     int[] stops = new int[64];
     int size;
     int length;
     int endIncrement;  // position increment reported at end(): tokens removed after the last kept one
+    private static byte[] scratch = new byte[256];  // (only the analysing thread makes Tokens)
 
     static Tokens of(Analyzer analyzer, String text) throws IOException {
       Tokens t = new Tokens();
@@ -284,11 +288,17 @@ public final class BuildIndexes {
         starts = Arrays.copyOf(starts, n);
         stops = Arrays.copyOf(stops, n);
       }
-      if (length + len > chars.length) {
-        chars = Arrays.copyOf(chars, Math.max(chars.length * 2, length + len));
+      int most = UnicodeUtil.maxUTF8Length(len);
+      if (length + most > bytes.length) {
+        bytes = Arrays.copyOf(bytes, Math.max(bytes.length * 2, length + most));
       }
-      System.arraycopy(term, 0, chars, length, len);
-      length += len;
+      // what CharTermAttribute.getBytesRef() gives the indexing chain (the same call)
+      if (scratch.length < most) {
+        scratch = new byte[most];
+      }
+      int n = UnicodeUtil.UTF16toUTF8(term, 0, len, scratch);
+      System.arraycopy(scratch, 0, bytes, length, n);
+      length += n;
       ends[size] = length;
       increments[size] = increment;
       starts[size] = start;
@@ -305,7 +315,9 @@ public final class BuildIndexes {
    * {@code secondStart}, where it starts in the joined text. Reused for every document.
    */
   static final class Replay extends TokenStream {
-    private final CharTermAttribute term = addAttribute(CharTermAttribute.class);
+    // the indexing chain reads a token's term through TermToBytesRefAttribute only
+    private final BytesTermAttribute term = addAttribute(BytesTermAttribute.class);
+    private final BytesRef termBytes = new BytesRef();
     private final PositionIncrementAttribute inc = addAttribute(PositionIncrementAttribute.class);
     private final OffsetAttribute off = addAttribute(OffsetAttribute.class);
     private Tokens first;
@@ -348,7 +360,10 @@ public final class BuildIndexes {
       }
       clearAttributes();
       int from = i == 0 ? 0 : current.ends[i - 1];
-      term.copyBuffer(current.chars, from, current.ends[i] - from);
+      termBytes.bytes = current.bytes;  // (Lucene copies the term into its own pool)
+      termBytes.offset = from;
+      termBytes.length = current.ends[i] - from;
+      term.setBytesRef(termBytes);
       inc.setPositionIncrement(current.increments[i] + extra);
       lastStop = shift + current.stops[i];
       off.setOffset(shift + current.starts[i], lastStop);
