@@ -315,6 +315,33 @@ def test_zip_member_reads_what_zipfile_reads(tmp_path):
         assert jvm.zip_member(made, name) == data
     with pytest.raises(KeyError):
         jvm.zip_member(made, "c.txt")
+    dup = tmp_path / "dup.zip"  # a name twice: zipfile reads the last entry
+    with zipfile.ZipFile(dup, "w") as z:
+        z.writestr("V", b"first")
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (zipfile warns of the duplicate name)
+            z.writestr("V", b"second", compress_type=zipfile.ZIP_DEFLATED)
+    assert jvm.zip_member(dup, "V") == b"second"
+    stub = tmp_path / "stub.zip"  # bytes before the archive (a self-extractor), or two zips joined
+    stub.write_bytes(b"#!/bin/sh\n" + made.read_bytes())
+    joined = tmp_path / "joined.zip"
+    joined.write_bytes(dup.read_bytes() + dup.read_bytes().replace(b"second", b"secon2"))
+    for path in (stub, joined):
+        with zipfile.ZipFile(path) as z:
+            for name in z.namelist():
+                assert jvm.zip_member(path, name) == z.read(name)
+    cp437 = tmp_path / "cp437.zip"  # a non-ASCII name without the UTF-8 flag: zipfile reads it as cp437
+    info = zipfile.ZipInfo("\u00e9")
+    with zipfile.ZipFile(cp437, "w") as z:
+        z.writestr(info, b"data")
+    raw = cp437.read_bytes().replace(b"\x00\x08", b"\x00\x00")  # clear the flag (bit 11) everywhere
+    cp437.write_bytes(raw)
+    with zipfile.ZipFile(cp437) as z:
+        assert z.namelist() == ["\u251c\u2310"]
+    with pytest.raises(KeyError):
+        jvm.zip_member(cp437, "\u00e9")
     big = tmp_path / "zip64.zip"
     with zipfile.ZipFile(big, "w", allowZip64=True) as z:
         with z.open("m.txt", "w", force_zip64=True) as fh:

@@ -173,12 +173,13 @@ def _versions_without_jvm(jar: Path) -> dict[str, str] | None:
     Cached."""
     import re
     import zipfile
+    import zlib
 
     try:
         release = (Path(java_home()) / "release").read_text(encoding="utf-8", errors="replace")
         java = re.search(r'^JAVA_VERSION="([^"]+)"', release, re.M)
         found = re.findall(rb"LUCENE_(\d+)_(\d+)_(\d+)", zip_member(jar, "org/apache/lucene/util/Version.class"))
-    except (OSError, KeyError, zipfile.BadZipFile):
+    except (OSError, KeyError, zipfile.BadZipFile, zlib.error):
         return None
     if java is None or not found:
         return None
@@ -187,42 +188,60 @@ def _versions_without_jvm(jar: Path) -> dict[str, str] | None:
 
 
 def zip_member(path: Path, name: str) -> bytes:
-    """One member of a zip file (KeyError if absent), its central directory entry found by a byte
-    search: ``zipfile.ZipFile`` makes an object for every entry first, 0.24 s for the 26,888 of
-    Anserini's jar, in every build. Anything this plain reading does not handle (zip64, encryption,
-    a method other than stored or deflated, a CRC mismatch) is read by ``zipfile`` instead."""
+    """One member of a zip file (KeyError if absent), as ``zipfile`` reads it: the last central
+    directory entry of that name. ``zipfile.ZipFile`` makes an object for every entry first, 0.24 s
+    for the 26,888 of Anserini's jar, in every build; this walks the directory's bytes (≈ 10 ms).
+    Anything this plain reading does not handle (bytes before the archive, zip64, encryption, a
+    name not in UTF-8, a method other than stored or deflated, a local header that disagrees, a
+    CRC mismatch or a corrupt stream) is read by ``zipfile`` instead, with its errors."""
     import struct
     import zipfile
-    import zlib
 
+    found = None
     with open(path, "rb") as fh:
         size = fh.seek(0, 2)
-        fh.seek(max(0, size - 65_557))  # the end record, after at most a 64 KB comment
+        start = max(0, size - 65_557)  # the end record, after at most a 64 KB comment
+        fh.seek(start)
         tail = fh.read()
         end = tail.rfind(b"PK\x05\x06")
         if end >= 0 and len(tail) >= end + 22:
             cd_size, cd_offset = struct.unpack_from("<II", tail, end + 12)
-            fh.seek(cd_offset)
-            cd = fh.read(cd_size) if cd_offset != 0xFFFFFFFF else b""
-            key = name.encode("utf-8")
-            at = cd.find(key)
-            while at >= 0:
-                head = at - 46
-                if head >= 0 and cd[head:head + 4] == b"PK\x01\x02":
-                    (flags, method, crc, csize, _usize, nlen, _e, _c, _d, _i, _x,
-                     offset) = struct.unpack_from("<4xxxxxHH4xIIIHHHHHII", cd, head)
-                    if nlen == len(key) and not flags & 1 and method in (0, 8) and 0xFFFFFFFF not in (csize, offset):
-                        fh.seek(offset)
-                        local = fh.read(30)
-                        if local[:4] == b"PK\x03\x04":
-                            lnlen, lelen = struct.unpack_from("<HH", local, 26)
-                            fh.seek(offset + 30 + lnlen + lelen)
-                            data = fh.read(csize)
-                            data = zlib.decompress(data, -15) if method == 8 else data
-                            if zlib.crc32(data) == crc:
-                                return data
-                    break
-                at = cd.find(key, at + 1)
+            if cd_offset + cd_size == start + end:  # nothing before the archive, no zip64
+                fh.seek(cd_offset)
+                found = _zip_entry(fh, fh.read(cd_size), name)
+    if found is not None:
+        return found
     with zipfile.ZipFile(path) as z:
         return z.read(name)
 
+
+def _zip_entry(fh, cd: bytes, name: str) -> bytes | None:
+    """The data of the last entry called ``name`` in the central directory ``cd``, or None for
+    :func:`zip_member` to ask ``zipfile``."""
+    import struct
+    import zlib
+
+    key = name.encode("utf-8")
+    last, pos = None, 0
+    while pos + 46 <= len(cd) and cd[pos:pos + 4] == b"PK\x01\x02":
+        nlen, elen, clen = struct.unpack_from("<HHH", cd, pos + 28)
+        if cd[pos + 46:pos + 46 + nlen] == key:
+            last = pos
+        pos += 46 + nlen + elen + clen
+    if last is None or pos != len(cd):
+        return None  # absent (zipfile says so), or a directory this walk did not read to its end
+    flags, method, crc, csize, _usize, _n, _e, _c, _d, _i, _x, offset = struct.unpack_from(
+        "<8xHH4xIIIHHHHHII", cd, last)
+    if flags & 1 or method not in (0, 8) or not (flags & 0x800 or key.isascii()) or 0xFFFFFFFF in (csize, offset):
+        return None
+    fh.seek(offset)
+    local = fh.read(30 + len(key))
+    if local[:4] != b"PK\x03\x04" or local[30:] != key or struct.unpack_from("<H", local, 26)[0] != len(key):
+        return None
+    fh.seek(offset + 30 + len(key) + struct.unpack_from("<H", local, 28)[0])
+    data = fh.read(csize)
+    try:
+        data = zlib.decompress(data, -15) if method == 8 else data
+    except zlib.error:
+        return None
+    return data if zlib.crc32(data) == crc else None

@@ -315,7 +315,9 @@ public final class BuildIndexes {
    * {@code secondStart}, where it starts in the joined text. Reused for every document.
    */
   static final class Replay extends TokenStream {
-    // the indexing chain reads a token's term through TermToBytesRefAttribute only
+    // The indexing chain reads a token's term through TermToBytesRefAttribute only. This attribute
+    // must be added first: the next one's implementation (PackedTokenAttributeImpl) would otherwise
+    // claim TermToBytesRefAttribute with an empty CharTermAttribute (every term would be empty).
     private final BytesTermAttribute term = addAttribute(BytesTermAttribute.class);
     private final BytesRef termBytes = new BytesRef();
     private final PositionIncrementAttribute inc = addAttribute(PositionIncrementAttribute.class);
