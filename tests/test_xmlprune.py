@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from itertools import product
 
 import pytest
 from conftest import FIRST100, FIRST200, MEDLINE, MEDSAMP2006
@@ -99,6 +100,11 @@ HEAD = b'<?xml version="1.0"?>\n<!DOCTYPE PubmedArticleSet PUBLIC "-//NLM//DTD x
     (b"<a><?pi <AuthorList> ?><b>k</b><AuthorList>x</AuthorList></a>", None),     # after a PI with "<": nothing
     (b"<a><?pmcsd ?><!-- note --><AuthorList>x</AuthorList><b>k</b></a>",         # without "<": harmless
      b"<a><?pmcsd ?><!-- note --><b>k</b></a>"),
+    # a ">" in a quoted attribute value does not end the tag
+    (b"<a><AuthorList><AuthorList x='a>b'/></AuthorList><b>k</b></a>", None),     # empty inside: nested
+    (b'<a><AuthorList x="a>b"/><b>k</b><AuthorList>y</AuthorList></a>',          # empty: stays
+     b'<a><AuthorList x="a>b"/><b>k</b></a>'),
+    (b"""<a><AuthorList x="it's >" y='"/>'>z</AuthorList><b>k</b></a>""", b"<a><b>k</b></a>"),
 ])
 def test_only_safe_cuts(body, expect):
     data = HEAD + body + b"\n</PubmedArticleSet>\n"
@@ -111,10 +117,41 @@ def test_only_safe_cuts(body, expect):
         assert out.count(b"\n") == data.count(b"\n") and len(out) <= len(data)
 
 
-def test_an_internal_dtd_subset_turns_cutting_off():
-    data = (b'<?xml version="1.0"?>\n<!DOCTYPE a [<!ENTITY e "v">]>\n<a><AuthorList>x</AuthorList></a>')
-    out, stream = _pruned(data)
-    assert stream.cut == 0 and out == data
+@pytest.mark.parametrize("doctype", [
+    b'<!DOCTYPE a [<!ENTITY e "v">]>',
+    b'<!DOCTYPE a SYSTEM "b>c" [<!ENTITY e "v">]>',      # a ">" in a literal does not end it
+    b"<!DOCTYPE a PUBLIC 'p>' \"s'>\"\n [<!-- it's -->]>",
+])
+def test_an_internal_dtd_subset_turns_cutting_off(doctype):
+    data = b'<?xml version="1.0"?>\n' + doctype + b"\n<a><AuthorList>x</AuthorList></a>"
+    for chunk in (1, 7, 1 << 20):
+        out, stream = _pruned(data, chunk=chunk)
+        assert stream.cut == 0 and out == data
+
+
+def test_a_doctype_literal_with_brackets_is_no_subset():
+    data = b'<?xml version="1.0"?>\n<!DOCTYPE a SYSTEM "x[1]>.dtd">\n<a><AuthorList>x</AuthorList><b/></a>'
+    for chunk in (1, 7, 1 << 20):
+        out, stream = _pruned(data, chunk=chunk)
+        assert stream.cut == 1 and etree.fromstring(out).find("AuthorList") is None
+
+
+def test_tag_end_skips_quoted_values():
+    """Every string of 0-7 bytes over the bytes that matter, from every offset: the first ">" outside
+    quotes, or -1 when there is none yet (what a byte-by-byte reading of XML's attribute quoting says)."""
+    from nteval.corpus.xmlprune import _tag_end
+
+    def by_hand(data: bytes, at: int) -> int:
+        quote = None
+        for i in range(at, len(data)):
+            c = data[i]
+            if quote is None and c == 0x3E:
+                return i
+            if c in (0x22, 0x27):
+                quote = c if quote is None else None if c == quote else quote
+        return -1
+
+    assert _agree(_tag_end, by_hand, b"\"'>a", past_end=0) > 80_000
 
 
 def test_an_unterminated_or_overlong_element_passes_through():
@@ -200,19 +237,23 @@ def test_an_empty_element_is_passed_on_without_waiting_for_an_end_tag():
 def test_next_markup_finds_what_a_two_byte_search_finds():
     """``<!``/``<?`` are found through the rare second byte; every place and start offset (all
     strings of 0-7 bytes over the bytes that matter) gives what ``bytes.find`` of each gives."""
-    from itertools import product
-
     from nteval.corpus.xmlprune import _next_markup
 
     def by_find(data: bytes, at: int) -> int:
         i, j = data.find(b"<!", at), data.find(b"<?", at)
         return i if j < 0 else j if i < 0 else min(i, j)
 
+    assert _agree(_next_markup, by_find, b"<!?a", past_end=1) > 80_000
+
+
+def _agree(fast, reference, alphabet: bytes, past_end: int) -> int:
+    """``fast`` == ``reference`` on every string of 0-7 bytes over ``alphabet``, from every start
+    offset up to ``past_end`` beyond its end; how many cases were checked."""
     checked = 0
     for n in range(0, 8):
-        for letters in product(b"<!?a", repeat=n):
+        for letters in product(alphabet, repeat=n):
             data = bytes(letters)
-            for at in range(n + 2):
-                assert _next_markup(data, at) == by_find(data, at), (data, at)
+            for at in range(n + 1 + past_end):
+                assert fast(data, at) == reference(data, at), (data, at)
                 checked += 1
-    assert checked > 80_000
+    return checked

@@ -12,14 +12,17 @@ else it is passed through untouched and the parser sees the file as it is:
 
 - after a comment, CDATA section or processing instruction with a ``<`` inside, or an internal DTD
   subset, nothing more is cut: ``<AuthorList>`` inside a comment is not an element (PubMed's
-  ``<?pmcsd ?>`` and ``<?nihms ?>`` instructions have no ``<`` and change nothing);
-- an empty element (``<AuthorList/>``), one with the same tag nested inside, or one whose end tag
-  is not within :data:`MAX_SPAN` bytes (a truncated file, a compression bomb) stays.
+  ``<?pmcsd ?>`` and ``<?nihms ?>`` instructions have no ``<`` and change nothing; a ``>`` or ``[``
+  inside a DOCTYPE's quoted literal neither ends it nor opens a subset);
+- an empty element (``<AuthorList/>``; a ``>`` in a quoted attribute value does not end a tag), one
+  with the same tag nested inside, or one whose end tag is not within :data:`MAX_SPAN` bytes (a
+  truncated file, a compression bomb) stays.
 
 Malformed XML inside a cut element goes unseen: the reader never read it either.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import BinaryIO
 
@@ -132,7 +135,7 @@ class PrunedStream:
                 parts.append(buf[pos:after])  # a longer name (<AuthorListX): not ours
                 pos = after
                 continue
-            gt = buf.find(b">", after)
+            gt = _tag_end(buf, after)
             if gt >= 0 and buf[gt - 1] == 0x2F:
                 parts.append(buf[pos:gt + 1])  # <Tag .../>: nothing to cut
                 pos = gt + 1
@@ -166,6 +169,31 @@ def _blank(buf: bytes, start: int, end: int) -> bytes:
     return b"\n" * lines + b" " * last
 
 
+def _tag_end(buf: bytes, at: int) -> int:
+    """Where the start tag whose name ends at ``at`` ends: its ``>``, not one inside a quoted
+    attribute value (``<AuthorList x="a>b"/>`` is empty), or -1 if ``buf`` does not hold it yet.
+    Most tags have no quote, or only closed double quotes, before the first ``>``: two counts tell,
+    and only the rest are walked quote by quote."""
+    gt = buf.find(b">", at)
+    if gt < 0 or (buf.count(b"'", at, gt) == 0 and buf.count(b'"', at, gt) % 2 == 0):
+        return gt
+    while True:
+        dq, sq = buf.find(b'"', at, gt), buf.find(b"'", at, gt)
+        q = sq if dq < 0 else dq if sq < 0 else min(dq, sq)
+        if q < 0:
+            return gt
+        shut = buf.find(buf[q:q + 1], q + 1)
+        if shut < 0:
+            return -1
+        at = shut + 1
+        if shut > gt:
+            gt = buf.find(b">", at)
+            if gt < 0:
+                return -1
+
+
+#: A DOCTYPE's first "[" (an internal subset) or its ">", neither inside a quoted literal.
+_DOCTYPE_END = re.compile(rb"""(?:[^\[>"']|"[^"]*"|'[^']*')*([\[>])""")
 _ENDS = ((b"<!--", b"-->"), (b"<![CDATA[", b"]]>"), (b"<?", b"?>"))
 
 
@@ -199,11 +227,16 @@ def _declarations(data: bytes, start: int, eof: bool, max_span: int = MAX_SPAN) 
             if len(head) < 9 and not eof and any(o.startswith(head) for o, _c in _ENDS):
                 return "wait", at  # "<!-" may become a comment
             close = b">"
-        end = data.find(close, at + 2)
+        if head.startswith(b"<!DOCTYPE"):  # its literals may hold ">" and "[": skip them
+            m = _DOCTYPE_END.match(data, at + 2)
+            end = m.start(1) if m else -1
+            if m and m.group(1) == b"[":
+                return "through", at  # an internal subset
+        else:
+            end = data.find(close, at + 2)
         if end < 0:  # unterminated so far: wait for more, but not past max_span (memory stays bounded)
             return ("through", at) if eof or len(data) - at > max_span else ("wait", at)
-        body = data[at + 2:end]
-        if b"<" in body or (head.startswith(b"<!DOCTYPE") and b"[" in body):
+        if b"<" in data[at + 2:end]:
             return "through", at
         at = _next_markup(data, end)
     return "ok", max(start, len(data) - 1)  # a "<" at the end may begin a "<!" or "<?"
