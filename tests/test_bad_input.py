@@ -156,3 +156,41 @@ def test_a_bad_run_memory_budget_is_one_line(first200_index, tmp_path, monkeypat
             "correlate": ["--queries", str(tmp_path / "q.tsv"), "--qrels", str(tmp_path / "r.txt")]}[cmd]
     result = CliRunner().invoke(main, [cmd, "--index", str(first200_index), "--out", str(out), *args, "--quiet"])
     assert_clean_failure(result, out, ["NTEVAL_RUN_MEMORY_HITS", "whole number", "'1e6'"])
+
+
+@pytest.mark.parametrize("cmd", ["correlate", "grid"])
+def test_human_qrels_of_another_collection_are_refused(first200_index, tmp_path, cmd):
+    """SciFact's judgments against a PubMed index: every human score would be 0 (and the rankings
+    agree by ties); refused before anything is searched or written."""
+    from nteval.demo import scifact_slice
+
+    sl, out = scifact_slice(), tmp_path / "c"
+    args = ["--param", "k1=0.5,1", "--topics", "3"] if cmd == "grid" else []
+    result = CliRunner().invoke(main, [cmd, "--index", str(first200_index), "--queries", str(sl / "queries.jsonl"),
+                                       "--qrels", str(sl / "qrels.tsv"), "--out", str(out), *args, "--quiet"])
+    assert_clean_failure(result, out, ["qrels.tsv", "relevant judgments are on documents not in the index",
+                                       "another collection"])
+
+
+def test_human_qrels_mostly_in_the_index_pass(scifact_index):
+    """The same check lets the collection's own judgments through, and counts what it refuses."""
+    from nteval.corpus.store import require_judged_in_index
+    from nteval.demo import scifact_slice
+    from nteval.errors import InputError
+    from nteval.formats.topics import load_judged_topics
+
+    _topics, qrels = load_judged_topics(scifact_slice() / "queries.jsonl", scifact_slice() / "qrels.tsv")
+    require_judged_in_index(scifact_index, qrels, "qrels.tsv")
+    n = sum(1 for docs in qrels.values() for rel in docs.values() if rel > 0)
+    half = {q: dict(docs) for q, docs in qrels.items()}
+    added = 0
+    for docs in half.values():  # as many judgments on foreign documents as on the collection's, plus one
+        for d, rel in list(docs.items()):
+            if rel > 0:
+                docs[f"elsewhere-{d}"] = rel
+                added += 1
+    require_judged_in_index(scifact_index, half, "qrels.tsv")  # exactly half foreign: still accepted
+    next(iter(half.values()))["elsewhere-extra"] = 1
+    with pytest.raises(InputError, match=f"{n + 1:,} of its {2 * n + 1:,} relevant judgments"):
+        require_judged_in_index(scifact_index, half, "qrels.tsv")
+    assert added == n

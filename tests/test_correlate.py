@@ -90,6 +90,11 @@ def test_caveats_rules_by_hand():
                        "NT highrecall AP vs human AP: Kendall τ 0.800"]
     pair["ci95"]["kendall"] = [0.4, 0.4]
     assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI"
+    # every human score equal: τ and its CI are undefined (None); said once, no crash on the None
+    rep["human"]["scores"] = {n: {"AP": 0.0} for n in names}
+    pair["stats"] = {"kendall": {"value": None, "p": None}}
+    pair["ci95"]["kendall"] = None
+    assert [c["figure"] for c in caveats(rep)][1:] == ["every figure on human AP", "agreement with human AP"]
 
 
 def test_external_runs_join_the_agreement_report(correlated, scifact_index, tmp_path):

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, short
 from .document import Document
 
 #: Layout of the store, written as ``PRAGMA user_version`` (and into the manifest). 1 = the docs
@@ -265,3 +265,36 @@ def mesh_rows(headings: list[dict[str, Any]]) -> tuple[tuple, ...]:
 def store_format(db: sqlite3.Connection) -> int:
     """The store's layout version (0, never written by old stores, reads as 1)."""
     return max(int(db.execute("PRAGMA user_version").fetchone()[0]), 1)
+
+
+def known_docids(collection: Path, docids: Iterable[str]) -> set[str]:
+    """Which of ``docids`` are documents of the index directory ``collection`` (its document store)."""
+    db = sqlite3.connect(f"file:{Path(collection) / FILENAME}?mode=ro", uri=True)
+    try:
+        found: set[str] = set()
+        ids = sorted(set(docids))
+        for i in range(0, len(ids), 900):
+            chunk = ids[i:i + 900]
+            found.update(r[0] for r in db.execute(f"SELECT docid FROM docs WHERE docid IN ({','.join('?' * len(chunk))})",
+                                                  chunk))
+        return found
+    finally:
+        db.close()
+
+
+#: Above this share of relevant judgments on documents the index lacks, qrels are refused: they
+#: judge another collection (every system would score 0 on them, and agree by ties).
+MAX_UNINDEXED_RELEVANT = 0.5
+
+
+def require_judged_in_index(collection: Path, qrels: dict[str, dict[str, int]], qrels_path: str | Path) -> None:
+    """Refuse human qrels whose relevant documents are mostly not in ``collection``'s store."""
+    relevant = [(q, d) for q, docs in qrels.items() for d, rel in docs.items() if rel > 0]
+    if not relevant or not (Path(collection) / FILENAME).is_file():  # (no store: the index check says so)
+        return
+    known = known_docids(collection, {d for _q, d in relevant})
+    missing = [d for _q, d in relevant if d not in known]
+    if len(missing) > MAX_UNINDEXED_RELEVANT * len(relevant):
+        raise InputError(qrels_path, f"{len(missing):,} of its {len(relevant):,} relevant judgments are on documents "
+                                     f"not in the index {collection} (e.g. {short(missing[0])}): qrels for another collection? "
+                                     "(--index)")

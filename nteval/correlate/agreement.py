@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import write_text
+from ..corpus.store import require_judged_in_index
 from ..errors import InputError
 from ..evaluate import evaluate_run
 from ..formats.topics import load_judged_topics
@@ -160,6 +161,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         raise InputError(systems_path, f"{len(system_list)} systems: need at least {min_systems} to correlate rankings "
                                        "(a rank correlation over fewer systems takes a handful of values; --min-systems)")
     topics, qrels = load_judged_topics(queries, qrels_path, field)
+    require_judged_in_index(index_dir, qrels, qrels_path)
     if len(qrels) < min_human_topics:
         raise InputError(qrels_path, f"{len(qrels)} judged human topics: need at least {min_human_topics} for a human "
                                      "ranking that means something (--min-human-topics)")

@@ -44,7 +44,7 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
                                f"{kc['mean']:.3f} (human-vs-human ceiling): the human ranking is itself unstable "
                                f"(more judged topics needed), so no NT ranking can be shown to agree with it"})
     for p in pairs:
-        lo, hi = p["ci95"]["kendall"]
+        lo, hi = p["ci95"].get("kendall") or (None, None)  # None: undefined (e.g. human scores all equal)
         v = p["stats"]["kendall"]["value"]
         label = f"NT {p['nt']} {p['nt_measure']} vs human {p['human_measure']}"
         if lo is not None and hi is not None and hi - lo < 1e-9 and v is not None and abs(v) < 1:

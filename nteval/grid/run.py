@@ -81,6 +81,7 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
     filters give document-sampling protocols the same D0, as ``nteval run`` does).
     ``params``: per protocol, its spec's parameters beyond topics, seed and filters."""
     from .. import protocols as registry
+    from ..corpus.store import require_judged_in_index
     from ..formats.topics import load_judged_topics
 
     info: dict[str, Any] = {}
@@ -89,6 +90,7 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         if queries is None or qrels is None:
             raise InputError(None, "human judgments need both --queries and --qrels")
         human = load_judged_topics(queries, qrels, field)
+        require_judged_in_index(index_dir, human[1], qrels)
     specs = {}
     for name in protocols:  # every spec validated before any protocol writes
         proto = registry.get(name)

@@ -27,11 +27,11 @@ import hashlib
 import math
 import os
 import shlex
-import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..corpus.store import known_docids
 from ..errors import InputError, short
 from ..formats.trec import Run, read_run
 from .base import System, check_name, name_problem
@@ -324,20 +324,3 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     if foreign:
         notes["foreign_example"] = sorted(foreign)[0]
     return out, notes
-
-
-def known_docids(collection: Path, docids: set[str]) -> set[str]:
-    """Which of ``docids`` are documents of the index directory ``collection`` (its document store)."""
-    from ..corpus.store import FILENAME
-
-    db = sqlite3.connect(f"file:{Path(collection) / FILENAME}?mode=ro", uri=True)
-    try:
-        found: set[str] = set()
-        ids = sorted(docids)
-        for i in range(0, len(ids), 900):
-            chunk = ids[i:i + 900]
-            found.update(r[0] for r in db.execute(f"SELECT docid FROM docs WHERE docid IN ({','.join('?' * len(chunk))})",
-                                                  chunk))
-        return found
-    finally:
-        db.close()
