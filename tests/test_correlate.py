@@ -90,6 +90,16 @@ def test_caveats_rules_by_hand():
                        "NT highrecall AP vs human AP: Kendall τ 0.800"]
     pair["ci95"]["kendall"] = [0.4, 0.4]
     assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI"
+    # replicates mostly on one side of the estimate: the interval is a bias correction, said so
+    pair["ci95"]["kendall"] = [0.72, 0.79]
+    pair["ci_method"] = {"spread": {"kendall": {"percentile": [0.38, 0.75], "share_below_estimate": 0.958}}}
+    assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI [0.720, 0.790]"
+    assert "96% of the bootstrap replicates fall below τ 0.800" in caveats(rep)[-1]["why"]
+    for share in (0.84, 0.5, 0.16):  # up to 84 % on either side: quiet
+        pair["ci_method"]["spread"]["kendall"]["share_below_estimate"] = share
+        assert "Kendall's CI [" not in caveats(rep)[-1]["figure"]
+    pair["ci_method"]["spread"]["kendall"]["share_below_estimate"] = 0.1
+    assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI [0.720, 0.790]"
     # every human score equal: τ and its CI are undefined (None); said once, no crash on the None
     rep["human"]["scores"] = {n: {"AP": 0.0} for n in names}
     pair["stats"] = {"kendall": {"value": None, "p": None}}

@@ -12,6 +12,9 @@ from typing import Any
 MIN_SYSTEMS = 5
 #: Below this human split-half τ the human ranking is too unstable to be the yardstick.
 MIN_HUMAN_CEILING = 0.5
+#: More than this share of the bootstrap replicates on one side of the estimate (|z0| ≥ 1 in BCa's
+#: terms) and the interval is mostly a bias correction, not the replicates' spread.
+MAX_SHARE_ONE_SIDE = 0.84
 
 
 def _distinct(scores: dict[str, float]) -> int:
@@ -54,6 +57,15 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
         elif lo is not None and hi is not None and lo < 0 < hi:
             out.append({"figure": f"{label}: Kendall τ {v:.3f}" if v is not None else f"{label}: Kendall τ",
                         "why": f"its 95 % CI [{lo:.3f}, {hi:.3f}] contains 0: agreement cannot be told from chance here"})
+        sp = ((p.get("ci_method") or {}).get("spread") or {}).get("kendall")
+        if sp and v is not None and lo is not None and max(sp["share_below_estimate"], 1 - sp["share_below_estimate"]) > MAX_SHARE_ONE_SIDE:
+            plo, phi = sp["percentile"]
+            out.append({"figure": f"{label}: Kendall's CI [{lo:.3f}, {hi:.3f}]",
+                        "why": f"{sp['share_below_estimate']:.0%} of the bootstrap replicates fall below τ {v:.3f} "
+                               f"(their own 95 % range is [{plo:.3f}, {phi:.3f}]): resampling these topics attenuates τ "
+                               "this much, so the BCa interval is mostly a bias correction and is narrower than the "
+                               "replicates' spread. It is not calibrated: the agreement many topics would show can lie "
+                               "on either side of it (README, \"How far the CIs hold\", measures how often)"})
     return out
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -124,7 +125,13 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
     jackknife), and is scipy's default. Where BCa is undefined — the estimate lies beyond every
     replicate, so z0 is infinite — the percentile interval is used; an interval that still misses
     its estimate is stretched to it. ``method["per_statistic"]`` says which happened, so every
-    interval contains its estimate and says how it was made.
+    interval contains its estimate and says how it was made. ``method["spread"]`` gives, per
+    statistic, the replicates' own percentile interval and the share of them below the estimate
+    (ties count half): far from 1/2, the interval rests on a large bias correction.
+
+    What the interval does not do: with few judged topics, the estimate itself is attenuated by
+    topic noise, and no bootstrap of those topics recovers the agreement many topics would show
+    (``scripts/ci_coverage.py`` measures how often it is covered; README, "How far the CIs hold").
     """
     from scipy.stats import bootstrap
 
@@ -146,6 +153,7 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
     lo_q, hi_q = (1 - level) / 2 * 100, (1 + level) / 2 * 100
     out: dict = {}
     methods: dict[str, str] = {}
+    spread: dict[str, dict[str, Any]] = {}
     for k, name in enumerate(STATISTICS):
         est = point[name]
         lo, hi = float(res.confidence_interval.low[k]), float(res.confidence_interval.high[k])
@@ -153,6 +161,9 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
         if est is None or arr.size == 0:
             out[name] = None
             continue
+        # where the replicates lie: a share far from 1/2 means a large bias correction (see caveats)
+        spread[name] = {"percentile": (float(np.percentile(arr, lo_q)), float(np.percentile(arr, hi_q))),
+                        "share_below_estimate": float(((arr < est).sum() + 0.5 * (arr == est).sum()) / arr.size)}
         methods[name] = "BCa"
         if np.isnan(lo) or np.isnan(hi):
             lo, hi = float(np.percentile(arr, lo_q)), float(np.percentile(arr, hi_q))
@@ -161,5 +172,6 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
             lo, hi = min(lo, est), max(hi, est)
             methods[name] += ", stretched to the estimate"
         out[name] = (lo, hi)
-    out["method"] = {"name": CI_METHOD, "level": level, "replicates": n_boot, "per_statistic": methods}
+    out["method"] = {"name": CI_METHOD, "level": level, "replicates": n_boot, "per_statistic": methods,
+                     "spread": spread}
     return out

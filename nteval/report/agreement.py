@@ -151,7 +151,11 @@ def summary_blocks(r: dict[str, Any]) -> list[Block]:
                ("table", ["pair", "Pearson [95% CI]", "Spearman [95% CI]", "Kendall τ-b (p) [95% CI]", "τ_AP [95% CI]"], rows)]
     if r["pairs"] and r["pairs"][0].get("ci_method"):
         cm = r["pairs"][0]["ci_method"]
-        blocks.append(("p", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}."))
+        blocks.append(("p", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}. They are "
+                            "topic-sampling noise around τ at these topic counts; τ from few judged topics is "
+                            "attenuated (more topics would give a higher τ) and the interval only partly corrects "
+                            "that, so it holds the many-topic τ less often than its level says (README, \"How far "
+                            "the CIs hold\")."))
     rows = [[pair_label(p), str(len(p["top_half_systems"])), _fmt(s["pearson"]["value"]), _fmt(s["spearman"]["value"]),
              f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)})", _fmt(s["tau_ap"]["value"])]
             for p in r["pairs"] if (s := p.get("stats_top_half"))]
