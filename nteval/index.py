@@ -506,6 +506,8 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 
     jobs = jobs or os.cpu_count() or 1
     index_dir = Path(index_dir)
+    if not index_dir.exists():
+        raise InputError(index_dir, "no such index directory; --update applies update files to an index made by nteval index")
     if not is_index_dir(index_dir):
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
                                     "to an index made by nteval index")
@@ -569,6 +571,8 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     from .errors import InputError, read_json_file
 
     path = Path(index_dir) / MANIFEST
+    if not Path(index_dir).exists():
+        raise InputError(index_dir, "no such index directory")
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
     manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")

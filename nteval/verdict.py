@@ -29,7 +29,7 @@ class VerdictSpec:
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:
     """One-line error when too few topics are left for a ranking to mean anything."""
     if used < min_topics:
-        raise InputError(where, f"{protocol}: only {used} usable topics (asked for {requested}, {eligible} eligible documents) "
+        raise InputError(where, f"{protocol}: only {used} usable topics (asked for {requested}, {eligible} eligible as topics) "
                                 f"— below the floor of {min_topics} topics for a meaningful system ranking; "
                                 f"use a larger corpus or relax the topic filters, or lower the floor with --min-topics")
 

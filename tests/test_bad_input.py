@@ -194,3 +194,15 @@ def test_human_qrels_mostly_in_the_index_pass(scifact_index):
     with pytest.raises(InputError, match=f"{n + 1:,} of its {2 * n + 1:,} relevant judgments"):
         require_judged_in_index(scifact_index, half, "qrels.tsv")
     assert added == n
+
+
+@pytest.mark.parametrize("cmd", ["correlate", "run"])
+def test_mesh_on_an_index_without_mesh_is_refused_first(scifact_index, tmp_path, cmd):
+    """A BEIR corpus has no MeSH: said before focused or high-recall spend a minute."""
+    from nteval.demo import scifact_slice
+
+    sl, out = scifact_slice(), tmp_path / "c"
+    args = (["--protocols", "focused,highrecall,mesh", "--queries", str(sl / "queries.jsonl"), "--qrels", str(sl / "qrels.tsv")]
+            if cmd == "correlate" else ["--protocol", "mesh"])
+    result = CliRunner().invoke(main, [cmd, "--index", str(scifact_index), *args, "--out", str(out), "--quiet"])
+    assert_clean_failure(result, out, [str(scifact_index), "no document of this index has MeSH headings"])

@@ -4,7 +4,9 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 from click.testing import CliRunner
+from conftest import FIRST100
 
 from nteval.cli import main
 
@@ -28,3 +30,12 @@ def test_help_imports_no_jvm_and_no_torch():
 def test_manifest_command_on_a_non_index(tmp_path):
     r = CliRunner().invoke(main, ["manifest", str(tmp_path)])
     assert r.exit_code == 2 and "not an nteval index directory" in r.stderr
+
+
+@pytest.mark.parametrize("cmd", ["manifest", "focused", "update"])
+def test_a_missing_index_directory_is_said_so(tmp_path, cmd):
+    missing = str(tmp_path / "nope")
+    args = {"manifest": ["manifest", missing], "focused": ["focused", "--index", missing, "--out", str(tmp_path / "o")],
+            "update": ["index", "--update", missing, str(FIRST100)]}[cmd]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 2 and f"{missing}: no such index directory" in r.stderr and len(r.stderr.splitlines()) == 1

@@ -26,6 +26,8 @@ def write(tmp_path, text):
     ("- {name: f, algorithm: rrf, params: {systems: [nope]}}\n", ["'f'", "'nope'", "not declared before"]),
     ("- {name: s1, algo: bm25}\n", ["unknown key 'algo'"]),
     ("[unclosed\n", ["invalid YAML"]),
+    ("{algorithm: bm25}\n", ["expected a non-empty list of systems"]),  # a mapping without a name: not one system
+    ("name: s1\nalgorithm: bm26\n", ["'s1'", "unknown algorithm 'bm26'"]),   # one system as a mapping: validated
 ])
 def test_bad_systems_file(tmp_path, text, fragments):
     p = write(tmp_path, text)
@@ -42,6 +44,13 @@ def test_cli_reports_bad_systems_before_any_work(tmp_path, first200_index):
     r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--systems", str(p), "--out", str(tmp_path / "o"),
                                   "--quiet"])
     assert r.exit_code == 2 and "unknown parameter 'k3'" in r.stderr and str(p) in r.stderr
+
+
+def test_one_system_may_be_a_mapping(tmp_path):
+    """What README and --sref call "a YAML with one system": a list of one, or the mapping alone."""
+    one = load_systems(write(tmp_path, "name: myref\nalgorithm: bm25\nparams: {k1: 1.0, b: 0.5}\n"))
+    assert one == load_systems(write(tmp_path, "- name: myref\n  algorithm: bm25\n  params: {k1: 1.0, b: 0.5}\n"))
+    assert [(s.name, s.algorithm, s.params["k1"]) for s in one] == [("myref", "bm25", 1.0)]
 
 
 @pytest.mark.parametrize("name", ["default", "table1"])

@@ -169,6 +169,10 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     if highrecall:
         params["highrecall"] = {**highrecall, **params.get("highrecall", {})}
     pairs = tuple(pairs) if pairs is not None else protocol_pairs(tuple(protocols))
+    from .. import protocols as registry
+
+    for name in protocols:  # what each protocol needs of the index, before any of them runs
+        registry.get(name).check_index(index_dir)
     nt: dict[str, dict[str, Any]] = {}
     nt_scores = {}
     for name in protocols:

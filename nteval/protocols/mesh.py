@@ -47,6 +47,15 @@ class Mesh(Protocol):
                "systems search all")
     requires = ("mesh",)
 
+    def check_index(self, index_dir: Path) -> None:
+        """Also refuse, before any work, an index none of whose documents has MeSH headings."""
+        from ..index import require_store_features
+
+        manifest = require_store_features(index_dir, self.requires)
+        if manifest.get("store", {}).get("documents_with_mesh", 1) == 0:
+            raise InputError(index_dir, "no document of this index has MeSH headings (not a Medline corpus?): the mesh "
+                                        "protocol needs them")
+
     def build(self, index_dir: Path, spec: MeshSpec, out: Path, progress: bool = False,
               systems_path: Path | None = None) -> TopicSet:
         store = DocStore(Path(index_dir) / STORE)
@@ -65,7 +74,8 @@ class Mesh(Protocol):
             store.close()
         if not candidates:
             raise InputError(index_dir, f"no MeSH descriptor is a major topic of between {spec.min_docs} and "
-                                        f"{spec.max_docs} documents here (min_docs / max_docs)")
+                                        f"{spec.max_docs} documents here ({with_mesh:,} of {total:,} documents have MeSH "
+                                        "headings; min_docs / max_docs)")
         top = 2 if spec.graded else 1  # the major documents' grade
         sizes = sorted(sum(1 for g in q.values() if g == top) for q in qrels.values())
         stats: dict[str, Any] = {

@@ -180,7 +180,8 @@ def check_name(name: str, where: str | Path | None, i: int | str) -> None:
 
 
 def load_systems(path: str | Path) -> list[System]:
-    """Read and validate a systems YAML file (names unique, rrf inputs defined earlier)."""
+    """Read and validate a systems YAML file: a list of systems, ``{systems: [...]}``, or one system
+    as a mapping (names unique, rrf inputs defined earlier)."""
     import yaml
 
     path = Path(path)
@@ -208,6 +209,8 @@ def load_systems(path: str | Path) -> list[System]:
         raise InputError(path, f"invalid YAML: {short(getattr(err, 'problem', err))}", place=place) from None
     if isinstance(data, dict) and "systems" in data:
         data = data["systems"]
+    elif isinstance(data, dict) and "name" in data:  # one system written as a mapping, not a list of one
+        data = [data]
     if not isinstance(data, list) or not data:
         raise InputError(path, "expected a non-empty list of systems ({name, algorithm, params})")
     systems: list[System] = []
