@@ -135,7 +135,7 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         else:
             runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
                                   depth=depth, progress=progress, label=proto.name, scheduler=scheduler)
-        extra = {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+        extra = {"index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
                  "systems_file": str(systems_path) if systems_path else None, "depth": depth, **tset.stats}
         return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,
                              progress=progress)

@@ -144,3 +144,17 @@ def test_undefined_correlations_print_as_na(tmp_path):
     r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--trials", "1")
     assert r.exit_code == 0, r.output + r.stderr
     assert "n/a" in r.output and "every run tied" in r.output
+
+
+def test_rank_baselines_reads_correlates_human_directory(correlated, tmp_path):
+    """correlate's OUT/human (runs/ beside topics.tsv, per_topic.tsv, no results.json) gives its runs."""
+    import json
+
+    from nteval.demo import scifact_slice
+
+    _r, out = correlated
+    r = _cli("--runs", str(out / "human"), "--qrels", str(scifact_slice() / "qrels.tsv"), "--trials", "1",
+             "--out", str(tmp_path / "rb.json"))
+    assert r.exit_code == 0, r.output + r.stderr
+    res = json.loads((tmp_path / "rb.json").read_text())
+    assert sorted(res["scores"]["official"]) == sorted(p.stem for p in (out / "human" / "runs").glob("*.run"))

@@ -246,3 +246,20 @@ def test_bm25s_round_trip_scores_like_nteval_bm25(focused_out, tmp_path):
     assert joined["systems"]["bm25s"]["RR"] == pytest.approx(got["RR"], abs=1e-6)
     assert joined["system_notes"]["bm25s"]["foreign_hits"] == 0
     assert joined["systems"]["bm25"] == json.loads(json.dumps(res["systems"]["bm25"]))
+
+
+def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, systems_file, tmp_path, monkeypatch):
+    """results.json records where the index is, not how it was typed: `--index IDX` in one
+    directory, `nteval export` from another."""
+    from nteval.experiment import run_focused
+
+    work = tmp_path / "w"
+    work.mkdir()
+    (work / "IDX").symlink_to(sample_index, target_is_directory=True)
+    monkeypatch.chdir(work)
+    run_focused("IDX", "F", n_topics=20, seed=3, systems=systems_file, progress=False, min_topics=10)
+    assert json.loads((work / "F" / "results.json").read_text())["index"] == str(work / "IDX")
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(main, ["export", "--from", "w/F", "--format", "trec", "--out", "w/F-trec"])
+    assert r.exit_code == 0, r.output
+    assert (work / "F-trec" / "EXPORT.md").is_file()

@@ -250,7 +250,7 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                       if r["verdict"].get("reliability") else None}
                for side, r in nt.items() if r.get("verdict")}
     report = {
-        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
+        "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
         "systems": names, "human": {"queries": str(queries), "qrels": str(qrels_path), "topics": len(topics),
                                     "judged_topics": len(qrels), "field": field, "scores": human_scores},
         "verdict": verdict,

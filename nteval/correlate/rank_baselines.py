@@ -21,10 +21,11 @@ _SIDECAR = ".meta.json"
 def _run_files(directory: Path) -> dict[str, Path]:
     """Run files under ``directory`` keyed by run name.
 
-    A protocol output of nteval's own (``OUT/focused`` holding ``runs/``) contributes its ``runs/``
-    only; ``NAME.run`` files beside their ``NAME.meta.json`` are named ``NAME``; anything else is
-    named by its file name, as TREC's archives are."""
-    if (directory / "runs").is_dir() and (directory / "results.json").is_file():
+    An output of nteval's own (``OUT/focused``, or correlate's ``OUT/human``: ``runs/`` beside
+    results.json or topics.tsv) contributes its ``runs/`` only; ``NAME.run`` files beside their
+    ``NAME.meta.json`` are named ``NAME``; anything else is named by its file name, as TREC's
+    archives are."""
+    if (directory / "runs").is_dir() and any((directory / f).is_file() for f in ("results.json", "topics.tsv")):
         directory = directory / "runs"
     files: dict[str, Path] = {}
     for p in sorted(directory.rglob("*")):

@@ -321,7 +321,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     compute_s = time.perf_counter() - t0
 
     result: dict[str, Any] = {
-        "index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+        "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
         "system": {"name": base.name, "algorithm": base.algorithm, "params": base.params},
         "axes": {a.name: list(a.values) for a in params}, "depth": depth, "seed": seed, "topics_requested": n_topics,
         **info, "protocols": {},
