@@ -250,9 +250,13 @@ def test_bm25s_round_trip_scores_like_nteval_bm25(focused_out, tmp_path):
 
 def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, systems_file, tmp_path, monkeypatch):
     """results.json records where the index is, not how it was typed: `--index IDX` in one
-    directory, `nteval export` from another."""
+    directory, `nteval export` from another. The JVM is started before the first chdir, as in a
+    notebook: its working directory stays where it started, so Lucene must get absolute paths."""
     from nteval.experiment import run_focused
+    from nteval.lucene.searcher import Index
 
+    with Index(sample_index / "nt"):
+        pass
     work = tmp_path / "w"
     work.mkdir()
     (work / "IDX").symlink_to(sample_index, target_is_directory=True)

@@ -60,7 +60,7 @@ def _load(path: Path, max_doc: int) -> np.ndarray | None:
 
 
 def _java_write(reader, path: Path | str) -> None:
-    jvm.autoclass("nteval.BatchSearch").writeDocids(reader, "id", str(path))
+    jvm.autoclass("nteval.BatchSearch").writeDocids(reader, "id", str(Path(path).absolute()))
 
 
 def write_table(index_dir: Path, reader) -> Path:

@@ -133,7 +133,7 @@ class _Builder:
     def feed(self, batch_file: Path) -> None:
         parts = self._parts()
         # a JSON array, ASCII-escaped: any path (tabs, newlines, undecodable bytes) reaches Java whole
-        self._send(json.dumps([str(parts["all"]), str(parts["nt"]), str(batch_file)]) + "\n")
+        self._send(json.dumps([str(Path(p).absolute()) for p in (parts["all"], parts["nt"], batch_file)]) + "\n")
 
     def seal(self) -> None:
         """Ask for the commit of the open shards (it runs while the caller goes on)."""
@@ -392,7 +392,7 @@ class PipelinedIndexer:
 def _directory(path: Path):
     FSDirectory = jvm.autoclass("org.apache.lucene.store.FSDirectory")
     File = jvm.autoclass("java.io.File")
-    return FSDirectory.open(File(str(path)).toPath())  # (Paths.get is varargs: avoid)
+    return FSDirectory.open(File(str(Path(path).absolute())).toPath())  # (Paths.get is varargs: avoid)
 
 
 def _stitch(target: Path, shards: list[Path], repair_ids: Iterable[str], repair_shard: Path | None,

@@ -47,9 +47,10 @@ class Index:
         self.path = Path(path)
         if not any(self.path.glob("segments_*")):
             raise InputError(self.path, "not a Lucene index (no segments_N file)")
-        self._searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(self.path))
+        where = str(self.path.absolute())  # the JVM's working directory is where it started, not ours
+        self._searcher = jvm.autoclass("io.anserini.search.SimpleSearcher")(where)
         self._utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
-        self._reader = self._utils.getReader(str(self.path))
+        self._reader = self._utils.getReader(where)
         self._Term = jvm.autoclass("org.apache.lucene.index.Term")
         self._df_cache: dict[str, int] = {}
         self._cascade = None  # Anserini reranker cascade of the configured feedback system, if any
