@@ -289,11 +289,11 @@ MAX_UNINDEXED_RELEVANT = 0.5
 
 def require_judged_in_index(collection: Path, qrels: dict[str, dict[str, int]], qrels_path: str | Path) -> None:
     """Refuse human qrels whose relevant documents are mostly not in ``collection``'s store."""
-    relevant = [(q, d) for q, docs in qrels.items() for d, rel in docs.items() if rel > 0]
+    relevant = [d for docs in qrels.values() for d, rel in docs.items() if rel > 0]  # one per judgment
     if not relevant or not (Path(collection) / FILENAME).is_file():  # (no store: the index check says so)
         return
-    known = known_docids(collection, {d for _q, d in relevant})
-    missing = [d for _q, d in relevant if d not in known]
+    known = known_docids(collection, relevant)
+    missing = [d for d in relevant if d not in known]
     if len(missing) > MAX_UNINDEXED_RELEVANT * len(relevant):
         raise InputError(qrels_path, f"{len(missing):,} of its {len(relevant):,} relevant judgments are on documents "
                                      f"not in the index {collection} (e.g. {short(missing[0])}): qrels for another collection? "

@@ -162,11 +162,12 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
             out[name] = None
             continue
         # where the replicates lie: a share far from 1/2 means a large bias correction (see caveats)
-        spread[name] = {"percentile": (float(np.percentile(arr, lo_q)), float(np.percentile(arr, hi_q))),
+        percentile = (float(np.percentile(arr, lo_q)), float(np.percentile(arr, hi_q)))
+        spread[name] = {"percentile": percentile,
                         "share_below_estimate": float(((arr < est).sum() + 0.5 * (arr == est).sum()) / arr.size)}
         methods[name] = "BCa"
         if np.isnan(lo) or np.isnan(hi):
-            lo, hi = float(np.percentile(arr, lo_q)), float(np.percentile(arr, hi_q))
+            lo, hi = percentile
             methods[name] = "percentile (BCa undefined here)"
         if not lo <= est <= hi:
             lo, hi = min(lo, est), max(hi, est)
