@@ -116,13 +116,17 @@ def main() -> None:
               help="Apply SOURCES (Medline update files, in order) to this existing index instead, in place: "
                    "replacements, DeleteCitations and new records; swapped in only once complete.")
 @click.option("--force", is_flag=True, help="Replace an existing index directory (only once the new one is complete).")
+@click.option("--documents", type=click.Choice(["any-text", "title+abstract"]), default="any-text", show_default=True,
+              help="Which records become documents: every record with a title or an abstract (the whole collection "
+                   "is searched; nt holds those with an abstract), or only records with both (Campagne 2008's "
+                   "collection). Topics always need both.")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,
               help="Parallelism: processes parsing source files and child JVMs indexing them (default: cores; "
                    "each child JVM is capped at 768 MB of heap).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
-def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, force: bool, jobs: int | None,
-              quiet: bool) -> None:
+def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, force: bool, documents: str,
+              jobs: int | None, quiet: bool) -> None:
     """Parse Medline XML (.xml/.xml.gz, files or directories) or BEIR corpus.jsonl[.gz] SOURCES
     and build OUT/all (title+abstract), OUT/nt (abstract only), OUT/docs.sqlite, OUT/manifest.json;
     or, with --update INDEX, apply them to INDEX."""
@@ -135,11 +139,14 @@ def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, 
                                + ("both" if out is not None else "neither"))
     if update is not None and force:
         raise InputError(None, "--force does not go with --update (an update never replaces the index with another)")
+    if update is not None and documents != "any-text":
+        raise InputError(None, "--documents does not go with --update (an update keeps the policy the index was built "
+                               "with: nteval manifest INDEX says which)")
     progress = not quiet and sys.stderr.isatty()
     if update is not None:
         manifest = update_index(update, list(sources), jobs=jobs, progress=progress)
     else:
-        manifest = build_index(list(sources), out, force=force, jobs=jobs, progress=progress)
+        manifest = build_index(list(sources), out, force=force, jobs=jobs, progress=progress, documents=documents)
     click.echo(manifest_summary(manifest, out or update))
 
 

@@ -29,6 +29,7 @@ from .protocols.highrecall import (  # noqa: F401  (re-exported: the public name
 from .runs import run_all
 from .scores import Scores, evaluate_runs, strata_means
 from .systems.sets import builtin_systems, find_named_system, resolve_systems  # noqa: F401
+from .topics.ids import topic_set_id
 from .verdict import MIN_TOPICS, check_topic_floor
 
 FOCUSED_MEASURES = protocols.get("focused").measures
@@ -69,6 +70,7 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
             for p in sig["pairs"]))
     results = {
         "protocol": proto.name, "n_topics": len(tset.qrels), "seed": seed, "measures": measures,
+        "topic_set": topic_set_id(proto.name, tset.topics, tset.qrels),
         "verdict": verdict,
         "topic_counts": dict(tset.counts),
         "systems": systems,
@@ -131,7 +133,7 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
                       file=sys.stderr)
             runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
                                              system_list, rdir / "holdout", depth=depth, progress=progress,
-                                             label=proto.name)
+                                             label=proto.name, sources=tset.sources)
         else:
             runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
                                   depth=depth, progress=progress, label=proto.name, scheduler=scheduler)

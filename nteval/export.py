@@ -20,7 +20,8 @@ from typing import Any
 from . import __version__
 from .atomic import atomic_dir
 from .corpus.store import FILENAME as STORE_FILENAME
-from .corpus.store import DocStore
+from .corpus.store import DocStore, index_contents
+from .topics.ids import topic_set_id
 from .errors import InputError, read_json_file
 from .formats.trec import Qrels, read_qrels, read_topics
 from .index import read_manifest
@@ -94,6 +95,9 @@ def _topics_and_qrels(from_dir: Path, res: dict[str, Any]) -> tuple[dict[str, st
         why = (f"topic {unasked[0]} of qrels.txt has no query in topics.tsv" if unasked
                else f"{RESULTS} says {res['n_topics']} topics, qrels.txt judges {len(qrels)}")
         raise InputError(from_dir, f"the run's files do not belong together ({why}); re-run the protocol")
+    if res.get("topic_set") and topic_set_id(res["protocol"], topics, qrels) != res["topic_set"]:
+        raise InputError(from_dir, f"topics.tsv or qrels.txt is not the topic set {RESULTS} names "
+                                   f"({res['topic_set']}): they were changed after the run; re-run the protocol")
     return topics, qrels
 
 
@@ -129,13 +133,14 @@ def _json_line(obj: dict[str, str]) -> str:
 
 
 def _documents(store: DocStore, fmt: str, searches: str) -> Iterator[tuple[str, str]]:
-    """(docid, corpus line) in stream order. The contents are :mod:`nteval.index`'s: ``nt`` =
-    abstract, ``all`` = title + newline + abstract (BEIR keeps title and abstract apart)."""
-    for docid, title, abstract in store.iter_texts():
+    """(docid, corpus line) of the documents of index ``searches``, in stream order. The contents
+    are :mod:`nteval.index`'s (:func:`~nteval.corpus.store.index_contents`; BEIR keeps title and
+    abstract apart)."""
+    for docid, title, abstract in store.iter_texts(searches):
         if fmt == "beir":
             obj = {"_id": docid, "title": title if searches == "all" else "", "text": abstract}
         else:
-            obj = {"id": docid, "contents": f"{title}\n{abstract}" if searches == "all" else abstract}
+            obj = {"id": docid, "contents": index_contents(searches, title, abstract)}
         yield docid, _json_line(obj)
 
 
@@ -262,6 +267,7 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
         "relevant": sum(1 for v in qrels.values() for r in v.values() if r > 0),
         "graded": any(r > 1 for v in qrels.values() for r in v.values()),
         "holdout": bool(res.get("holdout")), "nteval_version": __version__,
+        "topic_set": topic_set_id(proto.name, topics, qrels),
     }
     with atomic_dir(out, force=force, replaceable=is_export_dir, what="an nteval export (no export.json)") as tmp:
         files: dict[str, dict[str, Any]] = {}

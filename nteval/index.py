@@ -29,7 +29,23 @@ from .errors import LuceneError
 from .lucene import indexer, jvm
 
 MANIFEST = "manifest.json"
-SKIP_REASONS = ("no_title", "no_abstract", "malformed", "book", "too_large")
+SKIP_REASONS = ("no_text", "no_title", "no_abstract", "malformed", "book", "too_large")
+
+#: Which records become documents (``nteval index --documents``). The principle of the default:
+#: **the user's whole collection is searched.** Every record with searchable text is a document;
+#: each index holds the text of its name: ``all`` = title + newline + abstract (either may be
+#: empty: PubMed finds a record without an abstract by its title), ``nt`` = the abstract, so a
+#: record without one is not in ``nt`` (stripped of its title it has no text). Only topics need a
+#: title and an abstract (the sampling filters say so). ``title+abstract`` is Campagne 2008's
+#: collection: records lacking either are skipped (counted ``no_title`` / ``no_abstract``), and
+#: ``all`` and ``nt`` hold the same documents.
+DOCUMENT_POLICIES = {
+    "any-text": "every record with a title or an abstract; all = title + newline + abstract (either may be "
+                "empty), nt = the records with an abstract, without their titles",
+    "title+abstract": "only records with both a title and an abstract (Campagne 2008); all and nt hold the same "
+                      "documents",
+}
+DEFAULT_DOCUMENTS = "any-text"
 
 
 def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
@@ -40,15 +56,19 @@ def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
-def parse_file(path: Path) -> list[tuple]:
+def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
     """Read one source into store operations, in file order (runs in a worker process).
 
     ``("put", store_row)``, ``("skip", docid, reason)``, ``("delete", [docids])``: plain tuples of
-    strings, cheap to send back from a worker.
+    strings, cheap to send back from a worker. ``documents``: a :data:`DOCUMENT_POLICIES` name.
     """
     ops: list[tuple] = []
+    both = documents == "title+abstract"
     for rec in read_records(path):
         if isinstance(rec, Document):
+            if both and not (rec.title and rec.abstract):
+                ops.append(("skip", rec.docid, "no_title" if not rec.title else "no_abstract"))
+                continue
             ops.append(("put", DocStore.row(rec, split_abstract(rec.abstract_parts, rec.folded))))
         elif isinstance(rec, Skipped):
             ops.append(("skip", rec.docid, rec.reason))
@@ -57,19 +77,19 @@ def parse_file(path: Path) -> list[tuple]:
     return ops
 
 
-def _parse_and_hash(path: Path, parent: int | None = None) -> tuple[list[tuple], str]:
+def _parse_and_hash(path: Path, documents: str, parent: int | None = None) -> tuple[list[tuple], str]:
     """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given)."""
     if parent is not None:
         from .lifecycle import watch_parent
 
         watch_parent(parent)
-    return parse_file(path), sha256_file(path)
+    return parse_file(path, documents), sha256_file(path)
 
 
 PARSE_WORKER_IDLE_S = 10
 
 
-def _parsed(files: Sequence[Path], jobs: int):
+def _parsed(files: Sequence[Path], jobs: int, documents: str):
     """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
         from joblib import Parallel, delayed
@@ -81,12 +101,12 @@ def _parsed(files: Sequence[Path], jobs: int):
         # after the last file instead of loky's 300 s, so they are gone while Lucene indexes
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator", backend="loky",
                            idle_worker_timeout=PARSE_WORKER_IDLE_S)(
-            delayed(_parse_and_hash)(p, me) for p in files)
+            delayed(_parse_and_hash)(p, documents, me) for p in files)
         for p, (ops, sha) in zip(files, results):
             yield p, ops, sha
     else:
         for p in files:
-            yield p, *_parse_and_hash(p)
+            yield p, *_parse_and_hash(p, documents)
 
 
 def _touched(ops: list[tuple]) -> set[str]:
@@ -109,7 +129,7 @@ OnDone = Callable[[Path, str, dict, list], None]
 
 def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
                on_file: Callable[[list[tuple]], None] | None = None,
-               on_done: OnDone | None = None) -> tuple[list[dict], list[list[str]]]:
+               on_done: OnDone | None = None, documents: str = DEFAULT_DOCUMENTS) -> tuple[list[dict], list[list[str]]]:
     """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics; returns
     each file's counts and the ids its DeleteCitations listed (see :func:`totals`).
 
@@ -123,7 +143,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
     bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
-    for path, ops, sha in _parsed(files, jobs):
+    for path, ops, sha in _parsed(files, jobs, documents):
         if on_file is not None:
             on_file(ops)
         c: Counter = Counter()
@@ -143,6 +163,8 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
                 c[f"skipped_{op[2]}"] += 1
                 if op[1] in stored:  # (most skipped records were never stored: no DELETE for them)
                     store.delete(op[1])
+                if op[1]:
+                    store.skip(op[1], op[2])
             else:
                 c["deleted_pmids"] += len(op[1])
                 deleted.extend(op[1])
@@ -150,6 +172,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
                 before = store.removed
                 for d in op[1]:
                     store.delete(d)
+                    store.skip(d, "deleted")
                 store.flush()
                 c["deleted_removed"] += store.removed - before
         rows_after = len(store.present(touched))
@@ -176,7 +199,7 @@ def totals(per_source: Sequence[dict], kept: int, deleted_ids: list[str]) -> dic
         "seen": sums("seen"), "kept": kept, "replaced": sums("replaced"),
         "deleted_pmids": sums("deleted_pmids"), "deleted_removed": sums("deleted_removed"),
         "superseded_by_skipped": sums("superseded_by_skipped"),
-        "skipped": {r: sum(s["skipped"][r] for s in per_source) for r in SKIP_REASONS},
+        "skipped": {r: sum(s["skipped"].get(r, 0) for s in per_source) for r in SKIP_REASONS},
         "deleted_ids": deleted_ids,
     }
 
@@ -261,8 +284,12 @@ def fingerprint(manifest: dict[str, Any]) -> str:
 
 
 def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = False,
-                progress: bool = False, jobs: int | None = None) -> dict[str, Any]:
+                progress: bool = False, jobs: int | None = None, documents: str = DEFAULT_DOCUMENTS) -> dict[str, Any]:
     """Build ``out`` from ``sources`` atomically and return its manifest.
+
+    ``documents`` (:data:`DOCUMENT_POLICIES`): which records become documents; by default every
+    record with a title or an abstract (the whole collection is searched), ``title+abstract`` for
+    the paper's collection.
 
     ``jobs`` (default: the core count) is the build's parallelism: processes parsing source files,
     and child JVMs indexing them (each writes ``all`` and ``nt`` on two threads; below 4 cores one
@@ -283,6 +310,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
+    check_documents(documents)
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
@@ -297,7 +325,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                         resumable=True, keep=keep) as tmp:
             pipe = indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
                                             workers=jobs, progress=progress)
-            ckpt = _Checkpoints.open(tmp, files, pipe, out)
+            ckpt = _Checkpoints.open(tmp, files, pipe, out, documents)
             state["done"] = len(ckpt.rows)
             if not ckpt.lucene_done:
                 def on_done(*args) -> None:
@@ -305,11 +333,12 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                     state["done"] += 1
 
                 _load(ckpt.store, _LuceneFeed(pipe, ckpt.store), files[len(ckpt.rows):], progress, jobs,
-                      on_done=on_done, on_indexed=ckpt.indexed)
+                      on_done=on_done, on_indexed=ckpt.indexed, documents=documents)
             else:
                 pipe.close()
             sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
-            return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]])
+            return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]],
+                                   index_parameters(documents))
     except (KeyboardInterrupt, LuceneError):
         if state["kept"]:
             print(f"nteval: {state['done']} of {len(files)} source file(s) done are kept in {partial_dir(out)}: the "
@@ -318,12 +347,14 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
 
 def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int,
-          on_done: OnDone | None = None, on_indexed: Callable[[], None] | None = None):
+          on_done: OnDone | None = None, on_indexed: Callable[[], None] | None = None,
+          documents: str = DEFAULT_DOCUMENTS):
     """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish; then
     ``on_indexed()``, then the staging area goes)."""
     try:
         feed.pipe.start()
-        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done)
+        per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done,
+                                         documents=documents)
         if len(store) == 0:
             from .errors import InputError
 
@@ -346,9 +377,10 @@ def _file_id(path: Path) -> list:
     return [str(path.resolve()), st.st_size, st.st_mtime_ns]
 
 
-def _build_key() -> str:
+def _build_key(documents: str) -> str:
     """What a resumed build must share with the killed one, besides its first source files."""
-    return hashlib.sha256(json.dumps({"nteval": __version__, "store": STORE_FORMAT, "parameters": PARAMETERS,
+    return hashlib.sha256(json.dumps({"nteval": __version__, "store": STORE_FORMAT,
+                                      "parameters": index_parameters(documents),
                                       "jar": jvm.anserini_jar().name}, sort_keys=True).encode()).hexdigest()
 
 
@@ -370,12 +402,13 @@ class _Checkpoints:
         self.store, self.pipe, self.rows, self.lucene_done = store, pipe, rows, lucene_done
 
     @classmethod
-    def open(cls, tmp: Path, files: Sequence[Path], pipe: indexer.PipelinedIndexer, out: Path) -> _Checkpoints:
+    def open(cls, tmp: Path, files: Sequence[Path], pipe: indexer.PipelinedIndexer, out: Path,
+             documents: str) -> _Checkpoints:
         """The checkpoints in ``tmp`` if the build they come from can go on with ``files`` (said on
         stderr), else a fresh start (what ``tmp`` held is removed)."""
         import shutil
 
-        key = _build_key()
+        key = _build_key(documents)
         prev = _previous(tmp / STORE_FILENAME, key, files)
         rows, lucene_done = prev if isinstance(prev, tuple) else ([], False)
         if rows and (lucene_done or pipe.resume(rows[-1]["batches"])):
@@ -442,7 +475,9 @@ def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
             "counts": counts}
 
 
-#: What the Lucene indexes are made with (part of the fingerprint).
+#: What the Lucene indexes are made with (part of the fingerprint), besides the documents policy
+#: (:func:`index_parameters`; indexes made before the policy existed have these alone and are
+#: ``title+abstract`` indexes).
 PARAMETERS = {
     "analyzer": "Anserini DefaultEnglishAnalyzer (Porter stemmer, Lucene English stopwords)",
     "index_flags": list(indexer.INDEX_FLAGS),
@@ -452,13 +487,36 @@ PARAMETERS = {
 }
 
 
+def check_documents(documents: str) -> None:
+    if documents not in DOCUMENT_POLICIES:
+        from .errors import InputError
+
+        raise InputError(None, f"--documents {documents!r}: must be one of {', '.join(DOCUMENT_POLICIES)}")
+
+
+def index_parameters(documents: str) -> dict[str, Any]:
+    """The manifest's ``parameters`` of an index built with documents policy ``documents``."""
+    check_documents(documents)
+    return {**PARAMETERS, "documents": documents}
+
+
+def documents_policy(manifest: dict[str, Any]) -> str:
+    """The documents policy an index was built with (``title+abstract`` before policies existed)."""
+    return manifest.get("parameters", {}).get("documents", "title+abstract")
+
+
 def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
-                    extra: dict[str, Any] | None = None) -> dict[str, Any]:
+                    parameters: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
+    from .corpus.store import INDEX_MEMBERS
+
     for table in (REPAIR_TABLE, "_checkpoint", "_build"):  # a build's bookkeeping
         store.db.execute(f"DROP TABLE IF EXISTS {table}")
     n = len(store)
-    store_info = {"path": STORE_FILENAME, "format": STORE_FORMAT, "documents": n,
+    n_nt = store.count(INDEX_MEMBERS["nt"])
+    store_info = {"path": STORE_FILENAME, "format": store.format, "documents": n,
+                  "without_title": store.count("title = ''"), "without_abstract": n - n_nt,
+                  "with_title_and_abstract": store.count("title != '' AND abstract != ''"),
                   "documents_with_mesh": store.documents_with_mesh(),
                   "vernacular_titles": {lang or "unknown": c for lang, c in store.vernacular_counts().items()}}
     store.close()
@@ -469,10 +527,10 @@ def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids
         "counts": totals([s["counts"] for s in sources], n, deleted_ids),
         "indexes": {
             "all": {"path": "all", "documents": n, "contents": "title + newline + abstract"},
-            "nt": {"path": "nt", "documents": n, "contents": "abstract only (titles stripped)"},
+            "nt": {"path": "nt", "documents": n_nt, "contents": "abstract only (titles stripped)"},
         },
         "store": store_info,
-        "parameters": PARAMETERS,
+        "parameters": parameters,
         "versions": {"python": platform.python_version(), **jvm.versions()},
         **(extra or {}),
     }
@@ -484,6 +542,10 @@ def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
+
+#: The oldest store layout an update can extend (format 2's columns; a format-2 store keeps no
+#: record of skipped records, and stays format 2).
+UPDATABLE_STORE_FORMAT = 2
 
 #: Versions that must not change between a build and its updates (they decide the index terms).
 _PINNED = ("anserini_jar", "lucene")
@@ -524,17 +586,17 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
         shutil.copyfile(index_dir / STORE_FILENAME, tmp / STORE_FILENAME)
         store = DocStore(tmp / STORE_FILENAME)
         store.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")  # a copy: thrown away on failure
-        if store.format < STORE_FORMAT:
+        if store.format < UPDATABLE_STORE_FORMAT:  # (a format-2 store is updated as it is: it records no skips)
             raise InputError(index_dir, f"its document store has format {store.format} (this nteval writes "
                                         f"{STORE_FORMAT}): rebuild the index with nteval index --force")
         store.seq = sum(s["counts"]["documents"] for s in old["sources"])  # stream positions go on
         feed = _LuceneFeed(indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
                                                     workers=jobs, progress=progress), store, append=True)
-        per_source, deleted = _load(store, feed, files, progress, jobs)
+        per_source, deleted = _load(store, feed, files, progress, jobs, documents=documents_policy(old))
         new = [_source_entry(p, c, h) for p, c, h in zip(files, per_source, shas)]
         updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__}]
         return _write_manifest(tmp, store, old["sources"] + new, old["counts"]["deleted_ids"] +
-                               [d for ds in deleted for d in ds],
+                               [d for ds in deleted for d in ds], old["parameters"],
                                extra={"created_utc": old.get("created_utc"), "updates": updates})
 
 
@@ -548,7 +610,8 @@ def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], s
         if sha in seen:
             raise InputError(path, f"already in {index_dir} (same sha256 as its source {seen[sha]}); nothing was changed")
         seen[sha] = f"{path} (given twice)"
-    if old.get("parameters") != PARAMETERS:
+    policy = documents_policy(old)
+    if old.get("parameters") not in (index_parameters(policy), PARAMETERS if policy == "title+abstract" else None):
         raise InputError(index_dir, "built with other index parameters than this nteval's (see its manifest): an "
                                     "update would mix them; rebuild the index with nteval index --force")
     now = jvm.versions()

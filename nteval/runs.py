@@ -165,6 +165,9 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
         from .errors import InputError
 
         raise InputError(None, f"--depth must be a whole number ≥ 1, got {depth!r}")
+    from .systems.external import precheck_runs
+
+    precheck_runs(systems, topics, label or index_name)
     runs_dir.mkdir(parents=True, exist_ok=True)
     tkey = topics_key(topics)
     runs = RunSet(topics)
@@ -275,9 +278,12 @@ def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[
 
 def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
                     runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
-                    label: str | None = None) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
+                    label: str | None = None, sources: dict[str, str] | None = None
+                    ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
     """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index
     in which its source document and its fold-mates are held out (see :mod:`nteval.lucene.holdout`).
+    ``sources``: each topic's source docid where the topic id is not the docid (high-recall's
+    ``DOCID-sN``, :mod:`nteval.topics.ids`).
 
     Returns the merged runs, one summed RunInfo per system, and each topic's held-out documents
     (to drop from its qrels). Fold runs are cached in ``runs_dir/folds/fold-NNN/``; the index
@@ -299,6 +305,7 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
             in_folds.append(s)
     whole = [s for s in systems if s.algorithm in NO_LUCENE and s.algorithm not in FUSIONS]
     folds = index_folds(index_dir, index_name, list(topics))
+    docs_of = [[(sources or {}).get(q, q) for q in fold] for fold in folds]  # the documents each fold holds out
     merged: dict[str, Run] = {s.name: {} for s in systems}
     seconds: dict[str, float] = {s.name: 0.0 for s in systems}
     empty: dict[str, int] = {s.name: 0 for s in systems}
@@ -308,17 +315,17 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
     for i, fold in enumerate(folds):
         fold_topics = {q: topics[q] for q in fold}
         for q in fold:
-            held[q] = fold
+            held[q] = docs_of[i]
         name = f"fold-{i:03d}"
         fold_runs = base / name
-        fkey = hashlib.sha256(json.dumps([fingerprint, index_name, sorted(fold)]).encode()).hexdigest()[:16]
+        fkey = hashlib.sha256(json.dumps([fingerprint, index_name, sorted(docs_of[i])]).encode()).hexdigest()[:16]
         copy_dir = base / f"index-{fkey}"
         # the fold's index copy is keyed by its held-out set; its runs are cached like any run
         if not in_folds:
             break
         needs = not _all_cached(fold_runs, fold_topics, in_folds, fingerprint, f"{index_name}-holdout-{fkey}", depth)
         if needs and not copy_dir.exists():
-            holdout_copy(index_dir / index_name, copy_dir, fold)
+            holdout_copy(index_dir / index_name, copy_dir, docs_of[i])
         runs, infos = run_all(base, copy_dir.name, fingerprint, fold_topics, in_folds, fold_runs, depth=depth,
                               progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}", label=label)
         if copy_dir.exists():
@@ -328,9 +335,9 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
             seconds[info.system.name] += info.seconds
             empty[info.system.name] += info.empty_queries
             reused_all[info.system.name] &= info.reused
-    for fold in folds:
+    for fold, docs in zip(folds, docs_of):
         for q in fold:
-            held[q] = fold
+            held[q] = docs
     notes: dict[str, dict] = {}
     if whole:
         extra = max(len(f) for f in folds) if folds else 0

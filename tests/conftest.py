@@ -35,6 +35,18 @@ def first200_index(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def sample_index(tmp_path_factory) -> Path:
+    """The bundled 2,000-record PubMed sample (the demo's), indexed once per test session: 1,997
+    documents in all, the 1,708 with an abstract in nt."""
+    from nteval.demo import sample_path
+    from nteval.index import build_index
+
+    out = tmp_path_factory.mktemp("sample") / "index"
+    build_index([sample_path()], out)
+    return out
+
+
+@pytest.fixture(scope="session")
 def scifact_index(tmp_path_factory) -> Path:
     """A real index of the bundled judged SciFact slice (500 abstracts)."""
     from nteval.demo import scifact_slice

@@ -55,9 +55,10 @@ def _rows(index_dir: Path) -> tuple[list, list]:
         docs = store.db.execute("SELECT * FROM docs ORDER BY docid").fetchall()
         mesh = store.db.execute("SELECT * FROM mesh ORDER BY docid, heading, qualifier_ui, qualifier").fetchall()
         tables = {t for (t,) in store.db.execute("SELECT name FROM sqlite_master")}
+        skipped = store.db.execute("SELECT * FROM skipped ORDER BY docid").fetchall() if "skipped" in tables else None
     finally:
         store.close()
-    return docs, mesh, tables
+    return docs, mesh, tables, skipped
 
 
 def assert_same_index(updated: Path, scratch: Path, n_queries: int = 100) -> None:

@@ -103,14 +103,20 @@ def test_good_file_then_bad_file_leaves_nothing(tmp_path):
     assert_clean_failure(result, out, [str(bad)])
 
 
-def test_records_without_abstract_are_counted_not_fatal(tmp_path):
+def test_records_without_abstract_are_documents_or_counted(tmp_path):
+    """A record without an abstract is a document (all finds it by its title) by default, and a
+    counted skip under the paper's --documents title+abstract; never fatal."""
+    from nteval.corpus.document import Document
     from nteval.corpus.medline import read_medline
+    from nteval.index import parse_file
 
     raw = gzip.open(FIRST100).read().decode()
     articles = re.findall(r"<PubmedArticle>.*?</PubmedArticle>", raw, re.S)
     n_abs = sum("<AbstractText" in a for a in articles)
-    skipped = [r for r in read_medline(FIRST100) if getattr(r, "reason", None) == "no_abstract"]
-    assert len(skipped) == 100 - n_abs > 0
+    docs = [r for r in read_medline(FIRST100) if isinstance(r, Document)]
+    assert len([d for d in docs if not d.abstract]) == 100 - n_abs > 0 and all(d.title for d in docs)
+    paper = parse_file(FIRST100, "title+abstract")
+    assert sum(1 for op in paper if op[0] == "skip" and op[2] == "no_abstract") == 100 - n_abs
 
 
 @pytest.mark.parametrize("name", ["corpus.csv", "records.txt"])

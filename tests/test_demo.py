@@ -19,7 +19,7 @@ def test_bundled_sample_is_real_pubmed():
 def test_demo_runs_both_protocols(tmp_path, capsys):
     run_demo(tmp_path / "demo", n_topics=25, min_topics=10)
     out = capsys.readouterr().out
-    assert "kept 1,708" in out
+    assert "kept 1,997" in out and "nt/ (abstract only) 1,708" in out
     assert "focused protocol: 25 topics" in out
     assert "highrecall protocol:" in out and "pseudo-relevant per topic" in out
     assert "Agreement of NT rankings with human judgments" in out and "Human-vs-human ceiling" in out

@@ -22,16 +22,6 @@ SYSTEMS = "- name: bm25\n  algorithm: bm25\n- name: qld_mu1000\n  algorithm: qld
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory) -> Path:
-    from nteval.demo import sample_path
-    from nteval.index import build_index
-
-    out = tmp_path_factory.mktemp("sample") / "index"
-    build_index([sample_path()], out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def systems_file(tmp_path_factory) -> Path:
     p = tmp_path_factory.mktemp("systems") / "two.yaml"
     p.write_text(SYSTEMS)
@@ -69,10 +59,10 @@ def _stored_contents(index: Path, ids: list[str]) -> dict[str, str]:
         return {d: json.loads(ix.raw(d))["contents"] for d in ids}
 
 
-def _store_order(index_dir: Path) -> list[str]:
+def _store_order(index_dir: Path, index: str = "nt") -> list[str]:
     store = DocStore(index_dir / "docs.sqlite")
     try:
-        return [d for d, _, _ in store.iter_texts()]
+        return [d for d, _, _ in store.iter_texts(index)]
     finally:
         store.close()
 
@@ -133,6 +123,8 @@ def test_all_collection_contents_are_title_newline_abstract(sample_index):
     stored = _stored_contents(sample_index / "all", [r["id"] for r in trec])
     assert all(r["contents"] == stored[r["id"]] for r in trec)
     assert all(f"{b['title']}\n{b['text']}" == t["contents"] and b["title"] for b, t in zip(beir, trec))
+    # the whole collection: the records without an abstract too (found by their titles)
+    assert len(trec) == 1997 and sum(1 for b in beir if not b["text"]) == 1997 - 1708
 
 
 def test_holdout_export_says_the_corpus_holds_the_sources(holdout_out, tmp_path):
@@ -144,9 +136,10 @@ def test_holdout_export_says_the_corpus_holds_the_sources(holdout_out, tmp_path)
     qrels = load_qrels(tmp_path / "e" / "qrels" / "test.tsv")
     assert qrels == read_qrels(holdout_out / "qrels.txt")  # grades 0, 1, 2 kept
     assert {g for v in qrels.values() for g in v.values()} == {0, 1, 2}
-    assert all(q not in v for q, v in qrels.items())  # the source is held out of its own qrels ...
+    source = {q: q.removesuffix("-s3") for q in qrels}  # topic ids DOCID-s3 (nteval.topics.ids)
+    assert all(source[q] not in v for q, v in qrels.items())  # the source is held out of its own qrels ...
     corpus_ids = {x["_id"] for x in _jsonl(tmp_path / "e" / "corpus.jsonl")}
-    assert set(qrels) <= corpus_ids  # ... but in the exported corpus
+    assert set(source.values()) <= corpus_ids  # ... but in the exported corpus
     readme = (tmp_path / "e" / "EXPORT.md").read_text()
     assert "will find the query's own source document" in readme and "nteval filters held-out" in readme
 

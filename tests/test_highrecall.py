@@ -59,19 +59,29 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
     topics = read_topics(tmp_path / "a" / "topics.tsv")
     titles = read_topics(tmp_path / "a" / "titles.tsv")
     qrels = read_qrels(tmp_path / "a" / "qrels.txt")
-    assert set(topics) == set(qrels) and set(topics) <= set(titles)
+    # a topic id is its source document's id + "-s3" (nteval.topics.ids): never a focused topic's id
+    source = {q: q.removesuffix("-s3") for q in topics}
+    assert set(topics) == set(qrels) and all(q.endswith("-s3") for q in topics) and set(source.values()) <= set(titles)
     store = DocStore(first200_index / "docs.sqlite")
     for qid, text in topics.items():
-        doc = store.get(qid)
+        doc = store.get(source[qid])
         assert text == doc["sentences"][2]              # the 3rd sentence is the query
-        assert text not in titles[qid]                  # and never part of S_ref's query
+        assert text not in titles[source[qid]]          # and never part of S_ref's query
         assert any(r == 1 for r in qrels[qid].values())
     store.close()
     sref = read_run(tmp_path / "a" / "sref" / "bm25.run")
     assert set(sref) == set(titles)  # S_ref ran the titles (over `all`)
-    # the stored pseudo-qrels are exactly what the z-score rule gives on S_ref's run
+    # the stored pseudo-qrels are exactly what the z-score rule gives on S_ref's run (over `all`, where
+    # records without an abstract compete too), kept for the documents the systems search (nt)
+    from nteval.corpus.store import known_docids
+
+    in_nt = known_docids(first200_index, {d for r in sref.values() for d, _ in r}, "nt")
+    outside = 0
     for qid in qrels:
-        assert qrels[qid] == pseudo_qrels_for(sref[qid], k=1000, zt=2.0, judged="topk-nonrelevant")
+        want = pseudo_qrels_for(sref[source[qid]], k=1000, zt=2.0, judged="topk-nonrelevant")
+        assert qrels[qid] == {d: r for d, r in want.items() if d in in_nt}
+        outside += sum(1 for d, r in want.items() if r > 0 and d not in in_nt)
+    assert a["judged_outside_nt"]["pseudo_relevant"] == outside  # (records without an abstract: see test_judgeable)
     sizes = [sum(v.values()) for v in qrels.values()]
     assert a["pseudo_relevant_per_topic"]["max"] == max(sizes)
     counts = dict(line.split("\t") for line in (tmp_path / "a" / "pseudo_relevant_counts.tsv").read_text().splitlines()[1:])
@@ -90,11 +100,14 @@ def test_default_settings_are_deterministic_and_fuse_the_references(first200_ind
     run_highrecall(first200_index, tmp_path / "b", **kw)
     for f in ("qrels.txt", "topics.tsv", "titles.tsv"):
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
+    from nteval.corpus.store import known_docids
+
     refs = [read_run(tmp_path / "a" / "sref" / f"{n}.run") for n in DEFAULT_SREFS]
     want = fused_pseudo_qrels(refs, judged=a["judged"], combine=a["sref"]["combine"] or "vote", graded=a["graded"])
+    in_nt = known_docids(first200_index, {d for v in want.values() for d in v}, "nt")
     got = read_qrels(tmp_path / "a" / "qrels.txt")
-    assert got and all(got[q] == {d: r for d, r in want[q].items() if not a["holdout"] or d not in {q}} or a["holdout"]
-                       for q in got)
+    assert got and not a["holdout"]
+    assert all(got[q] == {d: r for d, r in want[q.removesuffix("-s3")].items() if d in in_nt} for q in got)
     assert a["sref"]["name"] == "+".join(DEFAULT_SREFS)
     # the paper's setting by name
     p = run_highrecall(first200_index, tmp_path / "p", preset="paper", **kw)
@@ -133,3 +146,21 @@ def test_bad_combine_through_the_api_is_a_one_line_error(first200_index, tmp_pat
         run_highrecall(first200_index, tmp_path / "x", n_topics=30, seed=1, systems="default", progress=False,
                        min_topics=10, combine="max")
     assert not (tmp_path / "x").exists()
+
+
+def test_judgeable_keeps_only_documents_the_systems_search(sample_index, tmp_path):
+    """S_ref searches `all`, where records without an abstract compete (PubMed finds them by their
+    titles); those are not in `nt`, so their judgments leave the pseudo-qrels, counted."""
+    from nteval.corpus.store import known_docids
+    from nteval.experiment import DEFAULT_SREFS
+    from nteval.topics.highrecall import fused_pseudo_qrels
+
+    res = run_highrecall(sample_index, tmp_path / "h", n_topics=100, seed=42, systems="default", progress=False)
+    refs = [read_run(tmp_path / "h" / "sref" / f"{n}.run") for n in DEFAULT_SREFS]
+    fused = fused_pseudo_qrels(refs, judged="topk-nonrelevant")
+    got = read_qrels(tmp_path / "h" / "qrels.txt")
+    judged = {d for v in got.values() for d in v}
+    assert known_docids(sample_index, judged, "nt") == judged  # every judged document is searchable
+    in_nt = known_docids(sample_index, {d for v in fused.values() for d in v}, "nt")
+    gone = sum(1 for q in got for d, r in fused[q.removesuffix("-s3")].items() if r > 0 and d not in in_nt)
+    assert gone == res["judged_outside_nt"]["pseudo_relevant"] > 0

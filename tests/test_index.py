@@ -40,7 +40,10 @@ def test_manifest_counts_and_sources(first200_index):
     c = m["counts"]
     assert c["seen"] == 200
     assert c["deleted_pmids"] == 20 and len(c["deleted_ids"]) == 20
-    assert c["kept"] == m["indexes"]["all"]["documents"] == m["indexes"]["nt"]["documents"]
+    # the whole collection: every record with a title or an abstract is in all, those with an abstract in nt
+    assert c["kept"] == m["indexes"]["all"]["documents"] == 199 and c["skipped"]["no_text"] == 0
+    assert m["indexes"]["nt"]["documents"] == c["kept"] - m["store"]["without_abstract"] == 178
+    assert m["store"]["with_title_and_abstract"] == 178 and m["parameters"]["documents"] == "any-text"
     assert c["kept"] + sum(c["skipped"].values()) + c["replaced"] == 200
     assert m["sources"][0]["sha256"] and len(m["fingerprint"]) == 64
     assert m["versions"]["java"].startswith("21")
@@ -50,7 +53,8 @@ def test_both_indexes_open_and_nt_has_no_title_only_terms(first200_index):
     terms = title_only_terms(first200_index)
     assert len(terms) >= 10
     with Index(first200_index / "all") as all_, Index(first200_index / "nt") as nt:
-        assert all_.num_docs == nt.num_docs == read_manifest(first200_index)["counts"]["kept"]
+        m = read_manifest(first200_index)
+        assert (all_.num_docs, nt.num_docs) == (m["indexes"]["all"]["documents"], m["indexes"]["nt"]["documents"])
         for term in terms:
             assert nt.search(term, 10) == []
             assert all_.search(term, 10), term
@@ -90,7 +94,8 @@ def test_force_replaces_only_when_complete(tmp_path):
     r = CliRunner().invoke(main, ["index", str(bad), "--out", str(out), "--force", "--quiet"])
     assert r.exit_code == 2
     assert read_manifest(out)["counts"]["seen"] == 100  # the old index survives a failed --force
-    r = CliRunner().invoke(main, ["index", str(MEDSAMP2006), "--out", str(out), "--force", "--quiet"])
+    r = CliRunner().invoke(main, ["index", str(MEDSAMP2006), "--out", str(out), "--force", "--quiet",
+                                  "--documents", "title+abstract"])
     assert r.exit_code == 0, r.output
     assert read_manifest(out)["counts"]["kept"] == 54
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
@@ -99,6 +104,7 @@ def test_force_replaces_only_when_complete(tmp_path):
 def test_replacement_and_deletion_semantics(tmp_path):
     """A later record with the same PMID replaces the earlier one; DeleteCitation removes PMIDs."""
     docs = [r for r in __import__("nteval.corpus.medline", fromlist=["x"]).read_medline(FIRST100) if hasattr(r, "title")]
+    with_abstract = [d.docid for d in docs[3:] if d.abstract]
     victims = [d.docid for d in docs[:3]]
     deletion = tmp_path / "delete.xml"
     deletion.write_text("<?xml version='1.0'?>\n<PubmedArticleSet>\n<DeleteCitation>\n"
@@ -109,9 +115,9 @@ def test_replacement_and_deletion_semantics(tmp_path):
     assert c["seen"] == 200 and c["replaced"] == len(docs)
     assert c["deleted_pmids"] == 4 and c["deleted_removed"] == 3
     assert c["kept"] == len(docs) - 3
-    with Index(tmp_path / "idx" / "nt") as nt:
-        assert nt.num_docs == len(docs) - 3
-        assert nt.raw(victims[0]) is None
+    with Index(tmp_path / "idx" / "all") as all_, Index(tmp_path / "idx" / "nt") as nt:
+        assert all_.num_docs == len(docs) - 3 and nt.num_docs == len(with_abstract)
+        assert nt.raw(victims[0]) is None and all_.raw(victims[0]) is None
     store = DocStore(tmp_path / "idx" / "docs.sqlite")  # MeSH rows follow: one set per kept record
     rows = store.db.execute("SELECT COUNT(*) FROM mesh").fetchone()[0]
     assert rows == sum(len(h["qualifiers"]) + 1 for d in docs[3:] for h in d.meta.get("mesh", [])) > 0
@@ -165,8 +171,10 @@ def test_acceptance_two_pubmed_files(tmp_path):
     m = read_manifest(out)
     assert [s["counts"]["seen"] for s in m["sources"]] == [30000, 20788]
     assert m["counts"]["deleted_pmids"] == 20
-    # data README: 14,832 + 18,445 with title + abstract; 5 PMIDs appear twice in the update file
-    assert m["counts"]["kept"] == 14832 + 18445 - m["counts"]["replaced"]
+    # data README: 14,832 + 18,445 with title + abstract; 5 of them appear twice in the update file. Every
+    # record with a title is a document of all (PubMed finds it by its title); nt holds those with an abstract
+    assert m["store"]["with_title_and_abstract"] == 14832 + 18445 - 5
+    assert m["indexes"]["all"]["documents"] == m["counts"]["kept"] > m["indexes"]["nt"]["documents"]
     terms = title_only_terms(out, limit=60)
     with Index(out / "nt") as nt, Index(out / "all") as all_:
         nt.configure("bm25")

@@ -46,7 +46,7 @@ def test_killed_build_resumes_after_the_last_complete_file(tmp_path, monkeypatch
 
     parsed = []
     real = nteval.index.parse_file
-    monkeypatch.setattr(nteval.index, "parse_file", lambda path: parsed.append(path) or real(path))
+    monkeypatch.setattr(nteval.index, "parse_file", lambda path, *a: parsed.append(path) or real(path, *a))
     build_index(files, out, jobs=1)
     assert f"resuming the build of {out}: {done} of {len(files)} source file(s) already done" in capsys.readouterr().err
     assert parsed == files[done:]  # only the files after the last checkpoint

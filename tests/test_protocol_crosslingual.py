@@ -17,10 +17,10 @@ def _run(index, out, **params):
 def test_vernacular_titles_are_queries_and_own_abstracts_relevant(first100_index, tmp_path):
     res = _run(first100_index, tmp_path / "a", seed=1)
     topics = dict(line.split("\t", 1) for line in (tmp_path / "a" / "topics.tsv").read_text().splitlines())
-    # PMID 399349, checked by hand against the XML: <VernacularTitle> and Language ger
-    assert topics["399349"] == "Dreidimensionale Rekonstruktion von odontogenen Zysten und ihre Beziehung zu Zähnen und Knochen."
+    # PMID 399349, checked by hand against the XML: <VernacularTitle> and Language ger; topic id DOCID-lang
+    assert topics["399349-ger"] == "Dreidimensionale Rekonstruktion von odontogenen Zysten und ihre Beziehung zu Zähnen und Knochen."
     qrels = [line.split() for line in (tmp_path / "a" / "qrels.txt").read_text().splitlines()]
-    assert all(q == d and r == "1" for q, _, d, r in qrels) and len(qrels) == len(topics)
+    assert all(q.rsplit("-", 1)[0] == d and r == "1" for q, _, d, r in qrels) and len(qrels) == len(topics)
     langs = res["strata"]["language"]
     assert set(langs) == {"spa", "ita", "por", "ger"} == set(res["languages"])
     assert sum(g["topics"] for g in langs.values()) == res["n_topics"] == len(topics)

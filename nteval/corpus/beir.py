@@ -94,13 +94,11 @@ def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Docume
                 docid = json_id(path, obj, lineno)
                 title = json_text(path, obj, "title", lineno)
                 text = json_text(path, obj, "text", lineno)
-                if not title:
-                    yield Skipped(docid, "no_title")
-                elif not text:
-                    yield Skipped(docid, "no_abstract")
-                else:
+                if not title and not text:
+                    yield Skipped(docid, "no_text")
+                else:  # (a document without a title or without text: see nteval.index.DOCUMENT_POLICIES)
                     meta = {k: v for k, v in (obj.get("metadata") or {}).items()} if isinstance(obj.get("metadata"), dict) else {}
-                    yield Document(docid=docid, title=title, abstract_parts=[text], meta=meta)
+                    yield Document(docid=docid, title=title, abstract_parts=[text] if text else [], meta=meta)
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise InputError(path, f"truncated or corrupt gzip stream: {err}", place=f"after line {lineno}") from None
     except UnicodeDecodeError as err:

@@ -293,10 +293,8 @@ def parse_citation(mc: etree._Element, max_chars: int | None = None, small: bool
                 parts.append(text)
                 labels.append(at.get("Label"))
                 categories.append(at.get("NlmCategory"))
-    if not title:
-        return Skipped(pmid, "no_title")
-    if not parts:
-        return Skipped(pmid, "no_abstract")
+    if not title and not parts:
+        return Skipped(pmid, "no_text")  # (a title-only or abstract-only record is a document: see DOCUMENT_POLICIES)
     meta: dict = {
         "language": [(lang.text or "").strip() for lang in languages],
         "year": _year(journals, article_dates, completed, created),

@@ -19,11 +19,17 @@ from .document import Document
 
 #: Layout of the store, written as ``PRAGMA user_version`` (and into the manifest). 1 = the docs
 #: table alone (stores written before the version existed read 0 and count as 1); 2 = + the
-#: vernacular title columns and the ``mesh`` table.
-FORMAT = 2
+#: vernacular title columns and the ``mesh`` table; 3 = + the ``skipped`` table (why a record read
+#: from the sources is not a document).
+FORMAT = 3
 
 #: What each optional part of the store needs (the lowest format that has it).
-FEATURES = {"vernacular": 2, "mesh": 2}
+FEATURES = {"vernacular": 2, "mesh": 2, "skipped": 3}
+
+#: Which stored documents each Lucene index holds. Every document has a title or an abstract (or
+#: both): ``all`` indexes title + newline + abstract, so it holds them all; ``nt`` indexes the
+#: abstract alone, so a record without one is not in it (Lucene's generator skips a blank text).
+INDEX_MEMBERS = {"all": "1", "nt": "abstract != ''"}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS docs (
@@ -52,6 +58,13 @@ CREATE TABLE IF NOT EXISTS mesh (
     major INTEGER NOT NULL           -- MajorTopicYN of this row's descriptor or qualifier (1 = Y)
 );
 CREATE INDEX IF NOT EXISTS mesh_docid ON mesh(docid);
+-- Records read from the sources that are not documents, by their last word: the reason they were
+-- skipped (no_text, no_title, malformed, too_large...) or 'deleted' (a DeleteCitation). A later
+-- version that is a document removes its row.
+CREATE TABLE IF NOT EXISTS skipped (
+    docid TEXT PRIMARY KEY,
+    reason TEXT NOT NULL
+);
 """
 
 #: Indexes only the protocols' queries use, made once the store is loaded (cheaper than keeping
@@ -87,6 +100,7 @@ class DocStore:
             journal = "journal_mode=DELETE; PRAGMA synchronous=NORMAL" if durable else "journal_mode=OFF; PRAGMA synchronous=OFF"
             self.db.executescript(f"PRAGMA {journal}; PRAGMA user_version={FORMAT};" + SCHEMA)
         self.format = store_format(self.db)
+        self.tracks_skips = self.format >= FEATURES["skipped"]
         self._created = create
         self.seq = 0  # stream position of the last put (an update goes on from its index's)
         self._ops: list[tuple[str, tuple]] = []
@@ -139,6 +153,13 @@ class DocStore:
         if len(self._ops) >= _BATCH:
             self.flush()
 
+    def skip(self, docid: str, reason: str) -> None:
+        """Queue the record of why ``docid`` is not a document (a store older than format 3 keeps none)."""
+        if self.tracks_skips:
+            self._ops.append(("skip", (docid, reason)))
+            if len(self._ops) >= _BATCH:
+                self.flush()
+
     def flush(self) -> None:
         ops, self._ops = self._ops, []
         i = 0
@@ -150,6 +171,8 @@ class DocStore:
             rows = [op[1] for op in ops[i:j]]
             if kind == "put":
                 self._put(rows)
+            elif kind == "skip":
+                self.db.executemany("INSERT OR REPLACE INTO skipped VALUES (?, ?)", rows)
             else:
                 self.db.executemany("DELETE FROM mesh WHERE docid=?", rows)
                 self.removed += self.db.executemany("DELETE FROM docs WHERE docid=?", rows).rowcount
@@ -159,6 +182,8 @@ class DocStore:
         """Insert-or-replace ``rows`` (docs columns + MeSH rows last); a replaced record's MeSH rows
         go, and an id repeated inside the batch keeps only its last version's headings."""
         self.db.executemany("DELETE FROM mesh WHERE docid=?", [(r[0],) for r in rows])
+        if self.tracks_skips:
+            self.db.executemany("DELETE FROM skipped WHERE docid=?", [(r[0],) for r in rows])
         self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", [r[:-1] for r in rows])
         last = {r[0]: i for i, r in enumerate(rows)}
         self.db.executemany("INSERT INTO mesh VALUES (?,?,?,?,?,?,?)",
@@ -179,10 +204,30 @@ class DocStore:
                 f"SELECT docid FROM {table} WHERE docid IN ({','.join('?' * len(chunk))})", chunk))
         return found
 
-    def iter_texts(self) -> Iterator[tuple[str, str, str]]:
-        """(docid, title, abstract) in stream order of the kept versions."""
+    def iter_texts(self, index: str = "all") -> Iterator[tuple[str, str, str]]:
+        """(docid, title, abstract) of the documents of Lucene index ``index`` (``all``: every
+        document; ``nt``: those with an abstract), in stream order of the kept versions."""
         self.flush()
-        yield from self.db.execute("SELECT docid, title, abstract FROM docs ORDER BY seq")
+        yield from self.db.execute(f"SELECT docid, title, abstract FROM docs WHERE {INDEX_MEMBERS[index]} ORDER BY seq")
+
+    def count(self, where: str = "1") -> int:
+        """Documents matching an SQL condition on the docs table (e.g. an :data:`INDEX_MEMBERS` value)."""
+        self.flush()
+        return int(self.db.execute(f"SELECT COUNT(*) FROM docs WHERE {where}").fetchone()[0])
+
+    def skipped_reasons(self, ids: Iterable[str]) -> dict[str, str]:
+        """docid → why it is not a document, for those of ``ids`` the sources held but the store
+        skipped (empty for a store older than format 3, which kept no such record)."""
+        if not self.tracks_skips:
+            return {}
+        self.flush()
+        ids = sorted(set(ids))
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), 900):
+            chunk = ids[i:i + 900]
+            out.update(self.db.execute(f"SELECT docid, reason FROM skipped WHERE docid IN ({','.join('?' * len(chunk))})",
+                                       chunk))
+        return out
 
     def get(self, docid: str) -> dict | None:
         self.flush()
@@ -267,16 +312,23 @@ def store_format(db: sqlite3.Connection) -> int:
     return max(int(db.execute("PRAGMA user_version").fetchone()[0]), 1)
 
 
-def known_docids(collection: Path, docids: Iterable[str]) -> set[str]:
-    """Which of ``docids`` are documents of the index directory ``collection`` (its document store)."""
+def index_contents(index: str, title: str, abstract: str) -> str:
+    """A document's text as Lucene index ``index`` holds it (``all``: title, newline, abstract;
+    ``nt``: the abstract): the one rule the indexer, the dense encoder and the export share."""
+    return f"{title}\n{abstract}" if index == "all" else abstract
+
+
+def known_docids(collection: Path, docids: Iterable[str], index: str = "all") -> set[str]:
+    """Which of ``docids`` are documents of Lucene index ``index`` of the index directory
+    ``collection`` (read from its document store: ``nt`` lacks the records without an abstract)."""
     db = sqlite3.connect(f"file:{Path(collection) / FILENAME}?mode=ro", uri=True)
     try:
         found: set[str] = set()
         ids = sorted(set(docids))
         for i in range(0, len(ids), 900):
             chunk = ids[i:i + 900]
-            found.update(r[0] for r in db.execute(f"SELECT docid FROM docs WHERE docid IN ({','.join('?' * len(chunk))})",
-                                                  chunk))
+            found.update(r[0] for r in db.execute(f"SELECT docid FROM docs WHERE docid IN ({','.join('?' * len(chunk))}) "
+                                                  f"AND {INDEX_MEMBERS.get(index, '1')}", chunk))
         return found
     finally:
         db.close()
@@ -287,14 +339,57 @@ def known_docids(collection: Path, docids: Iterable[str]) -> set[str]:
 MAX_UNINDEXED_RELEVANT = 0.5
 
 
+#: Why a record read from the sources is not a document, as a person reads it.
+SKIP_WHY = {
+    "no_title": "records without a title, which an index built with --documents title+abstract (the paper's "
+                "setting) leaves out",
+    "no_abstract": "records without an abstract, which an index built with --documents title+abstract (the paper's "
+                   "setting) leaves out",
+    "no_text": "records with neither a title nor a text",
+    "deleted": "records a DeleteCitation of its sources removed",
+    "malformed": "malformed records",
+    "too_large": "records over the size limit",
+    "book": "book records (PubmedBookArticle)",
+}
+
+
 def require_judged_in_index(collection: Path, qrels: dict[str, dict[str, int]], qrels_path: str | Path) -> None:
-    """Refuse human qrels whose relevant documents are mostly not in ``collection``'s store."""
+    """Refuse human qrels whose relevant documents are mostly not in ``collection``'s ``all``
+    index (what human topics search), saying why they are missing: records the index skipped
+    (by reason, e.g. left out by the paper's title+abstract policy), or ids in none of its sources
+    (qrels of another collection)."""
     relevant = [d for docs in qrels.values() for d, rel in docs.items() if rel > 0]  # one per judgment
     if not relevant or not (Path(collection) / FILENAME).is_file():  # (no store: the index check says so)
         return
     known = known_docids(collection, relevant)
     missing = [d for d in relevant if d not in known]
-    if len(missing) > MAX_UNINDEXED_RELEVANT * len(relevant):
-        raise InputError(qrels_path, f"{len(missing):,} of its {len(relevant):,} relevant judgments are on documents "
-                                     f"not in the index {collection} (e.g. {short(missing[0])}): qrels for another collection? "
-                                     "(--index)")
+    if len(missing) <= MAX_UNINDEXED_RELEVANT * len(relevant):
+        return
+    store = DocStore(Path(collection) / FILENAME)
+    try:
+        reasons = store.skipped_reasons(missing)
+        tracked = store.tracks_skips
+    finally:
+        store.close()
+    by_reason: dict[str, int] = {}
+    for d in missing:
+        r = reasons.get(d)
+        if r is not None:
+            by_reason[r] = by_reason.get(r, 0) + 1
+    unseen = len(missing) - sum(by_reason.values())
+    head = (f"{len(missing):,} of its {len(relevant):,} relevant judgments are on documents not in the index "
+            f"{collection}")
+    causes = [f"{n:,} on {SKIP_WHY.get(r, r + ' records')}" for r, n in sorted(by_reason.items(), key=lambda kv: -kv[1])]
+    if by_reason:
+        fix = ("; rebuild it with nteval index --force (the default --documents any-text keeps every record with a "
+               "title or a text)" if {"no_title", "no_abstract"} & set(by_reason) else "")
+        tail = f", {unseen:,} on ids in none of its sources (e.g. {short(next(d for d in missing if d not in reasons))})" \
+            if unseen else ""
+        raise InputError(qrels_path, f"{head}: the index skipped them when it was built — {', '.join(causes)}{tail}{fix}")
+    if not tracked:
+        raise InputError(qrels_path, f"{head} (e.g. {short(missing[0])}); its document store predates the record of "
+                                     "skipped records (an older nteval, which also left out records without a title "
+                                     "or an abstract): rebuild it with nteval index --force, then a missing document "
+                                     "is named with its cause")
+    raise InputError(qrels_path, f"{head}, and in none of its sources (e.g. {short(missing[0])}): qrels for another "
+                                 "collection? (--index)")

@@ -115,8 +115,9 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
             from ..runs import index_folds
 
             folds = index_folds(index_dir, proto.searches, list(tset.queries))
-            write_text(out / name / "holdout.tsv",
-                       "".join(f"{q}\t{','.join(f)}\n" for f in folds for q in f if q in tset.topics))
+            write_text(out / name / "holdout.tsv",  # qid → the documents its fold holds out
+                       "".join(f"{q}\t{','.join(tset.source(x) for x in f)}\n" for f in folds for q in f
+                               if q in tset.topics))
         check_topic_floor(f"grid {name}", tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
                           min_topics, index_dir)
         chosen = tuple(measures) if measures else proto.grid_measures

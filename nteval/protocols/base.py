@@ -114,6 +114,8 @@ class TopicSet:
     ``run_topics`` may hold more queries than ``topics`` (high-recall runs every sampled
     sentence, so runs are shared across S_ref choices); evaluation uses ``qrels``' topics.
     ``strata`` groups topics for per-group results ({"language": {"ger": [qid, ...]}}).
+    ``sources``: the document each topic is made from, where the topic id is not that docid
+    (:mod:`nteval.topics.ids`); a held-out run hides it from its topic.
     """
 
     topics: dict[str, str]
@@ -123,10 +125,15 @@ class TopicSet:
     run_topics: dict[str, str] | None = None
     strata: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     holdout: bool = False
+    sources: dict[str, str] | None = None
 
     @property
     def queries(self) -> dict[str, str]:
         return self.run_topics if self.run_topics is not None else self.topics
+
+    def source(self, qid: str) -> str:
+        """The docid topic ``qid`` is made from."""
+        return self.sources.get(qid, qid) if self.sources else qid
 
 
 class Protocol:

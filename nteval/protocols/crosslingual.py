@@ -17,6 +17,7 @@ from typing import Any
 from ..corpus.store import FILENAME as STORE
 from ..errors import InputError
 from ..topics.focused import query_text
+from ..topics.ids import crosslingual_id
 from ..verdict import VerdictSpec
 from .base import Protocol, ProtocolSpec, TopicSet, param
 
@@ -72,15 +73,19 @@ class CrossLingual(Protocol):
                                         f"(this index has: {have or 'none'})")
         key = lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest()  # noqa: E731  as sample_ids
         chosen = {lang: sorted(eligible[lang], key=key)[: spec.n_topics] for lang in wanted}
-        topics = {d: eligible[lang][d] for lang in wanted for d in chosen[lang]}
-        qrels = {d: {d: 1} for d in topics}
+        # topic ids DOCID-lang (nteval.topics.ids): a record with titles in two languages makes two topics,
+        # and no cross-lingual run can pass for a focused one (ids = docids)
+        sources = {crosslingual_id(d, lang): d for lang in wanted for d in chosen[lang]}
+        topics = {q: eligible[lang][d] for lang in wanted for d in chosen[lang] for q in [crosslingual_id(d, lang)]}
+        qrels = {q: {sources[q]: 1} for q in topics}
         per_lang = {lang: {"eligible": len(eligible[lang]), "used": len(chosen[lang])} for lang in wanted}
         stats: dict[str, Any] = {"languages": per_lang,
                                  "eligible_by_language": {k: len(v) for k, v in sorted(eligible.items())},
                                  "topics_requested": spec.n_topics * len(wanted)}
         return TopicSet(topics, qrels, {"requested": spec.n_topics * len(wanted),
                                         "eligible": sum(len(eligible[lang]) for lang in wanted), "used": len(qrels)},
-                        stats=stats, strata={"language": {lang: chosen[lang] for lang in wanted}})
+                        stats=stats, strata={"language": {lang: [crosslingual_id(d, lang) for d in chosen[lang]]
+                                                          for lang in wanted}}, sources=sources)
 
     def report_lines(self, results: dict[str, Any]) -> list[str]:
         strata = (results.get("strata") or {}).get("language") or {}

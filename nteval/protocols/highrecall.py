@@ -88,9 +88,11 @@ def apply_preset(name: str) -> tuple[list[System], str, bool, bool, str]:
 def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
                       zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
                       fallback: str = "skip", progress: bool = True, combine: str = "vote", graded: bool = False,
-                      holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str]]:
-    """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, and the
-    sentence of every sampled doc that has one (runs over those are shared across S_refs).
+                      holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str], dict[str, str]]:
+    """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, the sentence
+    of every sampled doc that has one (runs over those are shared across S_refs), and each topic's
+    source document. Topic ids are ``DOCID-sN`` (:func:`nteval.topics.ids.highrecall_id`): a
+    high-recall run can never pass for a focused one, whose ids are the docids.
 
     Several S_refs are fused (``combine``: vote or mean z, see
     :func:`nteval.topics.highrecall.fused_pseudo_qrels`); ``graded`` gives grade 2 to z ≥ ZT + 1;
@@ -104,6 +106,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     from ..formats.trec import write_qrels
     from ..runs import index_folds
     from ..topics.highrecall import fused_pseudo_qrels, sentence_query
+    from ..topics.ids import highrecall_id
 
     _check_highrecall(k, judged, std, sentence)
     if combine not in COMBINE:
@@ -127,16 +130,20 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
                            depth=k, progress=progress)
     qrels_all = fused_pseudo_qrels([sref_runs[r.name] for r in refs], k=k, zt=zt, std=std, judged=judged,
                                    combine=combine, graded=graded)
+    qrels_all, outside = judgeable(index_dir, manifest, qrels_all)
     folds: list[list[str]] = []
     if holdout:
         folds = index_folds(index_dir, "nt", list(sentences))
         held = {q: set(f) for f in folds for q in f}
         kept = {q: {d: r for d, r in v.items() if d not in held[q]} for q, v in qrels_all.items() if q in held}
         qrels_all = {q: v for q, v in kept.items() if any(r > 0 for r in v.values())}
-    qrels = {q: qrels_all[q] for q in ids if q in qrels_all and q in sentences}
+    # (S_ref's titles are keyed by docid, so its cached runs serve any sentence; the topics by their own ids)
+    qid = {d: highrecall_id(d, sentence) for d in sentences}
+    qrels = {qid[d]: qrels_all[d] for d in ids if d in qrels_all and d in sentences}
     if not qrels:
         raise InputError(index_dir, "no topic kept: no S_ref hit reached the Z threshold (or no abstract has the sentence)")
-    topics = {q: sentences[q] for q in qrels}
+    sources = {q: d for d, q in qid.items()}
+    topics = {q: sentences[sources[q]] for q in qrels}
     write_topics(out / "topics.tsv", topics)
     write_qrels(out / "qrels.txt", qrels)
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
@@ -154,6 +161,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
                  "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None},
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
         "graded": graded, "holdout": holdout,
+        "judged_outside_nt": outside,
         "dropped": {"no_sentence": len(ids) - len(sentences),
                     "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
         "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
@@ -162,7 +170,31 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     }
     if holdout:
         stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}
-    return topics, qrels, stats, sentences
+    return topics, qrels, stats, {qid[d]: s for d, s in sentences.items()}, sources
+
+
+def judgeable(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]
+              ) -> tuple[dict[str, dict[str, int]], dict[str, int]]:
+    """The pseudo-qrels restricted to documents of ``nt``, the index the systems search, and how
+    many judgments went. S_ref judges over ``all`` (the whole collection as a searcher sees it, with
+    titles: its z-scores are over its own top k there); a record without an abstract is not in
+    ``nt``, so no system can retrieve it and a judgment of it would only lower every system's
+    recall alike. Topics left without a pseudo-relevant document are dropped by the caller."""
+    if manifest["indexes"]["nt"]["documents"] == manifest["indexes"]["all"]["documents"]:
+        return qrels, {"pseudo_relevant": 0, "nonrelevant": 0}
+    from ..corpus.store import known_docids
+
+    inside = known_docids(index_dir, {d for v in qrels.values() for d in v}, "nt")
+    gone = {"pseudo_relevant": 0, "nonrelevant": 0}
+    kept: dict[str, dict[str, int]] = {}
+    for q, v in qrels.items():
+        for d, r in v.items():
+            if d not in inside:
+                gone["pseudo_relevant" if r > 0 else "nonrelevant"] += 1
+        keep = {d: r for d, r in v.items() if d in inside}
+        if any(r > 0 for r in keep.values()):
+            kept[q] = keep
+    return kept, gone
 
 
 def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | None = None) -> list[System]:
@@ -234,11 +266,11 @@ class HighRecall(Protocol):
               systems_path: Path | None = None) -> TopicSet:
         ids, n_eligible = sample_documents(index_dir, spec)
         refs = resolve_srefs(spec.sref, systems_path)
-        topics, qrels, stats, sentences = highrecall_topics(Path(index_dir), ids, refs, Path(out), progress=progress,
-                                                            **spec.options())
+        topics, qrels, stats, sentences, sources = highrecall_topics(Path(index_dir), ids, refs, Path(out),
+                                                                     progress=progress, **spec.options())
         return TopicSet(topics, qrels, {"requested": spec.n_topics, "eligible": n_eligible, "used": len(qrels)},
                         stats={**sample_record(spec, n_eligible), **stats}, run_topics=sentences,
-                        holdout=spec.holdout)
+                        holdout=spec.holdout, sources=sources)
 
     def report_lines(self, results: dict[str, Any]) -> list[str]:
         from ..report.text import highrecall_summary

@@ -20,11 +20,25 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
         f"  records      seen {c['seen']:,}  kept {c['kept']:,}  replaced {c['replaced']:,}",
         f"  deletions    {c['deleted_pmids']:,} PMIDs listed, {c['deleted_removed']:,} removed",
         f"  skipped      {skipped}",
-        f"  indexes      all/ (title+abstract) and nt/ (abstract only): {manifest['indexes']['nt']['documents']:,} documents each",
+        index_counts(manifest),
         store_summary(manifest.get("store", {})),
         f"  versions     " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()),
     ]
     return "\n".join(lines)
+
+
+def index_counts(manifest: dict[str, Any]) -> str:
+    """What each Lucene index holds and how many documents can be topics (title and abstract)."""
+    from ..index import documents_policy
+
+    n_all, n_nt = manifest["indexes"]["all"]["documents"], manifest["indexes"]["nt"]["documents"]
+    st = manifest.get("store", {})
+    line = (f"  indexes      all/ (title+abstract) {n_all:,} documents, nt/ (abstract only) {n_nt:,}"
+            f"  [--documents {documents_policy(manifest)}]")
+    if "with_title_and_abstract" in st:
+        line += (f"\n  documents    {st['without_title']:,} without a title, {st['without_abstract']:,} without an abstract;"
+                 f" {st['with_title_and_abstract']:,} with both can be NT topics")
+    return line
 
 
 def store_summary(store: dict[str, Any]) -> str:

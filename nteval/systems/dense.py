@@ -139,28 +139,29 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 def index_texts(index_dir: Path, index_name: str):
     """(docid, text) of every document of ``index_name``, in the store's stream order, exactly as
-    Lucene indexed its contents (``all``: title, newline, abstract; ``nt``: the abstract)."""
+    Lucene indexed its contents (:func:`~nteval.corpus.store.index_contents`)."""
     import sqlite3
 
-    from ..corpus.store import FILENAME
+    from ..corpus.store import FILENAME, INDEX_MEMBERS, index_contents
 
     db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
     try:
-        for docid, title, abstract in db.execute("SELECT docid, title, abstract FROM docs ORDER BY seq"):
-            yield docid, (f"{title}\n{abstract}" if index_name == "all" else abstract)
+        for docid, title, abstract in db.execute(
+                f"SELECT docid, title, abstract FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq"):
+            yield docid, index_contents(index_name, title, abstract)
     finally:
         db.close()
 
 
-def index_docids(index_dir: Path) -> list[str]:
+def index_docids(index_dir: Path, index_name: str) -> list[str]:
     """The docids of :func:`index_texts`, in the same order, without reading the texts."""
     import sqlite3
 
-    from ..corpus.store import FILENAME
+    from ..corpus.store import FILENAME, INDEX_MEMBERS
 
     db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
     try:
-        return [r[0] for r in db.execute("SELECT docid FROM docs ORDER BY seq")]
+        return [r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq")]
     finally:
         db.close()
 
@@ -227,7 +228,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
 
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
-    docids = index_docids(index_dir)
+    docids = index_docids(index_dir, index_name)
     listing = "".join(f"{d}\n" for d in docids)
     if not (partial / "docids.txt").is_file() or (partial / "docids.txt").read_text(encoding="utf-8") != listing:
         for old in partial.glob("part-*.npy"):  # a different document list: nothing to resume

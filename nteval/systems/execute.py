@@ -108,7 +108,7 @@ def run_system(target, system: System, topics: dict[str, str], depth: int,
         from .external import external_rankings, validate
 
         run, notes = validate(system, external_rankings(system, target.label, topics, depth), topics, depth,
-                              target.index_dir)
+                              target.index_dir, target.index_name, target.label)
         target.notes[system.name] = notes
         tick(len(topics))
         return run

@@ -263,10 +263,57 @@ def _run_command(system: System, topics: dict[str, str], k: int) -> Run:
             raise InputError(None, f"system {short(system.name)}: its run is not a TREC run ({err.message})") from None
 
 
-def validate(system: System, raw: Any, topics: dict[str, str], depth: int, collection: Path
-             ) -> tuple[Run, dict[str, Any]]:
-    """Check a system's rankings against the experiment's topics and collection; returns the run
-    in trec_eval order cut at ``depth``, and what was found (for the report)."""
+def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str | None = None) -> None:
+    """One line when a run answers topics this experiment does not have: a run made for another
+    topic set (another protocol: its ids differ, see :mod:`nteval.topics.ids`; another seed or
+    index: another sample)."""
+    unknown = sorted(set(answered) - set(topics))
+    if unknown:
+        from ..topics.ids import describe
+
+        raise InputError(None, f"system {name}: {len(unknown):,} of its {len(set(answered)):,} topics are not this "
+                               f"experiment's: it answers {describe(unknown)}, this {label or ''} experiment has "
+                               f"{describe(topics)} — a run made for another topic set (another protocol, seed or "
+                               "index)? `nteval export --from OUT` writes this experiment's topics".replace("  ", " "))
+
+
+def _trec_line(cols: list[bytes]) -> bool:
+    try:
+        int(cols[3]), float(cols[4])
+    except ValueError:
+        return False
+    return len(cols) == 6
+
+
+def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) -> None:
+    """Before any system runs: every external run file answers these topics (its topic ids, read
+    without the rest of the file), so a run of another topic set fails before the zoo's work."""
+    for s in systems:
+        if s.algorithm != "external":
+            continue
+        files = s.params.get("runs") or {label: s.params["run"]}
+        if label not in files:
+            continue
+        qids: set[str] = set()
+        try:
+            with open(files[label], "rb") as fh:
+                for line in fh:
+                    cols = line.split()
+                    if cols and not _trec_line(cols):
+                        qids = set()  # not a TREC run: the full reader says where, when the system runs
+                        break
+                    if cols:
+                        qids.add(cols[0].decode("utf-8", "replace"))
+        except OSError:
+            continue  # (the same: its reader names the file)
+        check_topics(short(s.name), qids, topics, label)
+
+
+def validate(system: System, raw: Any, topics: dict[str, str], depth: int, collection: Path, index: str = "all",
+             label: str | None = None) -> tuple[Run, dict[str, Any]]:
+    """Check a system's rankings against the experiment's topics and the documents of Lucene index
+    ``index`` of ``collection`` (what it searched); returns the run in trec_eval order cut at
+    ``depth``, and what was found (for the report)."""
     name = short(system.name)
     if not isinstance(raw, Mapping):
         raise InputError(None, f"system {name}: its search must return {{qid: [(docid, score), ...]}}, got "
@@ -301,13 +348,9 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
                 raise InputError(None, f"system {name}: topic {short(q)} ranks document {short(d)} twice")
             clean[d] = s
         run[q] = list(clean.items())
-    unknown = sorted(set(run) - set(topics))
-    if unknown:
-        raise InputError(None, f"system {name}: {len(unknown)} of its {len(run)} topics are not this experiment's "
-                               f"(e.g. {short(unknown[0])}): was it run on the topics of another experiment? "
-                               "(`nteval export` writes the right ones)")
+    check_topics(name, run, topics, label)
     retrieved = {d for ranking in run.values() for d, _ in ranking}
-    known = known_docids(collection, retrieved)
+    known = known_docids(collection, retrieved, index)
     foreign = retrieved - known
     hits = sum(len(r) for r in run.values())
     foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)
