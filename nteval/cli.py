@@ -47,7 +47,7 @@ def _locks_out(fn):
         from .errors import InputError
 
         for opt, key in (("--topics", "n_topics"), ("--depth", "depth")):
-            if key in kwargs and kwargs[key] < 1:
+            if key in kwargs and kwargs[key] != "auto" and kwargs[key] < 1:
                 raise InputError(None, f"{opt} must be ≥ 1, got {kwargs[key]}")
         with out_dir_lock(kwargs["out"]):
             return fn(*args, **kwargs)
@@ -100,8 +100,57 @@ class _Group(_Command, click.Group):
 _Group.group_class = _Group
 
 
+def _load_config(ctx: click.Context, _param, path: str | None) -> None:
+    """``--config FILE``: option values from YAML, per command (``compare: {task: topical, topics:
+    auto}``) or for every command that has the option (``task: topical`` at the top). Options given
+    on the command line win. Names as on the command line, without the dashes."""
+    if not path:
+        return
+    from .errors import InputError, short
+    from .systems.base import read_yaml
+
+    try:
+        data = read_yaml(Path(path), "config file")
+    except OSError as err:
+        raise _OneLineUsageError(f"--config {path}: {err.strerror}", ctx) from None
+    except InputError as err:
+        raise _OneLineUsageError(f"--config {err}", ctx) from None
+    if data is None:
+        return
+    if not isinstance(data, dict):
+        raise _OneLineUsageError(f"--config {path}: a mapping of option names (or command names) to values is expected", ctx)
+    commands = ctx.command.commands  # type: ignore[attr-defined]
+    shared = {k: v for k, v in data.items() if k not in commands}
+    default_map: dict[str, dict] = {}
+    for name, cmd in commands.items():
+        by_option = {o.lstrip("-").replace("_", "-"): p.name for p in cmd.params for o in getattr(p, "opts", [])
+                     if o.startswith("--")}
+        given = data.get(name) or {}
+        if not isinstance(given, dict):
+            raise _OneLineUsageError(f"--config {path}: {name}: a mapping of its options to values is expected", ctx)
+        values = {}
+        for key, value in {**shared, **given}.items():
+            opt = str(key).replace("_", "-")
+            if opt in by_option:
+                values[by_option[opt]] = list(value) if isinstance(value, (list, tuple)) else value
+            elif key in given:
+                from .errors import suggest
+
+                raise _OneLineUsageError(f"--config {path}: {name} has no option --{opt[:80]}{suggest(opt, by_option)}", ctx)
+        if values:
+            default_map[name] = values
+    every = {o.lstrip("-") for c in commands.values() for p in c.params for o in getattr(p, "opts", [])}
+    unknown = [k for k in shared if str(k).replace("_", "-") not in every]
+    if unknown:
+        raise _OneLineUsageError(f"--config {path}: no command has the option --{str(unknown[0])[:80]}", ctx)
+    ctx.default_map = default_map
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="nteval")
+@click.option("--config", type=click.Path(dir_okay=False), callback=_load_config, expose_value=False, is_eager=True,
+              help="A YAML file of option values, per command (compare: {task: topical, topics: auto}) or for every "
+                   "command that has the option; options on the command line win.")
 def main() -> None:
     """Evaluate search engines without human relevance judgments (No-Title protocols)."""
     import signal
@@ -172,11 +221,40 @@ def _external(kw: dict) -> dict:
     return kw
 
 
+class _Topics(click.ParamType):
+    """``--topics``: a whole number, or ``auto`` (batches until the ranking is stable)."""
+
+    name = "N|auto"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "auto":
+            return value
+        try:
+            return int(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is not a whole number or auto", param, ctx)
+
+
+_TASK_OPTION = click.option(
+    "--task", type=click.Choice(["known-item", "topical"]), default=None,
+    help="The search task your users do: known-item (find the one document a description points to: the focused "
+         "verdict) or topical (find everything on a topic: the high-recall verdict). Its headline answer leads.")
+
+_MMD_OPTION = click.option(
+    "--mmd", default="5%", show_default=True, metavar="SHARE%|DIFF",
+    help="Minimum meaningful difference between two systems: a share of the better score (5%: Sparck Jones 1974's "
+         "'noticeable') or an absolute difference in the measure's units (0.01).")
+
+
 def _protocol_options(fn):
     """Options shared by the NT protocol commands (same sample ⇒ same D0 across protocols)."""
     opts = [
         click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`."),
-        click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as topics (D0)."),
+        click.option("--topics", "n_topics", type=_Topics(), default=1000, show_default=True,
+                     help="Documents sampled as topics (D0), or auto: seeded batches of 250 until the ranking is stable "
+                          "(split-half Kendall tau ≥ 0.9), the eligible documents or --topics-budget run out."),
+        click.option("--topics-budget", default=5000, show_default=True, type=click.IntRange(min=1),
+                     help="With --topics auto: sample at most this many documents."),
         click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics)."),
         click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]"),
         _RUNS_OPTION,
@@ -188,6 +266,8 @@ def _protocol_options(fn):
                      help="Fail when fewer topics are usable: below it a system ranking is mostly noise."),
         click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
                      help="Multiple-comparison correction of the paired tests between systems (Holm: FWER; BH: FDR)."),
+        _MMD_OPTION,
+        _TASK_OPTION,
         _sample_filter_options,
         click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
@@ -227,14 +307,12 @@ def focused_cmd(**kw) -> None:
     """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
     is its one relevant document. Prints systems sorted by MRR (RR)."""
     from .experiment import run_focused
-    from .report.text import results_table
-
-    from .verdict import verdict_text
+    from .protocols import get
+    from .report.text import protocol_report
 
     kw = _protocol_kwargs(kw)
     res = run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)
-    click.echo(verdict_text("focused", res["verdict"], counts=res["topic_counts"]) + "\n")
-    click.echo(results_table(res))
+    click.echo(protocol_report(res, get("focused")))
 
 
 def _highrecall_options(fn):
@@ -274,17 +352,14 @@ def highrecall_cmd(**kw) -> None:
     """High-recall NT protocol: S_ref searches the WITH-title index with each title; hits with
     z ≥ ZT are pseudo-relevant; the n-th abstract sentence is the query over the title-less index."""
     from .experiment import run_highrecall
-    from .report.text import highrecall_summary, results_table
+    from .protocols import get
+    from .report.text import protocol_report
 
     kw = _protocol_kwargs(kw)
     kw["measures"] = kw["measures"] or None
-    from .verdict import verdict_text
-
     kw["sref"] = list(kw["sref"]) or None
     res = run_highrecall(kw.pop("index_dir"), kw.pop("out"), **kw)
-    click.echo(verdict_text("highrecall", res["verdict"], counts=res["topic_counts"]) + "\n")
-    click.echo(highrecall_summary(res))
-    click.echo(results_table(res, sort_by="AP" if "AP" in res["measures"] else None))
+    click.echo(protocol_report(res, get("highrecall")))
 
 
 @main.command("sref-sensitivity")
@@ -426,27 +501,51 @@ def _protocol_names(text: str) -> tuple[str, ...]:
               help="Multiple-comparison correction of the paired tests between systems.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
 @_SCHEDULER_OPTION
+@_MMD_OPTION
+@_TASK_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 @_locks_out
 def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet: bool, **kw) -> None:
     """Run every system under any registered protocol: topics.tsv, qrels.txt, runs/, results.json
-    with the verdict; prints the verdict, then the table."""
+    with the verdict; prints the verdict, then the table. --param n_topics=auto draws topics in
+    batches until the ranking is stable (protocols that sample documents)."""
     from .experiment import run_protocol
     from .protocols import get
-    from .report.text import results_table
-    from .verdict import verdict_text
+    from .report.text import protocol_report
 
     proto = get(protocol)
-    spec = proto.Spec.from_params(_key_values(params, "--param"))
+    given = _key_values(params, "--param")
+    if given.get("n_topics") == "auto":
+        kw["n_topics"] = given.pop("n_topics")
+        typed = proto.Spec.from_params(given)  # (the other parameters, parsed and validated as usual)
+        kw.update({k: getattr(typed, k) for k in given})
+        spec = None
+    else:
+        spec = proto.Spec.from_params(given)
     _external(kw)
     res = run_protocol(proto, kw.pop("index_dir"), kw.pop("out"), spec=spec,
                        measures=measures.replace(",", " ").split() if measures else None,
                        progress=not quiet and sys.stderr.isatty(), **kw)
-    click.echo(verdict_text(proto.name, res["verdict"], counts=res["topic_counts"]) + "\n")
-    for line in proto.report_lines(res):
-        click.echo(line)
-    click.echo(results_table(res, sort_by=proto.verdict.measure if proto.verdict.measure in res["measures"] else None))
+    click.echo(protocol_report(res, proto))
+
+
+@main.command("compare")
+@_protocol_options
+@click.option("--sref", multiple=True, help="High-recall reference system(s) (default: the vote of three).")
+@_friendly_errors
+@_locks_out
+def compare_cmd(**kw) -> None:
+    """One answer: the focused and the high-recall protocol on the same sampled documents. With
+    --task, its headline answer first; without, both verdicts, the pairs of systems they order in
+    opposite directions (with the likely reason) and how to choose. OUT/answer.json, answer.md,
+    OUT/focused/, OUT/highrecall/."""
+    from .answer import answer_lines, run_compare
+
+    kw = _protocol_kwargs(kw)
+    sref = list(kw.pop("sref")) or None
+    res = run_compare(kw.pop("index_dir"), kw.pop("out"), highrecall={"sref": sref} if sref else None, **kw)
+    click.echo("\n".join(answer_lines(res["answer"], res)))
 
 
 @main.command("protocols")
@@ -519,11 +618,13 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
               help="A parameter of one protocol's spec, e.g. mesh.max_docs=200.")
 @click.option("--out", required=True, type=click.Path(path_type=Path))
 @_SCHEDULER_OPTION
+@_MMD_OPTION
+@_TASK_OPTION
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
 @_locks_out
 def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics, seed, depth, n_boot, min_topics, min_human_topics,
-                  min_systems, correction, sref, protocol_names, protocol_params, out, scheduler, quiet, **hr) -> None:
+                  min_systems, correction, sref, protocol_names, protocol_params, out, scheduler, mmd, task, quiet, **hr) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
     from .correlate.agreement import run_correlate
@@ -534,7 +635,7 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics,
                         min_human_topics=min_human_topics, min_systems=min_systems, correction=correction,
                         highrecall={"sref": list(sref) or None, **hr},
                         protocols=_protocol_names(protocol_names),
-                        protocol_params=_protocol_params(protocol_params), scheduler=scheduler,
+                        protocol_params=_protocol_params(protocol_params), scheduler=scheduler, task=task, mmd=mmd,
                         **_external({"runs_dir": runs_dir}))
     click.echo(summary_markdown(rep))
     click.echo(f"(report.md, report.html, report.json and scatter plots in {out})")

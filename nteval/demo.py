@@ -38,30 +38,26 @@ def ensure_sample_index(out: Path) -> Path:
 def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> None:
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
     from . import protocols
-    from .experiment import run_protocol
+    from .answer import answer_lines, run_compare
     from .index import read_manifest
-    from .report.text import manifest_summary, results_table
-    from .verdict import verdict_text
+    from .report.text import manifest_summary, protocol_report
 
     out = Path(out)
     index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
     click.echo()
-    shown, skipped = [], []
-    for name in protocols.names():
-        proto = protocols.get(name)
-        if not proto.in_demo:
-            skipped.append(name)
-            continue
-        res = run_protocol(proto, index_dir, out / name, n_topics=n_topics, seed=42, systems="default", progress=False,
-                           min_topics=min_topics)
-        click.echo(verdict_text(name, res["verdict"], counts=res["topic_counts"]) + "\n")
-        for line in proto.report_lines(res):
-            click.echo(line)
-        click.echo(results_table(res, sort_by=proto.verdict.measure))
+    click.echo(f"Comparing the `default` systems under both NT protocols on the same {n_topics} sampled documents "
+               "(`nteval compare`)…")
+    res = run_compare(index_dir, out, n_topics=n_topics, seed=42, systems="default", progress=False,
+                      min_topics=min_topics)
+    click.echo("\n".join(answer_lines(res["answer"], res)))
+    click.echo("\nThe details behind each verdict:\n")
+    for name in ("focused", "highrecall"):
+        click.echo(protocol_report(res[name], protocols.get(name)))
         click.echo()
-        shown.append(name)
-    click.echo("(topics, qrels, runs and per-topic scores in " + " and ".join(str(out / n) for n in shown) + ")")
+    skipped = [n for n in protocols.names() if not protocols.get(n).in_demo]
+    click.echo(f"(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'}; "
+               f"the answer in {out / 'answer.md'})")
     if skipped:
         click.echo(f"Also registered: {', '.join(skipped)} (`nteval protocols`); they need a larger Medline index than "
                    f"this sample (vernacular titles, MeSH headings): `nteval run --protocol NAME`.")
@@ -72,8 +68,8 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     click.echo()
     run_agreement_demo(out, n_topics=min(n_topics, 200), min_topics=min_topics)
     click.echo(f"\nNext (in this shell: `source .venv/bin/activate` first, or call .venv/bin/nteval):\n"
-               f"  nteval focused --index {index_dir} --topics 500 --systems table1 --out my-focused\n"
-               f"  nteval highrecall --index {index_dir} --topics 500 --systems table1 --out my-highrecall\n"
+               f"  nteval compare --index {index_dir} --topics 500 --systems table1 --task known-item --out my-answer\n"
+               f"  nteval focused --index {index_dir} --topics auto --systems table1 --out my-focused\n"
                f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
                f"  nteval export --from {out / 'focused'} --format beir --out my-beir   # run your own system on it,\n"
                f"    then: nteval focused ... --runs DIR_OF_YOUR_RUNS (README: Any system under NT)\n"

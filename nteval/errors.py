@@ -74,3 +74,11 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     if value is None or value < minimum:
         raise InputError(None, f"{name} must be a whole number ≥ {minimum}, got {short(raw)}")
     return value
+
+
+def suggest(word: object, choices: object) -> str:
+    """" (did you mean X?)" for the closest of ``choices`` to a misspelt ``word``, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)  # type: ignore[union-attr]
+    return f" (did you mean {close[0]}?)" if close else ""

@@ -36,12 +36,28 @@ FOCUSED_MEASURES = protocols.get("focused").measures
 HIGHRECALL_MEASURES = protocols.get("highrecall").measures
 
 
-def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], runs: dict, infos: list,
-                  tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool = False
-                  ) -> tuple[dict[str, Any], Scores]:
-    """Evaluate every run and write per-topic scores, results.tsv, results.json and results.tex
-    (booktabs, for a paper), and the protocol's verdict (significance groups, reliability) in
-    results.json and significance.tsv."""
+#: ``--topics auto``: topics are drawn in batches of this many documents of the seeded sample order
+#: (prefix-stable: batch k is the same documents whatever comes after it, so its runs stay cached).
+AUTO_BATCH = 250
+#: ``--topics auto`` stops at this many sampled documents at most (``topics_budget`` overrides).
+AUTO_BUDGET = 5000
+
+
+def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
+    """The verdict results.json held in OUT before this run, if it was on the same topic set."""
+    try:
+        old = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return old.get("verdict") if isinstance(old, dict) and old.get("topic_set") == topic_set else None
+
+
+def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], scores: Scores, infos: list,
+                  tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool = False,
+                  mmd: Any = None, task: str | None = None) -> dict[str, Any]:
+    """Write per-topic scores, results.tsv, results.json and results.tex (booktabs, for a paper),
+    and the protocol's verdict (significance groups, effect sizes, reliability) in results.json
+    and significance.tsv. ``scores``: every run evaluated on ``tset.qrels``."""
     import sys
 
     from tqdm import tqdm
@@ -49,12 +65,13 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
     from .verdict import make_verdict
 
     vmeasure = proto.verdict.measure
-    evaluated = measures + ([vmeasure] if vmeasure not in measures else [])
-    scores = evaluate_runs(runs, tset.qrels, evaluated, progress=progress, names=[i.system.name for i in infos])
     write_text(out / "per_topic.tsv", scores.tsv(measures))
     systems = {n: {m: round(v, 6) for m, v in means.items() if m in measures} for n, means in scores.means.items()}
-    with tqdm(total=1, desc="verdict (paired tests, reliability)", disable=not progress, file=sys.stderr, leave=False) as bar:
-        verdict = make_verdict(proto.name, scores.per_topic, correction=correction, seed=seed) if scores.per_topic else None
+    topic_set = topic_set_id(proto.name, tset.topics, tset.qrels)
+    with tqdm(total=1, desc="verdict (paired tests, effect sizes, reliability)", disable=not progress, file=sys.stderr,
+              leave=False) as bar:
+        verdict = make_verdict(proto.name, scores.per_topic, correction=correction, seed=seed, mmd=mmd,
+                               previous=_previous_verdict(out, topic_set)) if scores.per_topic else None
         bar.update()
     if verdict and verdict.get("reliability") and verdict["reliability"]["curve"]:
         from .report.plots import topics_curve
@@ -70,7 +87,7 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
             for p in sig["pairs"]))
     results = {
         "protocol": proto.name, "n_topics": len(tset.qrels), "seed": seed, "measures": measures,
-        "topic_set": topic_set_id(proto.name, tset.topics, tset.qrels),
+        "topic_set": topic_set,
         "verdict": verdict,
         "topic_counts": dict(tset.counts),
         "systems": systems,
@@ -83,6 +100,14 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
     }
     if tset.strata:
         results["strata"] = strata_means(scores, tset.strata, measures)
+    from .answer import headline, index_label
+    from .evidence import bias_notes, evidence
+
+    results["evidence"] = evidence(proto.name)
+    results["bias_notes"] = bias_notes(proto.name, results["system_configs"])
+    results["task"] = task
+    if task is not None and verdict:
+        results["answer"] = headline(task, results, index_label(results))
     header = "system\talgorithm\t" + "\t".join(measures) + "\tempty_queries"
     rows = [header] + [f"{i.system.name}\t{i.system.describe()}\t" + "\t".join(f"{systems[i.system.name][m]:.4f}" for m in measures)
                        + f"\t{i.empty_queries}" for i in infos]
@@ -91,7 +116,152 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], ru
     from .report.text import results_latex
 
     write_text(out / "results.tex", results_latex(results, vmeasure if vmeasure in measures else None))
-    return results, scores
+    return results
+
+
+def _run_topic_set(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, runs_dir: Path,
+                   floor: int | None) -> tuple[TopicSet, list, Scores]:
+    """Build one topic set into ``out`` (topics.tsv, qrels.txt and the protocol's own files), run
+    every system into ``runs_dir`` and evaluate the runs. ``floor``: the topic floor checked before
+    any system runs (None: the caller checks the total)."""
+    from .runs import run_all_holdout
+
+    proto, index_dir, manifest = ctx["proto"], ctx["index_dir"], ctx["manifest"]
+    tset = proto.build(index_dir, spec, out, progress=ctx["progress"], systems_path=ctx["systems_path"])
+    if floor is not None:
+        check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"], floor,
+                          index_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_topics(out / "topics.tsv", tset.topics)
+    write_qrels(out / "qrels.txt", tset.qrels)
+    if tset.holdout:
+        if ctx["scheduler"]:
+            import sys
+
+            print("note: --holdout runs are computed here, not on the cluster (their index copies live under OUT)",
+                  file=sys.stderr)
+        runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
+                                         ctx["systems"], runs_dir / "holdout", depth=ctx["depth"],
+                                         progress=ctx["progress"], label=proto.name, sources=tset.sources)
+    else:
+        runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, ctx["systems"], runs_dir,
+                              depth=ctx["depth"], progress=ctx["progress"], label=proto.name, scheduler=ctx["scheduler"])
+    vmeasure = proto.verdict.measure
+    evaluated = ctx["measures"] + ([vmeasure] if vmeasure not in ctx["measures"] else [])
+    scores = evaluate_runs(runs, tset.qrels, evaluated, progress=ctx["progress"], names=[i.system.name for i in infos])
+    return tset, infos, scores
+
+
+def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -> tuple[TopicSet, list, Scores]:
+    """The batches of ``--topics auto`` as one topic set, its runs' infos summed, its scores joined."""
+    from dataclasses import replace
+
+    from .runs import RunInfo
+
+    first = parts[0][0]
+    topics: dict[str, str] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    queries: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for tset, _, _ in parts:
+        topics.update(tset.topics)
+        qrels.update(tset.qrels)
+        queries.update(tset.queries)
+        sources.update(tset.sources or {})
+    stats = dict(parts[-1][0].stats)
+    if "pseudo_relevant_per_topic" in stats:  # (high-recall: recount over every batch)
+        stats.update(_pseudo_relevant_stats(qrels))
+        stats["dropped"] = {k: sum(t.stats["dropped"][k] for t, _, _ in parts) for k in first.stats["dropped"]}
+        stats["judged_outside_nt"] = {k: sum(t.stats["judged_outside_nt"][k] for t, _, _ in parts)
+                                      for k in first.stats["judged_outside_nt"]}
+    merged = replace(first, topics=topics, qrels=qrels, counts=counts, stats=stats,
+                     run_topics=queries if first.run_topics is not None else None, sources=sources or None)
+    infos = []
+    for k, i in enumerate(parts[0][1]):
+        same = [p[1][k] for p in parts]
+        secs = sum(x.seconds for x in same)
+        n = sum(len(p[0].queries) for p in parts)
+        infos.append(RunInfo(i.system, i.path.parents[2], "batches",
+                             all(x.reused for x in same), secs, sum(x.empty_queries for x in same),
+                             round(n / secs, 1) if secs > 0 else None, i.notes))
+    measures = parts[0][2].measures
+    per = {s: {q: v for _, _, sc in parts for q, v in sc.per_topic[s].items()} for s in parts[0][2].per_topic}
+    means = {s: {m: sum(v[m] for v in p.values()) / len(p) if p else 0.0 for m in measures} for s, p in per.items()}
+    return merged, infos, Scores(measures, per, means)
+
+
+def _pseudo_relevant_stats(qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
+    import statistics
+
+    sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+    hist: dict[str, int] = {}
+    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
+        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
+        hist[label] = sum(lo <= n <= hi for n in sizes)
+    return {"pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
+                                          "mean": round(statistics.mean(sizes), 2), "max": max(sizes),
+                                          "total": sum(sizes), "histogram": hist}}
+
+
+def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int, min_topics: int,
+                 batch: int = AUTO_BATCH) -> tuple[TopicSet, list, Scores, dict[str, Any]]:
+    """``--topics auto``: seeded batches of ``batch`` documents of the sample order (each in
+    OUT/batches/NNN/, runs cached there) until the ranking is stable — the split-half τ of the
+    verdict measure between two disjoint halves of the topics used reaches
+    :data:`~nteval.reliability.STABLE_TAU` (0.9, mean of 200 draws) — or the eligible documents or
+    the ``budget`` of sampled documents run out. Returns the merged topic set, infos, scores, and
+    what happened (``auto``: batches, stopping reason, the τ at each step)."""
+    from dataclasses import replace
+
+    from .reliability import STABLE_TAU, reliability
+
+    proto = ctx["proto"]
+    if not hasattr(spec, "offset"):
+        raise InputError(None, f"--topics auto: the {proto.name} protocol does not sample documents in a seeded order "
+                               "(only focused and high-recall do); give a number of topics")
+    if any(s.algorithm == "external" for s in ctx["systems"]):
+        raise InputError(None, "--topics auto cannot score external run files: they answer a fixed topic set. Run "
+                               "--topics auto without them first, then the same command with --topics N (the number "
+                               "it used) and --runs")
+    vm = proto.verdict.measure
+    parts: list[tuple[TopicSet, list, Scores]] = []
+    steps: list[dict[str, Any]] = []
+    reason = ""
+    k = 0
+    while True:
+        bspec = replace(spec, n_topics=batch, offset=k * batch)
+        part = _run_topic_set(ctx, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
+        parts.append(part)
+        eligible = part[0].counts["eligible"]
+        sampled = min((k + 1) * batch, eligible)
+        used = sum(len(p[0].qrels) for p in parts)
+        per = {s: {q: v[vm] for p in parts for q, v in p[2].per_topic[s].items()} for s in part[2].per_topic}
+        rel = reliability(per, vm, seed=spec.seed) if len(per) >= 2 and used >= 4 else None
+        tau = rel["split_half"]["tau_mean"] if rel and rel["split_half"] else None
+        steps.append({"sampled": sampled, "topics": used, "split_half_tau": tau,
+                      "per_half": rel["split_half"]["topics"] if rel and rel["split_half"] else None})
+        if tau is not None and tau >= STABLE_TAU and used >= min_topics:
+            reason = (f"stable: two disjoint halves of the {used:,} topics rank the systems alike at split-half Kendall "
+                      f"tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws)")
+            break
+        if sampled >= eligible:
+            reason = (f"the eligible pool is exhausted ({eligible:,} documents can be topics); split-half tau "
+                      f"{tau:.3f} < {STABLE_TAU}: the ranking is not stable on this collection" if tau is not None
+                      else f"the eligible pool is exhausted ({eligible:,} documents)")
+            break
+        if sampled >= budget:
+            reason = (f"the budget of {budget:,} sampled documents is spent (--topics-budget); split-half tau "
+                      f"{tau:.3f} < {STABLE_TAU}: not yet stable")
+            break
+        k += 1
+    counts = {"requested": "auto", "eligible": parts[0][0].counts["eligible"], "used": used, "batches": k + 1,
+              "sampled": sampled, "stopped": reason}
+    tset, infos, scores = _merge(parts, counts)
+    tset.stats["sample"] = {**tset.stats.get("sample", {}), "n": sampled, "offset": 0}
+    tset.stats["topics_requested"] = "auto"
+    auto = {"batch": batch, "budget": budget, "criterion": f"split-half Kendall tau of {vm} ≥ {STABLE_TAU}",
+            "stopped": reason, "steps": steps}
+    return tset, infos, scores, auto
 
 
 def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: str | Path,
@@ -99,18 +269,34 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
                         measures: list[str] | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
                         correction: str = "holm", runs_dir: str | Path | None = None,
                         extra_systems: list | None = None, systems_file: Path | None = None,
-                        scheduler: str | None = None, **params: Any) -> tuple[dict[str, Any], Scores]:
+                        scheduler: str | None = None, mmd: Any = None, topics_budget: int = AUTO_BUDGET,
+                        task: str | None = None, topics_batch: int = AUTO_BATCH,
+                        **params: Any) -> tuple[dict[str, Any], Scores]:
     """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
     locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT.
     ``systems_file``: where S_ref names are looked up when ``systems`` is a list of Systems.
     ``scheduler``: a Dask scheduler's address: the systems' runs are computed by its workers, one
-    task per system (:func:`nteval.runs.run_all`); held-out runs (``holdout``) stay local."""
+    task per system (:func:`nteval.runs.run_all`); held-out runs (``holdout``) stay local.
+    ``n_topics="auto"``: topics drawn in batches until the ranking is stable (:func:`_auto_topics`),
+    at most ``topics_budget`` sampled documents, in batches of ``topics_batch``. ``mmd``: the minimum meaningful difference
+    (:class:`nteval.effects.MMD`; "5%" by default). ``task``: the search task the user declared
+    (``known-item`` or ``topical``, :data:`nteval.answer.TASKS`): the protocol must measure it,
+    and results.json leads with its headline answer."""
+    from .answer import check_task
     from .atomic import out_dir_lock
-    from .runs import cluster_session, run_all_holdout, run_memory_budget
+    from .effects import MMD
+    from .runs import cluster_session, run_memory_budget
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    mmd = MMD.parse(mmd)
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
-    spec = spec if spec is not None else proto.Spec.from_params(**params)
+    check_task(task, proto.name)
+    auto = params.get("n_topics") == "auto" or (spec is not None and getattr(spec, "n_topics", None) == "auto")
+    if auto:
+        params = {k: v for k, v in params.items() if k != "n_topics"}
+        if isinstance(topics_budget, bool) or not isinstance(topics_budget, int) or topics_budget < 1:
+            raise InputError(None, f"--topics-budget must be a whole number ≥ 1, got {topics_budget!r}")
+    spec = spec if spec is not None and not auto else proto.Spec.from_params(**params)
     index_dir, out = Path(index_dir), Path(out)
     with out_dir_lock(out), cluster_session(scheduler, [index_dir]):
         manifest = read_manifest(index_dir)
@@ -118,29 +304,35 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
         systems_path, system_list = resolve_systems(systems, extra_systems)
         systems_path = systems_path or systems_file
-        tset = proto.build(index_dir, spec, out, progress=progress, systems_path=systems_path)
-        check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
-                          min_topics, index_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        write_topics(out / "topics.tsv", tset.topics)
-        write_qrels(out / "qrels.txt", tset.qrels)
-        rdir = Path(runs_dir) if runs_dir else out / "runs"
-        if tset.holdout:
-            if scheduler:
-                import sys
-
-                print("note: --holdout runs are computed here, not on the cluster (their index copies live under OUT)",
-                      file=sys.stderr)
-            runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
-                                             system_list, rdir / "holdout", depth=depth, progress=progress,
-                                             label=proto.name, sources=tset.sources)
+        ctx = {"proto": proto, "index_dir": index_dir, "manifest": manifest, "systems": system_list,
+               "systems_path": systems_path, "depth": depth, "measures": measures, "progress": progress,
+               "scheduler": scheduler}
+        extra: dict[str, Any] = {}
+        if auto:
+            tset, infos, scores, extra["auto"] = _auto_topics(ctx, spec, out, topics_budget, min_topics, topics_batch)
+            check_topic_floor(proto.name, tset.counts["used"], tset.counts["sampled"], tset.counts["eligible"],
+                              min_topics, index_dir)
+            write_topics(out / "topics.tsv", tset.topics)
+            write_qrels(out / "qrels.txt", tset.qrels)
         else:
-            runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, system_list, rdir,
-                                  depth=depth, progress=progress, label=proto.name, scheduler=scheduler)
+            tset, infos, scores = _run_topic_set(ctx, spec, out, Path(runs_dir) if runs_dir else out / "runs", min_topics)
         extra = {"index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
-                 "systems_file": str(systems_path) if systems_path else None, "depth": depth, **tset.stats}
-        return write_results(out, proto, spec.seed, measures, runs, infos, tset, extra, correction=correction,
-                             progress=progress)
+                 "collection": collection_counts(manifest, proto.searches), "systems_file":
+                 str(systems_path) if systems_path else None, "depth": depth, **extra, **tset.stats}
+        results = write_results(out, proto, spec.seed, measures, scores, infos, tset, extra, correction=correction,
+                                progress=progress, mmd=mmd, task=task)
+        return results, scores
+
+
+def collection_counts(manifest: dict[str, Any], searches: str) -> dict[str, Any]:
+    """What the index holds (every report says it): documents of each Lucene index, which one the
+    systems searched, and how many documents have the title and abstract a topic needs."""
+    from .index import documents_policy
+
+    st = manifest.get("store", {})
+    return {"all": manifest["indexes"]["all"]["documents"], "nt": manifest["indexes"]["nt"]["documents"],
+            "searched": searches, "documents_policy": documents_policy(manifest),
+            "with_title_and_abstract": st.get("with_title_and_abstract", manifest["indexes"]["nt"]["documents"])}
 
 
 def run_protocol(protocol: str | Protocol, index_dir: str | Path, out: str | Path, **kwargs: Any) -> dict[str, Any]:

@@ -48,10 +48,30 @@ def split_half_curve(matrix: np.ndarray, draws: int = DRAWS, seed: int = 0, size
     return out
 
 
+def predict_topics(curve: list[dict[str, Any]], target: float = STABLE_TAU) -> int | None:
+    """Topics per half at which the split-half curve's mean τ would reach ``target``: a straight
+    line through log(1 − τ) against log(topics) (1 − τ falls like a power of the topic count, as
+    the split-half error rates of Voorhees & Buckley 2002 do), least squares over the curve's
+    points from 10 topics on. None when the curve already reaches it, or cannot be extrapolated
+    (fewer than 3 usable points, or 1 − τ not falling)."""
+    if any(p["tau_mean"] >= target for p in curve):
+        return None
+    pts = [(np.log(p["topics"]), np.log(1 - p["tau_mean"])) for p in curve if p["topics"] >= 10 and p["tau_mean"] < 1]
+    if len(pts) < 3:
+        return None
+    x, y = np.array(pts).T
+    slope, intercept = np.polyfit(x, y, 1)
+    if slope >= -0.05:  # flat or rising: more topics would not help by this model
+        return None
+    n = float(np.exp((np.log(1 - target) - intercept) / slope))
+    return int(min(n, 1e9) // 10 * 10 + 10)
+
+
 def reliability(per_topic: dict[str, dict[str, float]], measure: str, draws: int = DRAWS, seed: int = 0,
                 stable_tau: float = STABLE_TAU) -> dict[str, Any]:
-    """Split-half τ at half the topics (with its range over draws), the curve, and the smallest
-    topic count from which the ranking is stable (None when no point of the curve reaches it)."""
+    """Split-half τ at half the topics (with its range over draws), the curve, the smallest topic
+    count from which the ranking is stable (None when no point of the curve reaches it) and, when
+    none does, the count the curve predicts (:func:`predict_topics`)."""
     from .significance import topic_matrix
 
     names, qids, m = topic_matrix(per_topic)
@@ -59,20 +79,33 @@ def reliability(per_topic: dict[str, dict[str, float]], measure: str, draws: int
     stable = next((p["topics"] for p in curve if p["tau_mean"] >= stable_tau), None)
     half = curve[-1] if curve else None
     return {
-        "measure": measure, "topics": len(qids), "systems": len(names),
+        "measure": measure, "topics": len(qids), "systems": len(names), "draws": draws,
         "method": f"Kendall tau-b between the rankings of two disjoint random topic sets of each size, "
                   f"{draws} draws per size; range = 2.5-97.5 percentiles over draws",
         "split_half": half, "curve": curve, "stable_tau": stable_tau, "stable_from_topics": stable,
+        "predicted_topics": predict_topics(curve, stable_tau) if stable is None else None,
     }
 
 
-def reliability_sentence(rel: dict[str, Any]) -> str:
-    """One line a person reads."""
+def reliability_sentence(rel: dict[str, Any], eligible: int | None = None) -> str:
+    """What a person reads: the split-half τ with what its bracket is, and how many topics the
+    ranking needs (with the command to get them when it has too few)."""
     h = rel["split_half"]
     if h is None:
         return "reliability: too few topics or systems for a split-half estimate"
-    head = (f"split-half reliability ({rel['measure']}): two disjoint sets of {h['topics']} topics rank the systems "
-            f"with Kendall tau {h['tau_mean']:.3f} [{h['tau_lo']:.3f}, {h['tau_hi']:.3f}] on average")
+    head = (f"split-half reliability ({rel['measure']}): two disjoint random sets of {h['topics']} topics rank the "
+            f"systems alike at Kendall tau {h['tau_mean']:.3f} on average ({rel.get('draws', DRAWS)} draws; 95 % of "
+            f"them between {h['tau_lo']:.3f} and {h['tau_hi']:.3f})")
     if rel["stable_from_topics"] is not None:
         return head + f"; the ranking is stable (tau >= {rel['stable_tau']}) from ~{rel['stable_from_topics']} topics"
-    return head + f"; it never reaches tau {rel['stable_tau']} here: use more topics, or expect rank swaps among close systems"
+    n = rel.get("predicted_topics")
+    if n is None:
+        return head + (f"; it never reaches tau {rel['stable_tau']} here and the curve does not say how many topics "
+                       "would: expect rank swaps among close systems")
+    need = 2 * n  # a ranking from n topics; 2n to see it by splitting in halves
+    have = f"; {eligible:,} documents are eligible as topics" if eligible is not None else ""
+    more = (f"run again with --topics {need} (or --topics auto, which draws batches until the ranking is stable)"
+            if eligible is None or need <= eligible else
+            f"more than the {eligible:,} eligible documents: expect rank swaps among close systems")
+    return (head + f"; not yet stable (tau {rel['stable_tau']}): the curve predicts it at ~{n:,} topics per half"
+            f"{have if need <= (eligible or need) else ''} — {more}")

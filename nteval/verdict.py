@@ -35,12 +35,15 @@ def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, m
 
 
 def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]], correction: str = "holm",
-                 alpha: float = 0.05, seed: int = 0, reliability_draws: int = 200) -> dict[str, Any]:
-    """The verdict of one protocol run: ``per_topic`` is {system: {qid: {measure: value}}}."""
+                 alpha: float = 0.05, seed: int = 0, reliability_draws: int = 200, mmd: Any = None,
+                 previous: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The verdict of one protocol run: ``per_topic`` is {system: {qid: {measure: value}}}.
+    ``mmd``: the minimum meaningful difference (:class:`nteval.effects.MMD`, default 5 %);
+    ``previous``: an earlier verdict on the same topics (its groups are compared with these)."""
+    from .effects import effects, group_changes
+    from .protocols import get
     from .reliability import reliability
     from .significance import compare_systems
-
-    from .protocols import get
 
     spec = get(protocol).verdict
     m = spec.measure
@@ -53,24 +56,64 @@ def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]
         "groups": sig["groups"] if sig else [list(scores)],
         "ties": "systems in one group cannot be told apart (paired test, corrected); groups may overlap",
         "significance": sig,
+        "effects": effects(scores, sig, mmd, seed=seed) if scores else None,
+        "group_changes": group_changes((previous or {}).get("significance"), sig),
         "reliability": reliability(scores, m, draws=reliability_draws, seed=seed) if len(scores) >= 2 else None,
     }
 
 
+def _ci(v: dict[str, Any], s: str) -> str:
+    e = (v.get("effects") or {}).get("systems", {}).get(s)
+    return f" [{e['ci95'][0]:.3f}, {e['ci95'][1]:.3f}]" if e else ""
+
+
 def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, counts: dict[str, Any] | None = None) -> str:
-    """The verdict as a person reads it, printed before the full table."""
+    """The verdict as a person reads it, printed before the full table: every number says what it is."""
     from .reliability import reliability_sentence
 
-    lines = [f"VERDICT ({protocol} protocol, {v['measure']}) — task: {v['task']}",
-             f"  agrees with: {v['agrees_with']}"]
+    lines = [f"VERDICT ({protocol} protocol, {v['measure']}) — task: {v['task']}"]
     if counts:
-        lines.append(f"  topics: {counts['used']} used of {counts['requested']} asked for "
-                     f"({counts['eligible']} eligible as topics)")
+        if counts.get("requested") == "auto":
+            lines.append(f"  topics: {counts['used']:,} used (--topics auto: {counts['sampled']:,} documents sampled in "
+                         f"{counts['batches']} batches of the seeded order, {counts['eligible']:,} eligible as topics); "
+                         f"stopped because {counts['stopped']}")
+        else:
+            lines.append(f"  topics: {counts['used']:,} used of {counts['requested']:,} asked for "
+                         f"({counts['eligible']:,} eligible as topics)")
     sig = v.get("significance")
+    eff = v.get("effects")
     if sig:
-        lines.append(f"  groups that cannot be told apart ({sig['test']}; {sig['correction']}, alpha {sig['alpha']}):")
+        lines.append(f"  groups that cannot be told apart ({sig['test']}; {sig['correction']}, alpha {sig['alpha']}); "
+                     f"each system's mean {v['measure']}" + (" [95 % CI: topic bootstrap]" if eff else "") + ":")
         for i, g in enumerate(v["groups"][:top] if top else v["groups"], 1):
-            lines.append(f"    {i}. " + ", ".join(f"{s} {v['scores'][s]:.4f}" for s in g))
+            lines.append(f"    {i}. " + ", ".join(f"{s} {v['scores'][s]:.4f}{_ci(v, s)}" for s in g))
+    if eff and eff["pairs"]:
+        c = eff["counts"]
+        lines.append(f"  sizes, minimum meaningful difference (MMD) = {eff['mmd']['rule']}"
+                     + (f" ({eff['mmd']['principle']})" if eff["mmd"]["principle"] != "set by the user" else "")
+                     + f": of {len(eff['pairs']):,} pairs, {c['different']:,} different, "
+                     f"{c['different, but smaller than the MMD']:,} different but smaller than the MMD, "
+                     f"{c['cannot be told apart']:,} cannot be told apart ({c['equivalent']:,} of them equivalent: "
+                     "the whole 95 % CI of the difference within ± the MMD)")
+        small = sorted((p for p in eff["pairs"] if p["class"] == "different, but smaller than the MMD"),
+                       key=lambda p: abs(p["diff"]))[:3]
+        for p in small:
+            lines.append(f"    e.g. {p['a']} vs {p['b']}: {p['diff']:+.4f} [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}] "
+                         f"({p['relative']:.1%} of the better score): real, but below the MMD")
+        if eff.get("ceiling"):
+            lines.append(f"  ceiling: {eff['ceiling']['note']}")
+        fam = eff.get("family")
+        if fam and fam["separated_only_before_correction"]:
+            n = fam["separated_only_before_correction"]
+            lines.append(f"  correction: {n:,} pair{'s are' if n != 1 else ' is'} separated before the "
+                         f"correction over all {fam['pairs_in_family']:,} pairs but not after it; compare fewer systems "
+                         "(the ones you choose between) to give each pair more power")
+    gc = v.get("group_changes")
+    if gc and gc["changed"]:
+        ex = "; ".join(f"{a} vs {b} {'separated' if new else 'no longer separated'}" for a, b, _old, new in gc["changed"][:3])
+        lines.append(f"  the groups moved since the last run in this OUT: the correction's family went from "
+                     f"{gc['pairs_before']:,} to {gc['pairs_now']:,} pairs, and {len(gc['changed'])} pairs of the same "
+                     f"systems changed ({ex})")
     if v.get("reliability"):
-        lines.append("  " + reliability_sentence(v["reliability"]))
+        lines.append("  " + reliability_sentence(v["reliability"], counts.get("eligible") if counts else None))
     return "\n".join(lines)

@@ -1,74 +1,103 @@
-"""How often does correlate's Kendall CI hold the agreement many more topics would show?
+"""How often does correlate's interval hold the agreement many more topics would show?
 
-Takes a finished ``nteval correlate`` directory with many topics on both sides, treats the Kendall τ
-of all of them as the truth, and draws smaller topic sets from it (without replacement). For each
-draw it computes the CI exactly as ``nteval correlate`` does (:func:`bootstrap_ci`, BCa) and, for
-comparison, the replicates' percentile interval; it prints how often each holds the truth, how
-wide it is on average, and on which side it misses, split by how one-sided the replicates are (the
-report's caveat fires above 84 %).
+Takes a finished ``nteval correlate`` directory, treats the Kendall tau between the NT ranking
+(all its topics) and the human ranking from *all* its judged topics as the truth, and draws
+smaller sets of judged topics from it (without replacement). For each draw it computes, exactly as
+``nteval correlate`` does,
 
-    python scripts/ci_coverage.py CORRELATE_OUT focused RR 1000 30 100
-    (protocol, its measure, NT topics per draw, human topics per draw, draws; human measure AP)
+- **before**: the BCa interval of the observed tau (``bootstrap_ci``) — topic noise around the tau
+  at the drawn topic count, which few judged topics attenuate;
+- **after**: the interval of the tau with as many judged topics as the truth has
+  (``many_topic_tau``, empirical Bayes; correlate reports it with as many judged topics as NT topics),
+
+and prints how often each holds the truth, on which side it misses, and how wide it is.
+
+    python scripts/ci_coverage.py CORRELATE_OUT PROTOCOL MEASURE HUMAN_TOPICS DRAWS [--json FILE]
+    e.g. python scripts/ci_coverage.py sf_corr focused RR 30 200   (human measure: AP)
 """
 from __future__ import annotations
 
+import argparse
 import csv
+import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from nteval.correlate.caveats import MAX_SHARE_ONE_SIDE
-from nteval.correlate.stats import bootstrap_ci, point_estimates
+from nteval.correlate.stats import bootstrap_ci, many_topic_tau, point_estimates
 
 
 def per_topic(path: Path, measure: str) -> dict[str, dict[str, float]]:
     scores: dict[str, dict[str, float]] = defaultdict(dict)
-    with path.open(newline="") as f:
+    with path.open(newline="", encoding="utf-8") as f:
         for row in csv.DictReader(f, delimiter="\t"):
             if row["measure"] == measure:
                 scores[row["system"]][row["qid"]] = float(row["value"])
     return scores
 
 
-def matrix(scores: dict[str, dict[str, float]], systems: list[str]) -> np.ndarray:
-    topics = sorted(scores[systems[0]])
-    return np.array([[scores[s][q] for q in topics] for s in systems])
+def matrices(out: Path, side: str, measure: str, human_measure: str = "AP") -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(systems, NT matrix, human matrix) of a correlate directory (systems × topics, topics sorted)."""
+    nt, human = per_topic(out / side / "per_topic.tsv", measure), per_topic(out / "human" / "per_topic.tsv", human_measure)
+    systems = sorted(set(nt) & set(human))
+    mat = lambda s: np.array([[s[n][q] for q in sorted(s[systems[0]])] for n in systems])  # noqa: E731
+    return systems, mat(nt), mat(human)
+
+
+def coverage(x: np.ndarray, y: np.ndarray, human_topics: int, draws: int, n_boot: int = 1000,
+             seed: int = 1) -> dict[str, Any]:
+    """Coverage of the truth (tau over all of ``y``'s topics) by both intervals over ``draws`` draws
+    of ``human_topics`` of them."""
+    truth = point_estimates(x, y)["kendall"]
+    rng = np.random.default_rng(seed)
+    rows: dict[str, list[tuple[bool, bool, bool, float]]] = {"before (BCa, observed tau)": [],
+                                                              "after (tau with all the judged topics)": []}
+    estimates = []
+    for d in range(draws):
+        yt = y[:, rng.choice(y.shape[1], human_topics, replace=False)]
+        before = bootstrap_ci(x, yt, n_boot=n_boot, seed=d)["kendall"]
+        after = many_topic_tau(x, yt, n_boot=n_boot, seed=d, target=y.shape[1])
+        estimates.append((point_estimates(x, yt)["kendall"], after["value"] if after else None))
+        for name, iv in zip(rows, (before, after["ci95"] if after else None)):
+            if iv is not None:
+                rows[name].append((iv[0] <= truth <= iv[1], iv[1] < truth, iv[0] > truth, iv[1] - iv[0]))
+    out: dict[str, Any] = {"truth": truth, "systems": x.shape[0], "nt_topics": x.shape[1], "human_topics_all": y.shape[1],
+                           "human_topics": human_topics, "draws": draws, "bootstrap": n_boot,
+                           "mean_observed_tau": float(np.mean([e[0] for e in estimates])),
+                           "mean_corrected_tau": float(np.mean([e[1] for e in estimates if e[1] is not None])),
+                           "intervals": {}}
+    for name, r in rows.items():
+        a = np.array(r, float)
+        out["intervals"][name] = {"holds": float(a[:, 0].mean()), "truth_above": float(a[:, 1].mean()),
+                                  "truth_below": float(a[:, 2].mean()), "mean_width": float(a[:, 3].mean()), "n": len(r)}
+    return out
 
 
 def main() -> None:
-    out, side, measure, n_nt, n_human, draws = sys.argv[1], sys.argv[2], sys.argv[3], *map(int, sys.argv[4:7])
-    nt, human = per_topic(Path(out, side, "per_topic.tsv"), measure), per_topic(Path(out, "human", "per_topic.tsv"), "AP")
-    systems = sorted(set(nt) & set(human))
-    X, Y = matrix(nt, systems), matrix(human, systems)
-    truth = point_estimates(X, Y)["kendall"]
-    rng = np.random.default_rng(1)
-    rows = []
-    for d in range(draws):
-        xt = X[:, rng.choice(X.shape[1], n_nt, replace=False)]
-        yt = Y[:, rng.choice(Y.shape[1], n_human, replace=False)]
-        ci = bootstrap_ci(xt, yt, n_boot=1000, seed=d)
-        if ci["kendall"] is None:
-            continue
-        spread = ci["method"]["spread"]["kendall"]
-        rows.append({"est": point_estimates(xt, yt)["kendall"], "BCa": ci["kendall"], "percentile": spread["percentile"],
-                     "one_sided": max(spread["share_below_estimate"], 1 - spread["share_below_estimate"]) > MAX_SHARE_ONE_SIDE})
-    print(f"{out} {side} {measure} vs human AP: {len(systems)} systems; truth τ {truth:.3f} from {X.shape[1]} NT x "
-          f"{Y.shape[1]} human topics; {len(rows)} draws of {n_nt} x {n_human}; mean τ of a draw "
-          f"{np.mean([r['est'] for r in rows]):.3f}")
-    for group, keep in (("all draws", lambda r: True), ("caveat fires", lambda r: r["one_sided"]),
-                        ("caveat quiet", lambda r: not r["one_sided"])):
-        sel = [r for r in rows if keep(r)]
-        if not sel:
-            continue
-        for method in ("BCa", "percentile"):
-            held = np.mean([r[method][0] <= truth <= r[method][1] for r in sel])
-            above = np.mean([r[method][1] < truth for r in sel])
-            below = np.mean([r[method][0] > truth for r in sel])
-            width = np.mean([r[method][1] - r[method][0] for r in sel])
-            print(f"  {group:13s} ({len(sel):3d})  {method:10s} holds {held:.0%}, truth above {above:.0%}, "
-                  f"below {below:.0%}, mean width {width:.3f}")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out", type=Path, help="a finished nteval correlate directory")
+    ap.add_argument("protocol")
+    ap.add_argument("measure", help="the NT measure (the human one is AP)")
+    ap.add_argument("human_topics", type=int)
+    ap.add_argument("draws", type=int)
+    ap.add_argument("--bootstrap", type=int, default=1000)
+    ap.add_argument("--json", type=Path, help="also write the result here")
+    a = ap.parse_args()
+    _, x, y = matrices(a.out, a.protocol, a.measure)
+    if a.human_topics >= y.shape[1]:
+        sys.exit(f"ci_coverage: {a.human_topics} human topics is not fewer than the {y.shape[1]} judged")
+    res = coverage(x, y, a.human_topics, a.draws, a.bootstrap)
+    print(f"{a.out} {a.protocol} {a.measure} vs human AP: {res['systems']} systems; truth tau {res['truth']:.3f} from "
+          f"{res['nt_topics']} NT x {res['human_topics_all']} human topics; {a.draws} draws of {a.human_topics} human "
+          f"topics; mean tau of a draw {res['mean_observed_tau']:.3f}, mean corrected {res['mean_corrected_tau']:.3f}")
+    for name, r in res["intervals"].items():
+        print(f"  {name:40s} holds {r['holds']:.0%}, truth above {r['truth_above']:.0%}, below {r['truth_below']:.0%}, "
+              f"mean width {r['mean_width']:.3f}")
+    if a.json:
+        a.json.write_text(json.dumps({"out": str(a.out), "protocol": a.protocol, "measure": a.measure, **res}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -129,7 +129,7 @@ def test_unknown_format(tmp_path, name):
 
 @pytest.mark.parametrize("args, says", [
     (["index", "x.xml", "--out", "o", "--jobs", "0"], "Invalid value for '--jobs'"),
-    (["focused", "--index", ".", "--topics", "abc", "--out", "o"], "'abc' is not a valid integer"),
+    (["focused", "--index", ".", "--topics", "abc", "--out", "o"], "'abc' is not a whole number or auto"),
     (["focused", "--out", "o"], "Missing option '--index'"),
     (["index"], "Missing argument 'SOURCES...'"),
     (["bogus"], "No such command 'bogus'"),

@@ -25,7 +25,7 @@ from ..runs import run_all
 from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
 from .caveats import MIN_SYSTEMS, caveats
-from .stats import bootstrap_ci, correlations
+from .stats import bootstrap_ci, correlations, many_topic_tau
 
 #: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
 MIN_HUMAN_TOPICS = 20
@@ -141,7 +141,8 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                   correction: str = "holm", highrecall: dict[str, Any] | None = None,
                   protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
                   protocol_params: dict[str, dict[str, Any]] | None = None,
-                  extra_systems: list | None = None, scheduler: str | None = None) -> dict[str, Any]:
+                  extra_systems: list | None = None, scheduler: str | None = None, task: str | None = None,
+                  mmd: Any = None) -> dict[str, Any]:
     """``protocols``: registered protocols whose rankings are set against the human one (each
     with its declared pairs unless ``pairs`` is given); ``protocol_params``: {protocol: spec
     parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers.
@@ -149,10 +150,17 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     and ``human``; callables and dense systems run on every topic set themselves). ``scheduler``: a
     Dask scheduler's address: every protocol's and the human topics' Lucene runs are computed by its
     workers, one task per system (:func:`nteval.runs.run_all`)."""
+    from ..answer import TASKS, check_task
+    from ..effects import MMD
     from ..experiment import resolve_systems, run_protocol_scores
     from ..runs import run_memory_budget
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    mmd = MMD.parse(mmd)
+    check_task(task)
+    if task is not None and TASKS[task][0] not in protocols:
+        raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol, which --protocols "
+                               f"leaves out ({', '.join(protocols)})")
     index_dir, out = Path(index_dir), Path(out)
     manifest = read_manifest(index_dir)
     systems_path, system_list = resolve_systems(systems, extra_systems)
@@ -179,7 +187,8 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
         nt[name], nt_scores[name] = run_protocol_scores(
             name, index_dir, out / name, systems=system_list, systems_file=systems_path, depth=depth, progress=progress,
             min_topics=min_topics,
-            correction=correction, n_topics=n_topics, seed=seed, scheduler=scheduler, **params.get(name, {}))
+            correction=correction, n_topics=n_topics, seed=seed, scheduler=scheduler, mmd=mmd,
+            task=task if task is not None and TASKS[task][0] == name else None, **params.get(name, {}))
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
@@ -212,8 +221,11 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
             top_ci.pop("method")
             top_stats = correlations([x[i] for i in top], [y[i] for i in top])
         adv = advantage_vs_baseline(xt, yt, names, "bm25", n_boot, seed) if (ntm, hm) in (("RR", "AP"), ("AP", "AP")) else None
+        # the agreement with a human ranking from as many topics as the NT one (see many_topic_tau)
+        many = many_topic_tau(xt, yt, n_boot=n_boot, seed=seed, target=max(xt.shape[1], yt.shape[1]))
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm, "advantage_vs_bm25": adv,
                              "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
+                             "many_topics": {**many, "ci95": list(many["ci95"])} if many else None,
                              "ci95_top_half": top_ci,
                              "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
@@ -242,7 +254,8 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
                       "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
                       "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
-                                                     "ci95": p["ci95"], "stats_top_half": p["stats_top_half"]}
+                                                     "ci95": p["ci95"], "stats_top_half": p["stats_top_half"],
+                                                     "many_topics": p["many_topics"]}
                                                     for p in report_pairs if p["nt"] == side
                                                     and p["nt_measure"] == r["verdict"]["measure"]
                                                     and p["human_measure"] == "AP"), None),
@@ -262,6 +275,15 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
         "provenance": provenance(manifest),
     }
+    report["bias_notes"] = {side: r.get("bias_notes") or [] for side, r in nt.items()}
+    if "focused" in nt and "highrecall" in nt:
+        from ..answer import disagreements
+
+        report["disagreements"] = disagreements(nt["focused"], nt["highrecall"])
+    report["task"] = task
+    if task is not None:
+        side = TASKS[task][0]
+        report["answer"] = {**nt[side]["answer"], "agreement_with_human": verdict.get(side, {}).get("agreement_with_human")}
     report["caveats"] = caveats(report)
     from ..report.agreement import write_reports
 

@@ -183,6 +183,42 @@ def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> 
             "params": [p for p, _ in stored if label(p) in tied]}
 
 
+#: Why the two NT protocols may prefer different settings of a parameter (README, the paper's Fig. 5).
+PARAMETER_REASONS = {
+    "b": "BM25 length normalisation: the focused protocol prefers a higher b than the high-recall one (Campagne 2008, "
+         "Fig. 5) — finding one document and finding everything on a topic reward document length differently",
+    "k1": "BM25 term-frequency saturation: repeated query words matter differently to finding one document and to "
+          "finding everything on a topic",
+    "mu": "Dirichlet smoothing: how much long documents are favoured differs between the two tasks",
+}
+
+
+def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict[str, Any]:
+    """Do focused and high-recall disagree *significantly* on the best cell? Each protocol's best
+    cell against the other's, by each protocol's paired test vs its best (Holm over the cells)."""
+    f, h = protocols["focused"], protocols["highrecall"]
+    fm, hm = next(iter(f["measures"])), next(iter(h["measures"]))
+    fb, hb = f["measures"][fm]["best"]["params"], h["measures"][hm]["best"]["params"]
+    if fb == hb:
+        return {"disagree": False, "text": "both protocols' best cell is the same: "
+                                           + ", ".join(f"{n}={fb[n]:g}" for n in names)}
+    f_tied = f["measures"][fm]["indistinguishable_from_best"]["params"]
+    h_tied = h["measures"][hm]["indistinguishable_from_best"]["params"]
+    f_separates, h_separates = hb not in f_tied, fb not in h_tied
+    cell = lambda p: ", ".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    differ = [n for n in names if fb[n] != hb[n]]
+    reason = "; ".join(PARAMETER_REASONS.get(n, f"{n}: the two tasks reward it differently") for n in differ)
+    disagree = f_separates and h_separates
+    text = (f"focused ({fm}) prefers {cell(fb)}, high-recall ({hm}) {cell(hb)}; "
+            + ("each protocol tells its best cell apart from the other's (paired tests vs the best, Holm) — they "
+               "disagree significantly" if disagree else
+               "but " + ("the focused test cannot tell them apart" if not f_separates else
+                         "the high-recall test cannot tell them apart") + ": a setting good for both exists")
+            + (f". Likely reason: {reason}" if disagree else ""))
+    return {"disagree": disagree, "focused_best": fb, "highrecall_best": hb, "focused_separates": f_separates,
+            "highrecall_separates": h_separates, "reason": reason if disagree else None, "text": text}
+
+
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
     """Would tuning with an NT protocol have picked a good cell for humans? The human score at the NT
     protocol's best cell (and its share of the human best), and how the two surfaces correlate."""
@@ -354,6 +390,8 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                          for n, v in pres["references"].items()]
         result["protocols"][j.name] = pres
     write_text(out / "grid.tsv", "\n".join(rows) + "\n")
+    if "focused" in result["protocols"] and "highrecall" in result["protocols"]:
+        result["disagreement"] = best_cells_disagreement(result["protocols"], names)
     if "human" in result["protocols"]:
         result["human_agreement"] = human_agreement(result["protocols"], [p for p, _ in cells])
     if plots:

@@ -25,11 +25,13 @@ class DocumentSampleSpec(ProtocolSpec):
     language: str | None = param(None, "only documents in this language (Medline code, e.g. eng)")
     year_min: int | None = param(None, "only documents published in or after this year")
     year_max: int | None = param(None, "only documents published in or before this year")
+    offset: int = param(0, "skip this many documents of the seeded sample order first (how --topics auto draws "
+                           "its batches)", min=0)
 
     def sample(self) -> SampleSpec:
         return SampleSpec(n=self.n_topics, seed=self.seed, min_sentences=self.min_sentences,
                           min_title_tokens=self.min_title_tokens, language=self.language,
-                          year_min=self.year_min, year_max=self.year_max)
+                          year_min=self.year_min, year_max=self.year_max, offset=self.offset)
 
 
 def sample_documents(index_dir: Path, spec: DocumentSampleSpec) -> tuple[list[str], int]:

@@ -102,8 +102,14 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
         if a:
             k, top = a["stats"]["kendall"]["value"], a.get("stats_top_half")
             kt = _fmt(top["kendall"]["value"]) if top else "not computed (too few systems)"
-            item.append(f"Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])}, "
-                        f"among the better half {kt}. {_plain_tau(k)}")
+            item.append(f"Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])} "
+                        f"with these {r['human']['judged_topics']} judged topics, among the better half {kt}. "
+                        f"{_plain_tau(k)}")
+            mt = a.get("many_topics")
+            if mt:
+                item.append(f"With {mt['target_topics']:,} judged topics (as many as NT's): Kendall τ {_fmt(mt['value'])} "
+                            f"{_ci(mt['ci95'])} — an empirical-Bayes estimate from each pair's paired human "
+                            "difference; the observed τ is attenuated by the noise of few judged topics.")
         rel = v.get("reliability") or {}
         h = rel.get("split_half")
         if h:
@@ -113,7 +119,28 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
         item.append("Groups that cannot be told apart: " + " > ".join("{" + ", ".join(g) + "}" for g in v["groups"][:4])
                     + (" > …" if len(v["groups"]) > 4 else ""))
         items.append(item)
-    return [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
+    blocks: list[Block] = []
+    ans = r.get("answer")
+    if ans:
+        a = ans.get("agreement_with_human") or {}
+        mt = a.get("many_topics")
+        blocks.append(("p", f"**{ans['text']}** On this judged collection the {ans['protocol']} verdict agrees with human "
+                            f"{a.get('human_measure', 'AP')} at Kendall τ {_fmt((a.get('stats') or {}).get('kendall', {}).get('value'))}"
+                            + (f" ({_fmt(mt['value'])} {_ci(mt['ci95'])} with {mt['target_topics']:,} judged topics)"
+                               if mt else "") + "."))
+    blocks += [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
+    notes = [n for side, ns in (r.get("bias_notes") or {}).items() for n in ns]
+    if notes:
+        blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
+                   ("ul", [[n["text"]] for n in notes])]
+    if r.get("disagreements") is not None:
+        from ..answer import disagreement_lines
+
+        lines = disagreement_lines(r["disagreements"])
+        blocks += [("h2", "Where the focused and the high-recall verdicts disagree"), ("p", lines[0])]
+        if len(lines) > 1:
+            blocks.append(("ul", [[x.strip().lstrip("- ")] for x in lines[1:]]))
+    return blocks
 
 
 def _plain_tau(k: float | None) -> str:
@@ -153,9 +180,17 @@ def summary_blocks(r: dict[str, Any]) -> list[Block]:
         cm = r["pairs"][0]["ci_method"]
         blocks.append(("p", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}. They are "
                             "topic-sampling noise around τ at these topic counts; τ from few judged topics is "
-                            "attenuated (more topics would give a higher τ) and the interval only partly corrects "
-                            "that, so it holds the many-topic τ less often than its level says (README, \"How far "
-                            "the CIs hold\")."))
+                            "attenuated (more topics would give a higher τ), so they hold the many-topic τ less often "
+                            "than their level says. The agreement many judged topics would show is the next table."))
+    rows = [[pair_label(p), _fmt(p["many_topics"]["observed"]), f"{p['many_topics']['target_topics']:,}",
+             f"{_fmt(p['many_topics']['value'])} {_ci(p['many_topics']['ci95'])}"]
+            for p in r["pairs"] if p.get("many_topics")]
+    if rows:
+        blocks += [("h2", "Kendall τ with as many judged topics as NT topics"),
+                   ("table", ["pair", f"observed ({r['human']['judged_topics']} judged topics)", "judged topics N",
+                              "τ with N judged topics [95% CI]"], rows),
+                   ("p", "Method: " + r["pairs"][0]["many_topics"]["method"] + ". Measured coverage: docs, "
+                         "\"How far the intervals hold\" (scripts/ci_coverage.py).")]
     rows = [[pair_label(p), str(len(p["top_half_systems"])), _fmt(s["pearson"]["value"]), _fmt(s["spearman"]["value"]),
              f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)})", _fmt(s["tau_ap"]["value"])]
             for p in r["pairs"] if (s := p.get("stats_top_half"))]

@@ -170,6 +170,8 @@ def grid_summary(res: dict[str, Any]) -> str:
             where = [f"{name} {next(iter(p['measures'].values()))['best']['params'][axis]:g}"
                      for name, p in res["protocols"].items()]
             lines.append(f"best {axis} by protocol (first measure): " + ", ".join(where))
+    if res.get("disagreement"):
+        lines.append("where the protocols disagree: " + res["disagreement"]["text"])
     for name, per in res.get("human_agreement", {}).items():
         at = ", ".join(f"{k}={v:g}" for k, v in per["nt_best"].items())
         for hm, a in per.items():
@@ -180,4 +182,41 @@ def grid_summary(res: dict[str, Any]) -> str:
                              f"Spearman over the cells {rho}")
     if res.get("plots"):
         lines.append("plots: " + ", ".join(res["plots"]))
+    return "\n".join(lines)
+
+
+def task_hint(protocol: str) -> str:
+    """For a run without a declared task: which task this verdict answers, and how to get the other."""
+    from ..answer import TASKS
+
+    mine = next((t for t, (p, _) in TASKS.items() if p == protocol), None)
+    if mine is None:
+        return f"task: this verdict answers the {protocol} protocol's own question (above); --task applies to focused and highrecall"
+    other = next(t for t in TASKS if t != mine)
+    return (f"task: this verdict answers {mine} search ({TASKS[mine][1]}); for {other} search run "
+            f"`nteval {TASKS[other][0]}`, or `nteval compare` for both and where they disagree; declare "
+            f"--task {mine} to lead with one headline answer")
+
+
+def protocol_report(res: dict[str, Any], proto: Any) -> str:
+    """What a protocol command prints: the declared task's headline answer first, then the verdict
+    with its sizes, the study's evidence (not this run's), the bias notes on this run's systems,
+    the protocol's own lines, and the full table."""
+    from ..evidence import evidence_lines
+    from ..verdict import verdict_text
+
+    lines: list[str] = []
+    if res.get("answer"):
+        lines += [res["answer"]["text"], ""]
+    if res.get("verdict"):
+        lines.append(verdict_text(proto.name, res["verdict"], counts=res["topic_counts"]))
+    lines += evidence_lines(proto.name)
+    for note in res.get("bias_notes") or []:
+        lines.append("  bias: " + note["text"])
+    if not res.get("task"):
+        lines.append("  " + task_hint(proto.name))
+    lines.append("")
+    lines += proto.report_lines(res)
+    vm = proto.verdict.measure
+    lines.append(results_table(res, sort_by=vm if vm in res["measures"] else None))
     return "\n".join(lines)

@@ -179,34 +179,41 @@ def check_name(name: str, where: str | Path | None, i: int | str) -> None:
         raise InputError(where, f"system {short(name) if name else '#' + str(i)}: {problem}", place=place)
 
 
-def load_systems(path: str | Path) -> list[System]:
-    """Read and validate a systems YAML file: a list of systems, ``{systems: [...]}``, or one system
-    as a mapping (names unique, rrf inputs defined earlier)."""
+def read_yaml(path: str | Path, what: str = "systems file") -> Any:
+    """The YAML value in ``path`` read safely: bounded size, UTF-8, no aliases (a 700-byte alias
+    bomb expands to gigabytes); any problem is a one-line :class:`InputError` naming the file."""
     import yaml
 
     path = Path(path)
     try:
         if path.is_dir():
-            raise InputError(path, "is a directory, not a systems YAML file")
+            raise InputError(path, f"is a directory, not a {what}")
         size = path.stat().st_size
         if size > MAX_SYSTEMS_FILE_BYTES:
-            raise InputError(path, f"systems file too large ({size:,} bytes; at most {MAX_SYSTEMS_FILE_BYTES:,})")
+            raise InputError(path, f"{what} too large ({size:,} bytes; at most {MAX_SYSTEMS_FILE_BYTES:,})")
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
-        raise InputError(path, "no such systems file") from None
+        raise InputError(path, f"no such {what}") from None
     except UnicodeDecodeError as err:
         line = path.read_bytes()[: err.start].count(b"\n") + 1
         raise InputError(path, f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", place=f"line {line}") from None
     try:
         for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):  # alias bombs: 700 bytes → gigabytes when expanded
-                raise InputError(path, "YAML aliases (*name) are not allowed in a systems file; write values out",
+            if isinstance(event, yaml.AliasEvent):
+                raise InputError(path, f"YAML aliases (*name) are not allowed in a {what}; write values out",
                                  place=f"line {event.start_mark.line + 1}")
-        data = yaml.safe_load(text)
+        return yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         place = f"line {mark.line + 1}" if mark else None
         raise InputError(path, f"invalid YAML: {short(getattr(err, 'problem', err))}", place=place) from None
+
+
+def load_systems(path: str | Path) -> list[System]:
+    """Read and validate a systems YAML file: a list of systems, ``{systems: [...]}``, or one system
+    as a mapping (names unique, rrf inputs defined earlier)."""
+    path = Path(path)
+    data = read_yaml(path)
     if isinstance(data, dict) and "systems" in data:
         data = data["systems"]
     elif isinstance(data, dict) and "name" in data:  # one system written as a mapping, not a list of one

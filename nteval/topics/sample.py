@@ -26,6 +26,7 @@ class SampleSpec:
     language: str | None = None      # e.g. "eng"; None = any
     year_min: int | None = None
     year_max: int | None = None
+    offset: int = 0                  # skip this many of the sample order first (--topics auto's batches)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -51,9 +52,11 @@ def _eligible(db: sqlite3.Connection, spec: SampleSpec) -> Iterator[str]:
 
 
 def sample_ids(index_dir: Path, spec: SampleSpec) -> tuple[list[str], int]:
-    """(sampled docids in sample order, number eligible). Streams the store and keeps only the n
-    smallest keys (``heapq.nsmallest`` equals ``sorted(...)[:n]``): memory does not grow with the
-    corpus (a list of 25M eligible Medline ids and their keys would be ~3 GB)."""
+    """(sampled docids in sample order, number eligible): positions ``offset`` to ``offset + n`` of
+    the seeded order. Streams the store and keeps only the smallest keys (``heapq.nsmallest``
+    equals ``sorted(...)[:n]``): memory does not grow with the corpus (a list of 25M eligible
+    Medline ids and their keys would be ~3 GB). The order is prefix-stable: the first n of a
+    larger sample are the sample of n."""
     path = Path(index_dir) / STORE
     if not path.is_file():
         raise InputError(index_dir, f"not an nteval index directory (no {STORE})")
@@ -67,7 +70,7 @@ def sample_ids(index_dir: Path, spec: SampleSpec) -> tuple[list[str], int]:
             yield d
 
     try:
-        ranked = heapq.nsmallest(spec.n, counting(_eligible(db, spec)), key=key)
+        ranked = heapq.nsmallest(spec.offset + spec.n, counting(_eligible(db, spec)), key=key)[spec.offset:]
     finally:
         db.close()
     return ranked, counted[0]

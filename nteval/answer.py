@@ -1,0 +1,242 @@
+"""One answer a user can act on: the declared task's verdict as a headline, or both verdicts, where
+they disagree and why, and how to choose.
+
+A search task is what the user of the engine does. **known-item**: find the one document a short
+description points to (a citation, a claim's source, a fact) — the focused protocol measures it.
+**topical**: find everything on a topic (ad hoc search, a systematic review) — the high-recall
+protocol measures it. Declare it (``--task``) and one headline leads every output:
+
+    For topical search on IDX (33,272 documents searched), the best system is bm25_rm3 (AP 0.207
+    [0.198, 0.216]); it is ahead of rrf_bm25_qld_rm3 by 0.037 AP [0.031, 0.043] (+22 %, larger than
+    the 5 % minimum meaningful difference).
+
+Without a declared task, both verdicts lead, then the pairs of systems the two verdicts order
+in opposite directions (both significantly), each with its likely reason, then how to choose.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+
+#: task → (protocol, what the task is)
+TASKS: dict[str, tuple[str, str]] = {
+    "known-item": ("focused", "a user looks for the one document a short description points to (a citation, the "
+                              "source of a claim, a fact)"),
+    "topical": ("highrecall", "a user wants everything on a topic (ad hoc search, a systematic review)"),
+}
+
+
+def check_task(task: str | None, protocol: str | None = None) -> str | None:
+    """``task`` (None, or a key of :data:`TASKS`); with ``protocol``, one that the protocol measures."""
+    if task is None:
+        return None
+    if task not in TASKS:
+        from .errors import suggest
+
+        raise InputError(None, f"--task {task!r}: must be one of {', '.join(TASKS)}{suggest(task, TASKS)}")
+    if protocol is not None and TASKS[task][0] != protocol:
+        other = [t for t, (p, _) in TASKS.items() if p == protocol]
+        raise InputError(None, f"--task {task}: the {protocol} protocol measures "
+                               + (f"{other[0]} search" if other else "another task")
+                               + f"; {task} search is measured by `nteval {TASKS[task][0]}` "
+                                 f"(or `nteval compare --task {task}`, which runs both)")
+    return task
+
+
+def how_to_choose() -> str:
+    return ("How to choose: declare the task your users do — `--task known-item` when they look for a specific "
+            "document (the focused verdict), `--task topical` when they want everything on a topic (the high-recall "
+            "verdict). Each verdict agrees with human judgments on its own kind of collection and much less on the "
+            "other (the evidence lines above), so the task decides which ranking to act on.")
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4f}" if abs(v) < 0.0995 else f"{v:.3f}"
+
+
+def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, Any]:
+    """The declared task's answer from its protocol's results: the systems that cannot be told
+    apart from the best, and how far the best is ahead of the next system it is separated from."""
+    v = results["verdict"]
+    m = v["measure"]
+    scores = v["scores"]
+    order = list(scores)
+    top = order[0]
+    pairs = {frozenset((p["a"], p["b"])): p for p in (v.get("effects") or {}).get("pairs", [])}
+    sig = {frozenset((p["a"], p["b"])): p["significant"] for p in (v.get("significance") or {}).get("pairs", [])}
+    tied = [s for s in order[1:] if not sig.get(frozenset((top, s)), False)]
+    runner = next((s for s in order[1:] if sig.get(frozenset((top, s)), False)), None)
+    ci = lambda s: (v.get("effects") or {}).get("systems", {}).get(s, {}).get("ci95")  # noqa: E731
+    c = ci(top)
+    best = f"{top} ({m} {_fmt(scores[top])}" + (f" [{_fmt(c[0])}, {_fmt(c[1])}])" if c else ")")
+    if tied:
+        shown = ", ".join(f"{s} ({_fmt(scores[s])})" for s in tied[:4]) + (f" and {len(tied) - 4} more" if len(tied) > 4 else "")
+        lead = f"the best systems are {best} and, tied with it (the paired test cannot tell them apart), {shown}"
+    else:
+        lead = f"the best system is {best}"
+    out: dict[str, Any] = {"task": task, "protocol": results["protocol"], "measure": m, "best": [top, *tied],
+                           "runner_up": runner}
+    if runner is None:
+        text = (f"For {task} search on {index_label}, no system can be told apart from {top} ({m} {_fmt(scores[top])}): "
+                f"all {len(order)} tie on these {results['n_topics']:,} topics.")
+    else:
+        p = pairs.get(frozenset((top, runner)))
+        diff = scores[top] - scores[runner]
+        if p is not None:
+            lo, hi = (p["ci95"] if p["a"] == top else [-p["ci95"][1], -p["ci95"][0]])
+            size = f"{diff / scores[top]:.1%} of {top}'s score" if scores[top] > 0 else ""
+            rule = (v.get("effects") or {}).get("mmd", {}).get("rule", "")
+            verdict = ("smaller than" if p["class"].startswith("different, but") else "at least")
+            text = (f"For {task} search on {index_label}, {lead}; {top} is ahead of {runner} by {_fmt(diff)} {m} "
+                    f"[{_fmt(lo)}, {_fmt(hi)}] ({size}, {verdict} the minimum meaningful difference of {rule}).")
+            out.update(diff=round(diff, 6), ci95=[round(lo, 6), round(hi, 6)], size_class=p["class"])
+        else:
+            text = f"For {task} search on {index_label}, {lead}; it is ahead of {runner} by {_fmt(diff)} {m}."
+            out.update(diff=round(diff, 6))
+    out["text"] = text
+    return out
+
+
+def index_label(results: dict[str, Any]) -> str:
+    col = results.get("collection") or {}
+    name = results.get("index", "the index")
+    return f"{name} ({col[col['searched']]:,} documents searched)" if col.get("searched") in col else str(name)
+
+
+# -- where the two verdicts disagree ----------------------------------------------------------------
+
+def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str:
+    from .evidence import FAMILIES
+
+    fa, fb = fam.get(a), fam.get(b)
+    if "expansion" in (fa, fb):
+        return ("query expansion: the high-recall verdict rewards it (its pseudo-relevant documents are the topic's "
+                "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
+                "from the one document); the validation study measured the high-recall protocol overstating it on a "
+                "precise-task collection — trust the verdict of your task")
+    if {"dense", "hybrid"} & {fa, fb}:
+        return ("dense or hybrid retrieval: the high-recall pseudo-qrels come from lexical reference systems (BM25, "
+                "QLD), which understates dense and hybrid systems (measured in the validation study)")
+    ca, cb = configs.get(a, {}), configs.get(b, {})
+    if fa == fb == "bm25":
+        pa, pb = ca.get("params", {}), cb.get("params", {})
+        if pa.get("b", 0.4) != pb.get("b", 0.4):
+            return ("BM25 length normalisation (b): the focused protocol prefers a higher b than the high-recall one "
+                    "(Campagne 2008, Fig. 5; nteval's PubMed grid) — the tasks reward document length differently")
+    return (f"the two tasks differ ({FAMILIES.get(fa or '', fa or 'system')} vs {FAMILIES.get(fb or '', fb or 'system')}):"
+            " finding one document and finding everything on a topic reward different rankings")
+
+
+def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[dict[str, Any]]:
+    """Pairs of systems both verdicts separate, in opposite directions, with the likely reason."""
+    from .evidence import families
+
+    def directed(res: dict[str, Any]) -> dict[frozenset, tuple[str, float]]:
+        out = {}
+        for p in ((res.get("verdict") or {}).get("significance") or {}).get("pairs", []):
+            if p["significant"]:
+                out[frozenset((p["a"], p["b"]))] = (p["a"] if p["diff"] > 0 else p["b"], abs(p["diff"]))
+        return out
+
+    f, h = directed(focused), directed(highrecall)
+    configs = {**highrecall.get("system_configs", {}), **focused.get("system_configs", {})}
+    fam = families(configs)
+    out = []
+    for pair in sorted(set(f) & set(h), key=lambda k: sorted(k)):
+        if f[pair][0] == h[pair][0]:
+            continue
+        a, b = f[pair][0], h[pair][0]
+        out.append({"focused_prefers": a, "highrecall_prefers": b,
+                    "focused_diff": round(f[pair][1], 6), "highrecall_diff": round(h[pair][1], 6),
+                    "focused_measure": focused["verdict"]["measure"], "highrecall_measure": highrecall["verdict"]["measure"],
+                    "reason": _reason(a, b, fam, configs)})
+    return out
+
+
+def disagreement_lines(items: list[dict[str, Any]], limit: int = 12) -> list[str]:
+    if not items:
+        return ["where the verdicts disagree: nowhere — no pair of systems is ordered one way by the focused verdict "
+                "and the other way by the high-recall one (both significantly)"]
+    lines = [f"where the verdicts disagree: {len(items)} pair{'s' if len(items) != 1 else ''} of systems "
+             f"{'are' if len(items) != 1 else 'is'} ordered in opposite directions, both significantly (paired tests, "
+             "corrected):"]
+    by_reason: dict[str, list[dict[str, Any]]] = {}
+    for d in items:
+        by_reason.setdefault(d["reason"], []).append(d)
+    shown = 0
+    for reason, ds in by_reason.items():
+        for d in ds[:max(1, limit - shown)]:
+            lines.append(f"  - focused: {d['focused_prefers']} > {d['highrecall_prefers']} "
+                         f"(+{d['focused_diff']:.4f} {d['focused_measure']}); high-recall: {d['highrecall_prefers']} > "
+                         f"{d['focused_prefers']} (+{d['highrecall_diff']:.4f} {d['highrecall_measure']})")
+            shown += 1
+        lines.append(f"    likely reason: {reason}")
+        if shown >= limit:
+            break
+    if len(items) > shown:
+        lines.append(f"  ({len(items) - shown} more in answer.json)")
+    return lines
+
+
+# -- one command that gives the answer --------------------------------------------------------------
+
+def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Run the focused and the high-recall protocol on the same sampled documents (OUT/focused,
+    OUT/highrecall) and write OUT/answer.json and OUT/answer.md: with a ``task`` (known-item or
+    topical), its headline first; without, both verdicts, where they disagree and why, and how
+    to choose. ``kwargs``: as :func:`nteval.experiment.run_protocol` (systems, n_topics, seed…),
+    for both protocols; ``highrecall``: {parameter: value} for the high-recall one only."""
+    import json
+
+    from .atomic import out_dir_lock, write_text
+    from .experiment import run_protocol
+
+    check_task(task)
+    out = Path(out)
+    hr_params = dict(kwargs.pop("highrecall", None) or {})
+    with out_dir_lock(out):
+        res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
+               "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
+    answer = compare_answer(res, task)
+    write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
+    write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")
+    return {"answer": answer, **res}
+
+
+def compare_answer(res: dict[str, dict[str, Any]], task: str | None) -> dict[str, Any]:
+    """answer.json: the declared task's headline (or none), both verdicts' leaders, the disagreements."""
+    label = index_label(res["focused"])
+    answer: dict[str, Any] = {"task": task, "index": res["focused"].get("index"),
+                              "collection": res["focused"].get("collection")}
+    if task is not None:
+        answer["headline"] = headline(task, res[TASKS[task][0]], label)
+    answer["verdicts"] = {name: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
+                                 "groups": r["verdict"]["groups"][:3], "topics": r["n_topics"],
+                                 "headline": headline(t, r, label)}
+                          for name, r in res.items() for t in [next(k for k, (p, _) in TASKS.items() if p == name)]}
+    answer["disagreements"] = disagreements(res["focused"], res["highrecall"])
+    answer["how_to_choose"] = None if task else how_to_choose()
+    return answer
+
+
+def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
+    """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
+    from .evidence import evidence_lines
+
+    lines: list[str] = []
+    if answer.get("headline"):
+        lines += [answer["headline"]["text"], ""]
+    else:
+        lines += ["No task declared: both verdicts, then where they disagree.",
+                  f"  known-item search (focused, {answer['verdicts']['focused']['measure']}): "
+                  + answer["verdicts"]["focused"]["headline"]["text"].split(", ", 1)[1],
+                  f"  topical search (high-recall, {answer['verdicts']['highrecall']['measure']}): "
+                  + answer["verdicts"]["highrecall"]["headline"]["text"].split(", ", 1)[1], ""]
+    for name in ("focused", "highrecall"):
+        lines += evidence_lines(name)
+    lines += [""] + disagreement_lines(answer["disagreements"])
+    if answer.get("how_to_choose"):
+        lines += ["", answer["how_to_choose"]]
+    return lines

@@ -1,0 +1,137 @@
+"""What is known about each verdict before this run: nteval's validation study.
+
+``nteval/data/validation.json`` is the output of ``scripts/validation_study.py`` (SciFact and CISI,
+the ``wide_dense`` set of 28 systems, 1,000 NT topics per protocol, the human topics of each
+collection). It holds, per protocol and per kind of collection, how far the NT ranking agrees
+with the human one, and per family of systems how far NT over- or understates the family's
+advantage over BM25 against the humans' (the *bias*). Every protocol run prints the first as
+**evidence from the study, not from this run**, and a note on each of its systems that belongs to
+a family with a measured bias.
+
+A system's family comes from what it does (its algorithm and, for a fusion, its inputs), so it
+applies to any system of a run, not only the study's.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+#: Families of systems (what the study measures biases for), in the order notes are given.
+FAMILIES: dict[str, str] = {
+    "expansion": "query expansion (pseudo-relevance feedback: RM3, Rocchio)",
+    "dense": "dense retrieval (embeddings)",
+    "hybrid": "sparse + dense hybrid (fusion with a dense input)",
+    "fusion": "fusion of lexical systems",
+    "reduction": "query reduction (a few of the query's words: disjunctive, conj_disj, and_then)",
+    "proximity": "term proximity",
+    "bm25": "BM25",
+    "qld": "query likelihood (Dirichlet)",
+}
+_BY_ALGORITHM = {"bm25_rm3": "expansion", "bm25_rocchio": "expansion", "dense": "dense", "disjunctive": "reduction",
+                 "conj_disj": "reduction", "and_then": "reduction", "proximity": "proximity",
+                 "bm25_proximity": "proximity", "bm25": "bm25", "qld": "qld"}
+
+#: What each kind of collection is, for a person (the study's collections are one of each).
+KINDS = {"precise": "a precise-task collection (about one relevant document per query: known-item-like)",
+         "topical": "a topical collection (many relevant documents per query: ad hoc, recall-oriented)"}
+
+STUDY = "validation.json"
+
+
+@lru_cache(maxsize=1)
+def study() -> dict[str, Any] | None:
+    """The shipped validation study (None if the package was built without it)."""
+    try:
+        return json.loads((resources.files("nteval") / "data" / STUDY).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
+    """Each system's family (a key of :data:`FAMILIES`), from ``{name: {"algorithm", "params"}}``
+    (results.json's ``system_configs``). A fusion with a dense input, however deep, is ``hybrid``;
+    any other fusion is ``fusion``. External systems have none, unless they declare
+    ``params["family"]``."""
+    out: dict[str, str | None] = {}
+
+    def dense_inside(name: str, seen: frozenset = frozenset()) -> bool:
+        c = configs.get(name)
+        if c is None or name in seen:
+            return False
+        if c["algorithm"] == "dense":
+            return True
+        return c["algorithm"] in ("rrf", "linear") and any(
+            dense_inside(x, seen | {name}) for x in c.get("params", {}).get("systems", []))
+
+    for name, c in configs.items():
+        a = c.get("algorithm")
+        declared = (c.get("params") or {}).get("family")
+        if declared in FAMILIES:
+            out[name] = declared
+        elif a in ("rrf", "linear"):
+            out[name] = "hybrid" if dense_inside(name) else "fusion"
+        else:
+            out[name] = _BY_ALGORITHM.get(a)
+    return out
+
+
+def _collections() -> dict[str, dict[str, Any]]:
+    s = study()
+    return s["study"]["collections"] if s else {}
+
+
+def evidence(protocol: str) -> dict[str, Any] | None:
+    """The study's agreement of ``protocol``'s verdict with human judgments, per collection."""
+    s = study()
+    if not s or protocol not in s.get("agreement", {}):
+        return None
+    return {"source": f"nteval's validation study ({s['study']['summary']}), not this run",
+            "study": {k: s["study"][k] for k in ("summary", "command", "systems", "date")},
+            "collections": {c: {**_collections()[c], **row} for c, row in s["agreement"][protocol].items()}}
+
+
+def evidence_lines(protocol: str) -> list[str]:
+    """The evidence as a person reads it (labelled as the study's, not this run's)."""
+    ev = evidence(protocol)
+    if ev is None:
+        return []
+    parts = []
+    for name, c in ev["collections"].items():
+        lo, hi = c["ci95"]
+        parts.append(f"on {KINDS[c['kind']].split(' (')[0]} ({c['label']}, {c['relevant_per_query']:.1f} relevant per "
+                     f"query) Kendall tau {c['kendall']:.2f} [{lo:.2f}, {hi:.2f}] with human {c['human_measure']}")
+    return [f"  evidence — {ev['source']}: the {protocol} ranking agrees with humans " + "; ".join(parts)
+            + f" ({ev['collections'][next(iter(ev['collections']))]['ci_method']})"]
+
+
+def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """A note for each system of the run whose family has a bias the study flagged under
+    ``protocol`` (its ``flag_rule``: the interval excludes 0 on the verdict's own kind of
+    collection, or with the same sign on both), with its size on each collection."""
+    s = study()
+    if not s:
+        return []
+    measured = s.get("biases", {}).get(protocol, {})
+    fam = families(configs)
+    own = {"focused": "precise", "highrecall": "topical"}.get(protocol)
+    notes = []
+    for name in configs:
+        f = fam.get(name)
+        b = measured.get(f) if f else None
+        if not b or not b.get("flagged"):
+            continue
+        sizes = []
+        for cname, c in b["collections"].items():
+            col = _collections()[cname]
+            mine = ", the kind this verdict is for" if col["kind"] == own else ""
+            sizes.append(f"{col['label']} ({col['kind']}{mine}): NT {c['nt_advantage']:+.0%} vs humans "
+                         f"{c['human_advantage']:+.0%} over BM25, a bias of {c['bias'] * 100:+.0f} points "
+                         f"[{c['ci95'][0] * 100:+.0f}, {c['ci95'][1] * 100:+.0f}]"
+                         + ("" if c["significant"] else " (not significant)"))
+        notes.append({"system": name, "family": f, "label": FAMILIES[f], "collections": b["collections"],
+                      "advice": b.get("advice", ""),
+                      "text": f"{name} ({FAMILIES[f]}): under {protocol} NT this family's advantage over BM25 is not "
+                              "the humans' — " + "; ".join(sizes) + (f". {b['advice']}" if b.get("advice") else "")})
+    return notes

@@ -1,0 +1,136 @@
+"""One answer a user can act on: a declared task's headline, both verdicts with where they disagree
+and why, the study's evidence and the bias notes on a run's systems, configs."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from nteval.answer import TASKS, check_task, disagreements, headline
+from nteval.cli import main
+from nteval.errors import InputError
+from nteval.evidence import bias_notes, evidence, evidence_lines, families, study
+
+
+def _cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def _results(protocol: str, measure: str, scores: dict[str, float], separated: set[frozenset],
+             pairs_eff: dict | None = None) -> dict:
+    names = sorted(scores, key=lambda s: -scores[s])
+    pairs = [{"a": a, "b": b, "diff": scores[a] - scores[b], "significant": frozenset((a, b)) in separated}
+             for i, a in enumerate(names) for b in names[i + 1:]]
+    eff_pairs = [{"a": p["a"], "b": p["b"], "ci95": [p["diff"] - 0.01, p["diff"] + 0.01],
+                  "class": "different" if p["significant"] else "cannot be told apart"} for p in pairs]
+    return {"protocol": protocol, "n_topics": 100, "index": "idx", "collection": {"all": 10, "nt": 9, "searched": "nt"},
+            "system_configs": {n: {"algorithm": "bm25_rm3" if "rm3" in n else "bm25", "params": {}} for n in names},
+            "verdict": {"measure": measure, "scores": {n: scores[n] for n in names},
+                        "significance": {"pairs": pairs}, "groups": [names],
+                        "effects": {"pairs": eff_pairs, "systems": {}, "mmd": {"rule": "5 % of the better system's score"}}}}
+
+
+def test_check_task():
+    assert check_task(None) is None and check_task("topical", "highrecall") == "topical"
+    with pytest.raises(InputError, match="did you mean topical"):
+        check_task("topcal")
+    with pytest.raises(InputError, match="the focused protocol measures known-item search; topical search is measured "
+                                         "by `nteval highrecall`"):
+        check_task("topical", "focused")
+    assert {p for p, _ in TASKS.values()} == {"focused", "highrecall"}
+
+
+def test_headline_by_hand():
+    r = _results("focused", "RR", {"a": 0.90, "b": 0.895, "c": 0.80}, {frozenset(("a", "c")), frozenset(("b", "c"))})
+    h = headline("known-item", r, "idx (9 documents searched)")
+    assert h["best"] == ["a", "b"] and h["runner_up"] == "c" and h["diff"] == pytest.approx(0.1)
+    assert h["text"].startswith("For known-item search on idx (9 documents searched), the best systems are a (RR 0.900)")
+    assert "tied with it" in h["text"] and "a is ahead of c by 0.100 RR" in h["text"]
+    r = _results("focused", "RR", {"a": 0.9, "b": 0.89}, set())
+    assert "no system can be told apart from a" in headline("known-item", r, "idx")["text"]
+
+
+def test_disagreements_by_hand_name_the_likely_reason():
+    f = _results("focused", "RR", {"bm25": 0.9, "bm25_rm3": 0.85, "x": 0.5}, {frozenset(("bm25", "bm25_rm3")),
+                                                                              frozenset(("bm25", "x"))})
+    h = _results("highrecall", "AP", {"bm25_rm3": 0.3, "bm25": 0.2, "x": 0.1}, {frozenset(("bm25", "bm25_rm3")),
+                                                                                 frozenset(("bm25", "x"))})
+    d = disagreements(f, h)
+    assert len(d) == 1 and d[0]["focused_prefers"] == "bm25" and d[0]["highrecall_prefers"] == "bm25_rm3"
+    assert d[0]["reason"].startswith("query expansion")
+    assert disagreements(f, f) == []
+
+
+def test_families_and_the_study_notes():
+    configs = {"bm25": {"algorithm": "bm25"}, "rm3": {"algorithm": "bm25_rm3"}, "dense": {"algorithm": "dense"},
+               "h1": {"algorithm": "rrf", "params": {"systems": ["bm25", "dense"]}},
+               "h2": {"algorithm": "linear", "params": {"systems": ["h1", "rm3"]}},  # dense two levels down
+               "lex": {"algorithm": "rrf", "params": {"systems": ["bm25", "rm3"]}},
+               "ext": {"algorithm": "external", "params": {}}, "mine": {"algorithm": "callable", "params": {"family": "dense"}}}
+    assert families(configs) == {"bm25": "bm25", "rm3": "expansion", "dense": "dense", "h1": "hybrid", "h2": "hybrid",
+                                 "lex": "fusion", "ext": None, "mine": "dense"}
+    s = study()
+    assert s is not None and set(s["agreement"]) == {"focused", "highrecall"}
+    assert {c["kind"] for c in s["study"]["collections"].values()} == {"precise", "topical"}
+    ev = evidence("focused")
+    assert "not this run" in ev["source"] and evidence_lines("focused")[0].startswith("  evidence — nteval's validation study")
+    notes = {n["system"]: n for n in bias_notes("highrecall", configs)}
+    # the study measured expansion overstated and dense/hybrid understated under high-recall (flagged biases)
+    assert {"rm3", "dense", "h1", "h2"} <= set(notes) and "bm25" not in notes and "ext" not in notes
+    assert "SciFact (precise" in notes["rm3"]["text"] and "act on the focused verdict" in notes["rm3"]["text"]
+
+
+def test_compare_with_a_task_leads_with_one_headline(sample_index, tmp_path):
+    r = _cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
+             "--task", "topical", "--out", tmp_path / "c", "--quiet")
+    assert r.exit_code == 0, r.output
+    first = r.output.splitlines()[0]
+    assert first.startswith(f"For topical search on {sample_index} (1,708 documents searched), the best system")
+    ans = json.loads((tmp_path / "c" / "answer.json").read_text())
+    assert ans["task"] == "topical" and ans["headline"]["protocol"] == "highrecall" and ans["how_to_choose"] is None
+    assert (tmp_path / "c" / "focused" / "results.json").is_file() and (tmp_path / "c" / "highrecall" / "runs").is_dir()
+    hr = json.loads((tmp_path / "c" / "highrecall" / "results.json").read_text())
+    assert any(n["system"] == "bm25_rm3" and n["family"] == "expansion" for n in hr["bias_notes"])
+    # without a task: both verdicts, the disagreements, how to choose
+    r = _cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
+             "--out", tmp_path / "c", "--quiet")
+    assert r.exit_code == 0 and r.output.startswith("No task declared: both verdicts")
+    assert "known-item search (focused, RR):" in r.output and "where the verdicts disagree" in r.output
+    assert "How to choose: declare the task" in r.output
+
+
+def test_a_protocol_refuses_a_task_it_does_not_measure_and_leads_with_its_own(sample_index, tmp_path):
+    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
+             "--task", "topical", "--out", tmp_path / "f", "--quiet")
+    assert r.exit_code == 2 and "the focused protocol measures known-item search" in r.output
+    assert not (tmp_path / "f").exists()
+    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
+             "--task", "known-item", "--out", tmp_path / "f", "--quiet")
+    assert r.exit_code == 0 and r.output.startswith("For known-item search on")
+    res = json.loads((tmp_path / "f" / "results.json").read_text())
+    assert res["task"] == "known-item" and res["answer"]["text"] == r.output.splitlines()[0]
+
+
+def test_config_file_declares_the_task(sample_index, tmp_path):
+    cfg = tmp_path / "nteval.yaml"
+    cfg.write_text(f"task: known-item\ncompare:\n  index: {sample_index}\n  topics: 60\n  min-topics: 10\n"
+                   "  systems: default\n")
+    r = _cli("--config", cfg, "compare", "--out", tmp_path / "c", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("For known-item search on")
+    cfg.write_text("compare:\n  topcs: 3\n")
+    r = _cli("--config", cfg, "compare", "--out", tmp_path / "c")
+    assert r.exit_code == 2 and "compare has no option --topcs (did you mean topics?)" in r.output
+    cfg.write_text("nonsense: 1\n")
+    assert "no command has the option --nonsense" in _cli("--config", cfg, "compare").output
+
+
+def test_grid_says_where_the_protocols_disagree_on_the_best_cell(first200_index, tmp_path):
+    from nteval.grid import parse_axis, run_grid
+    from nteval.report.text import grid_summary
+
+    res = run_grid(first200_index, tmp_path / "g", [parse_axis("b=0.1,0.9")], protocol="both", n_topics=60,
+                   min_topics=10, progress=False, jobs=1)
+    d = res["disagreement"]
+    assert set(d) >= {"disagree", "text"} and "where the protocols disagree: " + d["text"] in grid_summary(res)
