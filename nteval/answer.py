@@ -107,11 +107,33 @@ def index_label(results: dict[str, Any]) -> str:
 
 # -- where the two verdicts disagree ----------------------------------------------------------------
 
+#: Why the two NT protocols may prefer different settings of a parameter (the paper's Fig. 5;
+#: nteval's PubMed grid, docs/grid.md).
+PARAMETER_REASONS = {
+    "b": "BM25 length normalisation (b): the focused protocol prefers a higher b than the high-recall one "
+         "(Campagne 2008, Fig. 5; nteval's PubMed grid) — the tasks reward document length differently",
+    "k1": "BM25 term-frequency saturation (k1): repeated query words matter differently to finding one document and "
+          "to finding everything on a topic",
+    "mu": "Dirichlet smoothing (mu): how much long documents are favoured differs between the two tasks",
+}
+
+
+def _uses(name: str, configs: dict[str, dict[str, Any]], algorithms: set[str], seen: frozenset = frozenset()) -> bool:
+    """``name`` is, or fuses (however deep), a system of one of ``algorithms``."""
+    c = configs.get(name)
+    if c is None or name in seen:
+        return False
+    if c.get("algorithm") in algorithms:
+        return True
+    return c.get("algorithm") in ("rrf", "linear") and any(
+        _uses(x, configs, algorithms, seen | {name}) for x in (c.get("params") or {}).get("systems", []))
+
+
 def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str:
     from .evidence import FAMILIES
 
     fa, fb = fam.get(a), fam.get(b)
-    if "expansion" in (fa, fb):
+    if _uses(a, configs, {"bm25_rm3", "bm25_rocchio"}) != _uses(b, configs, {"bm25_rm3", "bm25_rocchio"}):
         return ("query expansion: the high-recall verdict rewards it (its pseudo-relevant documents are the topic's "
                 "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
                 "from the one document); the validation study measured the high-recall protocol overstating it on a "
@@ -120,13 +142,15 @@ def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[
         return ("dense or hybrid retrieval: the high-recall pseudo-qrels come from lexical reference systems (BM25, "
                 "QLD), which understates dense and hybrid systems (measured in the validation study)")
     ca, cb = configs.get(a, {}), configs.get(b, {})
-    if fa == fb == "bm25":
-        pa, pb = ca.get("params", {}), cb.get("params", {})
-        if pa.get("b", 0.4) != pb.get("b", 0.4):
-            return ("BM25 length normalisation (b): the focused protocol prefers a higher b than the high-recall one "
-                    "(Campagne 2008, Fig. 5; nteval's PubMed grid) — the tasks reward document length differently")
-    return (f"the two tasks differ ({FAMILIES.get(fa or '', fa or 'system')} vs {FAMILIES.get(fb or '', fb or 'system')}):"
-            " finding one document and finding everything on a topic reward different rankings")
+    if ca.get("algorithm") == cb.get("algorithm") and ca.get("algorithm") in ("bm25", "qld"):
+        pa, pb = ca.get("params") or {}, cb.get("params") or {}
+        differ = [k for k in PARAMETER_REASONS if k in pa or k in pb if pa.get(k) != pb.get(k)]
+        if differ:
+            return "; ".join(PARAMETER_REASONS[k] for k in differ)
+    short = lambda f: FAMILIES.get(f or "", "system").split(" (")[0]  # noqa: E731
+    kinds = short(fa) if fa == fb else f"{short(fa)} vs {short(fb)}"
+    return (f"the two tasks differ ({kinds}): finding one document and finding everything on a topic reward "
+            "different rankings")
 
 
 def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[dict[str, Any]]:
@@ -155,7 +179,8 @@ def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[d
     return out
 
 
-def disagreement_lines(items: list[dict[str, Any]], limit: int = 12) -> list[str]:
+def disagreement_lines(items: list[dict[str, Any]], examples: int = 3) -> list[str]:
+    """The disagreements grouped by likely reason, most pairs first, a few examples each."""
     if not items:
         return ["where the verdicts disagree: nowhere — no pair of systems is ordered one way by the focused verdict "
                 "and the other way by the high-recall one (both significantly)"]
@@ -165,19 +190,26 @@ def disagreement_lines(items: list[dict[str, Any]], limit: int = 12) -> list[str
     by_reason: dict[str, list[dict[str, Any]]] = {}
     for d in items:
         by_reason.setdefault(d["reason"], []).append(d)
-    shown = 0
-    for reason, ds in by_reason.items():
-        for d in ds[:max(1, limit - shown)]:
-            lines.append(f"  - focused: {d['focused_prefers']} > {d['highrecall_prefers']} "
+    for reason, ds in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  - {len(ds)} pair{'s' if len(ds) != 1 else ''}, likely reason: {reason}; e.g.")
+        for d in ds[:examples]:
+            lines.append(f"      focused: {d['focused_prefers']} > {d['highrecall_prefers']} "
                          f"(+{d['focused_diff']:.4f} {d['focused_measure']}); high-recall: {d['highrecall_prefers']} > "
                          f"{d['focused_prefers']} (+{d['highrecall_diff']:.4f} {d['highrecall_measure']})")
-            shown += 1
-        lines.append(f"    likely reason: {reason}")
-        if shown >= limit:
-            break
-    if len(items) > shown:
-        lines.append(f"  ({len(items) - shown} more in answer.json)")
     return lines
+
+
+def bias_lines(res: dict[str, dict[str, Any]], protocols: list[str]) -> list[str]:
+    """The bias notes of the runs, one line per protocol and family (its systems named)."""
+    out = []
+    for name in protocols:
+        by_family: dict[str, list[dict[str, Any]]] = {}
+        for n in res[name].get("bias_notes") or []:
+            by_family.setdefault(n["family"], []).append(n)
+        for ns in by_family.values():
+            systems = ", ".join(n["system"] for n in ns)
+            out.append(f"  bias ({name}): {systems} ({ns[0]['label']}): {ns[0]['measured']}")
+    return out
 
 
 # -- one command that gives the answer --------------------------------------------------------------
@@ -234,8 +266,10 @@ def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list
                   + answer["verdicts"]["focused"]["headline"]["text"].split(", ", 1)[1],
                   f"  topical search (high-recall, {answer['verdicts']['highrecall']['measure']}): "
                   + answer["verdicts"]["highrecall"]["headline"]["text"].split(", ", 1)[1], ""]
-    for name in ("focused", "highrecall"):
+    shown = [TASKS[answer["task"]][0]] if answer.get("task") else ["focused", "highrecall"]
+    for name in shown:
         lines += evidence_lines(name)
+    lines += bias_lines(res, shown)
     lines += [""] + disagreement_lines(answer["disagreements"])
     if answer.get("how_to_choose"):
         lines += ["", answer["how_to_choose"]]

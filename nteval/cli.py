@@ -208,7 +208,7 @@ _SCHEDULER_OPTION = click.option(
     "--scheduler", envvar="NTEVAL_SCHEDULER", default=None, metavar="tcp://HOST:PORT",
     callback=lambda ctx, param, value: (value or "").strip() or None,
     help="A Dask scheduler: its workers compute the runs (grid: the cells) instead of this machine; the index must "
-         "be at the same path on every worker (README \"Scale-out with Dask\").  [env: NTEVAL_SCHEDULER]")
+         "be at the same path on every worker (docs/dask.md).  [env: NTEVAL_SCHEDULER]")
 
 
 def _external(kw: dict) -> dict:
@@ -411,6 +411,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @_SCHEDULER_OPTION
 @click.option("--min-topics", default=50, show_default=True, help="Fail when fewer topics are usable.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
+@_TASK_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 @_locks_out

@@ -72,7 +72,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
                f"  nteval focused --index {index_dir} --topics auto --systems table1 --out my-focused\n"
                f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
                f"  nteval export --from {out / 'focused'} --format beir --out my-beir   # run your own system on it,\n"
-               f"    then: nteval focused ... --runs DIR_OF_YOUR_RUNS (README: Any system under NT)\n"
+               f"    then: nteval focused ... --runs DIR_OF_YOUR_RUNS (docs/any-system.md)\n"
                f"  nteval protocols          # every protocol (cross-lingual, MeSH…) and its parameters\n"
                f"Your own corpus: Medline baseline/update files (pubmed*.xml.gz, from NLM's PubMed FTP) or a BEIR "
                f"corpus.jsonl:\n  nteval index FILES... --out my-index")
@@ -132,6 +132,6 @@ def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int = MIN_TOP
     click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?\n"
                "This is the check in miniature: 6 systems and 30 claims are too few for most figures to mean anything, "
                "and the report says which (\"Read with care\"). The real check: `nteval correlate` on a judged "
-               "collection with its full topics and `--systems wide` (README: Agreement with human judgments).")
+               "collection with its full topics and `--systems wide` (docs/correlate.md).")
     click.echo(summary_markdown(rep))
     click.echo(f"(full report: {Path(out) / 'agreement' / 'report.html'})")

@@ -130,8 +130,9 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[s
                          f"{c['human_advantage']:+.0%} over BM25, a bias of {c['bias'] * 100:+.0f} points "
                          f"[{c['ci95'][0] * 100:+.0f}, {c['ci95'][1] * 100:+.0f}]"
                          + ("" if c["significant"] else " (not significant)"))
+        measured_text = (f"under {protocol} NT this family's advantage over BM25 is not the humans' — "
+                         + "; ".join(sizes) + (f". {b['advice']}" if b.get("advice") else ""))
         notes.append({"system": name, "family": f, "label": FAMILIES[f], "collections": b["collections"],
-                      "advice": b.get("advice", ""),
-                      "text": f"{name} ({FAMILIES[f]}): under {protocol} NT this family's advantage over BM25 is not "
-                              "the humans' — " + "; ".join(sizes) + (f". {b['advice']}" if b.get("advice") else "")})
+                      "advice": b.get("advice", ""), "measured": measured_text,
+                      "text": f"{name} ({FAMILIES[f]}): {measured_text}"})
     return notes

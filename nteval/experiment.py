@@ -170,7 +170,9 @@ def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -
         sources.update(tset.sources or {})
     stats = dict(parts[-1][0].stats)
     if "pseudo_relevant_per_topic" in stats:  # (high-recall: recount over every batch)
-        stats.update(_pseudo_relevant_stats(qrels))
+        from .topics.highrecall import pseudo_relevant_stats
+
+        stats["pseudo_relevant_per_topic"] = pseudo_relevant_stats(qrels)
         stats["dropped"] = {k: sum(t.stats["dropped"][k] for t, _, _ in parts) for k in first.stats["dropped"]}
         stats["judged_outside_nt"] = {k: sum(t.stats["judged_outside_nt"][k] for t, _, _ in parts)
                                       for k in first.stats["judged_outside_nt"]}
@@ -188,19 +190,6 @@ def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -
     per = {s: {q: v for _, _, sc in parts for q, v in sc.per_topic[s].items()} for s in parts[0][2].per_topic}
     means = {s: {m: sum(v[m] for v in p.values()) / len(p) if p else 0.0 for m in measures} for s, p in per.items()}
     return merged, infos, Scores(measures, per, means)
-
-
-def _pseudo_relevant_stats(qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
-    import statistics
-
-    sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
-    hist: dict[str, int] = {}
-    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
-        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
-        hist[label] = sum(lo <= n <= hi for n in sizes)
-    return {"pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
-                                          "mean": round(statistics.mean(sizes), 2), "max": max(sizes),
-                                          "total": sum(sizes), "histogram": hist}}
 
 
 def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int, min_topics: int,

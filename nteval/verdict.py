@@ -3,7 +3,7 @@
 A protocol measures one search task. Its verdict is one measure's ranking of the systems, with
 the groups of systems a paired test cannot tell apart (ties are shown as shared groups, never
 broken by decimals) and the ranking's own reliability (split-half τ, topics needed). The
-evidence behind the task statements is in the README ("Which protocol answers which question").
+evidence behind the task statements is nteval's validation study (docs/validation.md, nteval.evidence).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 from .errors import InputError
 
 #: Fewer topics than this and a system ranking is mostly noise (the split-half curves in the
-#: README: at 50 NT topics τ between two disjoint topic sets is ≈ 0.6-0.8 for 17-24 systems);
+#: docs/verdicts.md: at 50 NT topics τ between two disjoint topic sets is ≈ 0.6-0.8 for 17-24 systems);
 #: 50 is also TREC's customary minimum. ``--min-topics`` lowers it on purpose.
 MIN_TOPICS = 50
 

@@ -2,7 +2,7 @@
 
 Real corpora hold many documents without a title (old Medline abstracts, web pages, CORD-19);
 this makes one from a judged collection, so that what nteval does with them can be measured
-against the untouched collection's human judgments (README "The whole collection").
+against the untouched collection's human judgments (docs/indexing.md, "The whole collection is searched").
 
     python scripts/blank_titles.py ../shared/data/cisi/beir OUT --share 0.7 --seed 1
 

@@ -1,4 +1,4 @@
-"""The high-recall de-biasing study (README, "Which protocol answers which question").
+"""The high-recall de-biasing study (docs/verdicts.md, "The high-recall study").
 
 Run after ``nteval correlate --systems wide --topics 1000 --out C`` on a judged collection:
 
@@ -7,7 +7,7 @@ Run after ``nteval correlate --systems wide --topics 1000 --out C`` on a judged 
 It reuses C's sample, S_ref run, system runs and human per-topic scores, adds the held-out runs
 (source documents held out of the searched index) and two more reference systems, then scores
 every candidate high-recall setting and its Kendall τ-b with human AP (all systems and the better
-half by human AP). The choice rule was fixed before any number was seen (see the README).
+half by human AP). The choice rule was fixed before any number was seen (docs/verdicts.md).
 """
 from __future__ import annotations
 

@@ -95,3 +95,13 @@ def old_index(tmp_path) -> Path:
     shutil.copy(DATA / "old_index" / "manifest.json", out / "manifest.json")
     (out / "docs.sqlite").write_bytes(gzip.decompress((DATA / "old_index" / "docs.sqlite.gz").read_bytes()))
     return out
+
+
+def one_line_error(result, *needles: str) -> str:
+    """A CLI result that is bad input: exit status 2, one line, no traceback, naming ``needles``."""
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output, result.output
+    for n in needles:
+        assert n in lines[0], lines[0]
+    return lines[0]

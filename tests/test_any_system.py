@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import one_line_error
 
 from nteval.cli import main
 from nteval.errors import InputError
@@ -42,14 +43,6 @@ def dense_cache(tmp_path, monkeypatch) -> Path:
 
 def _cli(*args: str):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _one_line_error(r, *needles: str) -> None:
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in r.output, r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
 
 
 # -- dense ---------------------------------------------------------------------------------------
@@ -143,10 +136,10 @@ def test_bad_dense_declarations_fail_before_any_run(first200_index, tmp_path):
     (tmp_path / "s.yaml").write_text("- {name: bm25, algorithm: bm25}\n"
                                      "- {name: st, algorithm: dense, params: {model: /no/such/model}}\n")
     r = _cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out", tmp_path / "o", *ARGS)
-    _one_line_error(r, "system 'st'", "/no/such/model")
+    one_line_error(r, "system 'st'", "/no/such/model")
     assert not (tmp_path / "o").exists()
     (tmp_path / "s.yaml").write_text("- {name: d, algorithm: dense, params: {index: annoy}}\n")
-    _one_line_error(_cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out",
+    one_line_error(_cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out",
                          tmp_path / "o", *ARGS), "index must be one of flat, ivf, hnsw")
 
 
@@ -192,7 +185,7 @@ def test_bad_external_runs_are_one_line_errors(first200_index, focused_out, tmp_
     base = ["focused", "--index", first200_index, "--systems", "default", "--out", focused_out, *ARGS]
     wrong = tmp_path / "wrong"
     _retag(src, wrong / "a.run", "wrong_topics", edit=lambda c: [c[0] + "0", *c[1:]])
-    _one_line_error(_cli(*base, "--runs", wrong), "system 'wrong_topics'", "not this experiment's")
+    one_line_error(_cli(*base, "--runs", wrong), "system 'wrong_topics'", "not this experiment's")
     foreign = tmp_path / "foreign"
     n = {"i": 0}
 
@@ -201,18 +194,18 @@ def test_bad_external_runs_are_one_line_errors(first200_index, focused_out, tmp_
         return [c[0], c[1], f"X{n['i']}", *c[3:]] if n["i"] % 5 == 0 else c
 
     _retag(src, foreign / "a.run", "other_corpus", edit=spoil)
-    _one_line_error(_cli(*base, "--runs", foreign), "system 'other_corpus'", "not in this collection")
+    one_line_error(_cli(*base, "--runs", foreign), "system 'other_corpus'", "not in this collection")
     clash = tmp_path / "clash"
     _retag(src, clash / "a.run", "same")
     _retag(src, clash / "b.run", "same")
-    _one_line_error(_cli(*base, "--runs", clash), "run tag 'same' is also the tag of")
+    one_line_error(_cli(*base, "--runs", clash), "run tag 'same' is also the tag of")
     taken = tmp_path / "taken"
     _retag(src, taken / "a.run", "bm25")
-    _one_line_error(_cli(*base, "--runs", taken), "has the name of a system already in the set")
+    one_line_error(_cli(*base, "--runs", taken), "has the name of a system already in the set")
     garbage = tmp_path / "garbage"
     garbage.mkdir()
     (garbage / "x.run").write_text("1 Q0 d 1 not-a-number tag\n")
-    _one_line_error(_cli(*base, "--runs", garbage), "x.run", "line 1")
+    one_line_error(_cli(*base, "--runs", garbage), "x.run", "line 1")
     # the zoo's results are intact after every refusal
     assert json.loads((focused_out / "results.json").read_text())["systems"]["bm25"]["RR"] > 0
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import one_line_error
 
 from nteval.cli import main
 from nteval.formats.trec import read_run, read_topics
@@ -20,15 +21,6 @@ ONE = "- {name: bm25, algorithm: bm25}\n"
 
 def _cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def _one_line(r, *needles: str) -> str:
-    assert r.exit_code == 2, r.output
-    lines = r.output.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in r.output, r.output
-    for n in needles:
-        assert n in lines[0], lines[0]
-    return lines[0]
 
 
 def _retag(src: Path, dst: Path, tag: str) -> Path:
@@ -81,7 +73,7 @@ def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_inde
     runs = tmp_path / "runs"
     _retag(outs["highrecall"] / "runs" / "bm25.run", runs / "hr.run", "hr_bm25")
     out = tmp_path / "f"
-    line = _one_line(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
+    line = one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
                           "--min-topics", "10", "--runs", runs, "--out", out, "--quiet"),
                      "system 'hr_bm25'", "not this experiment's", "high-recall topics (sentence 3")
     assert "focused experiment" in line
@@ -89,12 +81,12 @@ def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_inde
     # the same through a systems YAML's run:
     yml = tmp_path / "with_run.yaml"
     yml.write_text(ONE + f"- {{name: theirs, run: {runs / 'hr.run'}}}\n")
-    _one_line(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", yml, "--min-topics", "10",
+    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", yml, "--min-topics", "10",
                    "--out", tmp_path / "f2", "--quiet"), "system 'theirs'", "high-recall topics")
     # and a focused run fed to high-recall
     runs2 = tmp_path / "runs2"
     _retag(outs["focused"] / "runs" / "bm25.run", runs2 / "f.run", "f_bm25")
-    _one_line(_cli("highrecall", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
+    one_line_error(_cli("highrecall", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
                    "--min-topics", "10", "--runs", runs2, "--out", tmp_path / "h", "--quiet"),
               "system 'f_bm25'", "this highrecall experiment has high-recall topics")
 
@@ -102,7 +94,7 @@ def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_inde
 def test_another_seeds_run_is_refused_the_right_one_accepted(sample_index, outs, systems_yaml, tmp_path):
     runs = tmp_path / "runs"
     _retag(outs["seed7"] / "runs" / "bm25.run", runs / "s7.run", "seed7_bm25")
-    _one_line(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
+    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
                    "--min-topics", "10", "--runs", runs, "--out", tmp_path / "f", "--quiet"),
               "system 'seed7_bm25'", "not this experiment's")
     ok = tmp_path / "ok"
@@ -118,7 +110,7 @@ def test_another_index_run_is_refused(first200_index, outs, systems_yaml, tmp_pa
     """A focused run of the 2,000-record sample fed to a focused experiment on the 200-record slice."""
     runs = tmp_path / "runs"
     _retag(outs["focused"] / "runs" / "bm25.run", runs / "other.run", "other_index")
-    _one_line(_cli("focused", "--index", first200_index, "--topics", "60", "--systems", systems_yaml,
+    one_line_error(_cli("focused", "--index", first200_index, "--topics", "60", "--systems", systems_yaml,
                    "--min-topics", "10", "--runs", runs, "--out", tmp_path / "f", "--quiet"),
               "system 'other_index'", "not this experiment's")
 
@@ -141,7 +133,7 @@ def test_export_round_trip_accepts_its_own_topics_and_refuses_the_other_protocol
     r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml, "--min-topics", "10",
              "--runs", good, "--out", tmp_path / "g", "--quiet")
     assert r.exit_code == 0, r.output
-    _one_line(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
+    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
                    "--min-topics", "10", "--runs", bad, "--out", tmp_path / "b", "--quiet"), "high-recall topics")
 
 
@@ -151,6 +143,6 @@ def test_export_refuses_topic_files_edited_after_the_run(outs, tmp_path):
     lines = (copy / "topics.tsv").read_text().splitlines()
     qid, text = lines[0].split("\t", 1)
     (copy / "topics.tsv").write_text("\n".join([f"{qid}\t{text} edited"] + lines[1:]) + "\n")
-    _one_line(_cli("export", "--from", copy, "--format", "beir", "--out", tmp_path / "e", "--quiet"),
+    one_line_error(_cli("export", "--from", copy, "--format", "beir", "--out", tmp_path / "e", "--quiet"),
               "not the topic set results.json names", "re-run the protocol")
     assert not (tmp_path / "e").exists()

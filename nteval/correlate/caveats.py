@@ -65,7 +65,7 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
                                f"(their own 95 % range is [{plo:.3f}, {phi:.3f}]): resampling these topics attenuates τ "
                                "this much, so the BCa interval is mostly a bias correction and is narrower than the "
                                "replicates' spread. It is not calibrated: the agreement many topics would show can lie "
-                               "on either side of it (README, \"How far the CIs hold\", measures how often)"})
+                               "on either side of it (docs/correlate.md, \"How far the intervals hold\", measures how often)"})
     return out
 
 

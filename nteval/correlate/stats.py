@@ -131,7 +131,7 @@ def bootstrap_ci(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 1000,
 
     What the interval does not do: with few judged topics, the estimate itself is attenuated by
     topic noise, and no bootstrap of those topics recovers the agreement many topics would show
-    (``scripts/ci_coverage.py`` measures how often it is covered; README, "How far the CIs hold").
+    (``scripts/ci_coverage.py`` measures how often it is covered; docs/correlate.md, "How far the intervals hold").
     """
     from scipy.stats import bootstrap
 

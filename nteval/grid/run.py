@@ -183,16 +183,6 @@ def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> 
             "params": [p for p, _ in stored if label(p) in tied]}
 
 
-#: Why the two NT protocols may prefer different settings of a parameter (README, the paper's Fig. 5).
-PARAMETER_REASONS = {
-    "b": "BM25 length normalisation: the focused protocol prefers a higher b than the high-recall one (Campagne 2008, "
-         "Fig. 5) — finding one document and finding everything on a topic reward document length differently",
-    "k1": "BM25 term-frequency saturation: repeated query words matter differently to finding one document and to "
-          "finding everything on a topic",
-    "mu": "Dirichlet smoothing: how much long documents are favoured differs between the two tasks",
-}
-
-
 def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict[str, Any]:
     """Do focused and high-recall disagree *significantly* on the best cell? Each protocol's best
     cell against the other's, by each protocol's paired test vs its best (Holm over the cells)."""
@@ -206,6 +196,8 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
     h_tied = h["measures"][hm]["indistinguishable_from_best"]["params"]
     f_separates, h_separates = hb not in f_tied, fb not in h_tied
     cell = lambda p: ", ".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    from ..answer import PARAMETER_REASONS
+
     differ = [n for n in names if fb[n] != hb[n]]
     reason = "; ".join(PARAMETER_REASONS.get(n, f"{n}: the two tasks reward it differently") for n in differ)
     disagree = f_separates and h_separates
@@ -272,9 +264,33 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: 
     from ..atomic import out_dir_lock
     from ..runs import cluster_session, run_memory_budget
 
+    from ..answer import TASKS, check_task
+
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    task = check_task(kwargs.pop("task", None))
+    if task is not None and TASKS[task][0] not in protocol_list(kwargs.get("protocol", "both")):
+        raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol; add it to --protocol")
     with out_dir_lock(out), cluster_session(kwargs.get("scheduler"), [Path(index_dir)]):
-        return _run_grid(index_dir, out, params, *args, **kwargs)
+        result = _run_grid(index_dir, out, params, *args, **kwargs)
+        if task is not None:
+            result["task"], result["answer"] = task, grid_headline(task, result)
+            write_text(Path(out) / "grid.json", json.dumps(result, indent=2) + "\n")
+        return result
+
+
+def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
+    """The declared task's best setting, and how many cells cannot be told apart from it."""
+    from ..answer import TASKS
+
+    proto = TASKS[task][0]
+    m, r = next(iter(result["protocols"][proto]["measures"].items()))
+    best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
+    tied = r["indistinguishable_from_best"]["cells"]
+    text = (f"For {task} search on {result['index']}, the best {result['system']['name']} setting is {best} "
+            f"({m} {r['best']['value']:.4f}); {tied - 1} other cell{'s' if tied != 2 else ''} cannot be told apart "
+            "from it (paired tests vs the best, Holm)" + (" — the best is on the grid's edge: widen it there"
+                                                          if r["best"].get("on_edge") else "") + ".")
+    return {"protocol": proto, "measure": m, "best": r["best"], "tied_cells": tied, "text": text}
 
 
 def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",

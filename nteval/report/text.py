@@ -145,7 +145,7 @@ def grid_summary(res: dict[str, Any]) -> str:
     axes = res["axes"]
     c, t = res["cells"], res["timing"]
     shape = " × ".join(f"{n} ({len(v)} values {_fmt_range(min(v), max(v))})" for n, v in axes.items())
-    lines = [f"grid: {res['system']['name']} over {shape}",
+    lines = ([res["answer"]["text"], ""] if res.get("answer") else []) + [f"grid: {res['system']['name']} over {shape}",
              f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused; "
              f"{t['compute_seconds']:.1f} s with {t['workers']} worker(s)"
              + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from ..formats.trec import Qrels, Run, trec_order
 
@@ -121,3 +122,17 @@ def fused_pseudo_qrels(sref_runs: Sequence[Run], k: int = 1000, zt: float = 2.0,
                 rel.setdefault(d, 0)
         out[qid] = rel
     return out
+
+
+def pseudo_relevant_stats(qrels: Qrels) -> dict[str, Any]:
+    """How many pseudo-relevant documents the topics have: min, median, mean, max, total and a
+    histogram (results.json's ``pseudo_relevant_per_topic``)."""
+    import statistics
+
+    sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+    hist: dict[str, int] = {}
+    for lo, hi in [(1, 1), (2, 5), (6, 10), (11, 20), (21, 50), (51, 100), (101, 10**9)]:
+        label = str(lo) if lo == hi else (f"{lo}-{hi}" if hi < 10**9 else f">{lo - 1}")
+        hist[label] = sum(lo <= n <= hi for n in sizes)
+    return {"min": min(sizes), "median": statistics.median(sizes), "mean": round(statistics.mean(sizes), 2),
+            "max": max(sizes), "total": sum(sizes), "histogram": hist}
