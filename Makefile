@@ -10,11 +10,13 @@ PYSERINI := pyserini==1.6.0
 .PHONY: install demo test bench clean java
 
 $(VENV)/.installed: pyproject.toml Makefile
+	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade "pip>=23"
-	$(PIP) install -q -e '.[test]'
-	# pyserini only carries the Anserini/Lucene jar here; its torch/transformers deps are never used.
-	$(PIP) install -q --no-deps $(PYSERINI)
+	$(PIP) install -e '.[test]'
+	@echo "nteval: adding the Anserini/Lucene jar (pyserini, without its torch/transformers dependencies: never used)"
+	$(PIP) install --no-deps $(PYSERINI)
+	@echo "nteval: installed; $(VENV)/bin/nteval is ready"
 	touch $@
 
 install: $(VENV)/.installed

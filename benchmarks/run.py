@@ -426,9 +426,27 @@ def _scratch(name: str) -> Path:
     return path
 
 
+def parse_args(argv: list[str] | None = None):
+    """The options: without one, every benchmark runs (about 15 minutes on 2 cores)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="benchmarks/run.py", description="nteval's benchmarks: each a ratio against a named baseline measured in "
+        "the same run on the same input (../shared/data PubMed files when present, else the bundled sample). "
+        "Without an option every benchmark runs and benchmarks/out/results.json is written.")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--search-only", action="store_true", help="index once (not timed), then only the search benchmark")
+    only.add_argument("--dense-only", action="store_true", help="only the dense benchmark (benchmarks/dense.py)")
+    only.add_argument("--grid-only", action="store_true", help="only the grid benchmark (--jobs 2 vs 1, kill and resume)")
+    only.add_argument("--parse-index-only", action="store_true", help="only the parse and index ratios")
+    return parser.parse_args(argv)
+
+
 def main() -> None:
-    global _ROOT
+    global _ROOT, _ARGS
     import signal
+
+    _ARGS = parse_args()
 
     def _term(signum, _frame):
         raise KeyboardInterrupt(f"signal {signum}")
@@ -437,6 +455,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="nteval-bench-") as root:
         _ROOT = Path(root)
         _main()
+
+
+_ARGS = None
 
 
 def _indexed(sources: list[Path]) -> Path:
@@ -471,26 +492,26 @@ def _print_index(i: dict) -> None:
 
 def _main() -> None:
     parse_file, index_sources = inputs()
-    if "--search-only" in sys.argv:  # quick: index the sources once, then only the search benchmark
+    if _ARGS.search_only:  # quick: index the sources once, then only the search benchmark
         keep = _indexed(index_sources)
         q = bench_search(keep)
         shutil.rmtree(keep.parent, ignore_errors=True)
         _print_search(q)
         return
-    if "--dense-only" in sys.argv:
+    if _ARGS.dense_only:
         from benchmarks.dense import bench_dense, print_dense
 
         keep = _indexed(index_sources)
         print_dense(bench_dense(keep, _scratch("dense")))
         shutil.rmtree(keep.parent, ignore_errors=True)
         return
-    if "--grid-only" in sys.argv:
+    if _ARGS.grid_only:
         keep = _indexed(index_sources)
         _print_grid(bench_grid(keep))
         shutil.rmtree(keep.parent, ignore_errors=True)
         return
     results = {"machine": {"cores": os.cpu_count(), "python": sys.version.split()[0]}}
-    if "--parse-index-only" in sys.argv:  # the two corpus ratios of issue 15, nothing else
+    if _ARGS.parse_index_only:  # the two corpus ratios of issue 15, nothing else
         _print_parse(bench_parse(parse_file))
         _print_index(bench_index(index_sources))
         return

@@ -70,7 +70,7 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
     runner = next((s for s in order[1:] if sig.get(frozenset((top, s)), False)), None)
     ci = lambda s: (v.get("effects") or {}).get("systems", {}).get(s, {}).get("ci95")  # noqa: E731
     c = ci(top)
-    best = f"{top} ({m} {_fmt(scores[top])}" + (f" [{_fmt(c[0])}, {_fmt(c[1])}])" if c else ")")
+    best = f"{top} ({m} {_fmt(scores[top])}" + (f", 95 % CI [{_fmt(c[0])}, {_fmt(c[1])}])" if c else ")")
     if tied:
         shown = ", ".join(f"{s} ({_fmt(scores[s])})" for s in tied[:4]) + (f" and {len(tied) - 4} more" if len(tied) > 4 else "")
         lead = f"the best systems are {best} and, tied with it (the paired test cannot tell them apart), {shown}"
@@ -79,7 +79,7 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
     out: dict[str, Any] = {"task": task, "protocol": results["protocol"], "measure": m, "best": [top, *tied],
                            "runner_up": runner}
     if runner is None:
-        text = (f"For {task} search on {index_label}, no system can be told apart from {top} ({m} {_fmt(scores[top])}): "
+        text = (f"For {task} search on {index_label}, no system can be told apart from {best}: "
                 f"all {len(order)} tie on these {results['n_topics']:,} topics.")
     else:
         p = pairs.get(frozenset((top, runner)))
@@ -90,7 +90,7 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
             rule = (v.get("effects") or {}).get("mmd", {}).get("rule", "")
             verdict = ("smaller than" if p["class"].startswith("different, but") else "at least")
             text = (f"For {task} search on {index_label}, {lead}; {top} is ahead of {runner} by {_fmt(diff)} {m} "
-                    f"[{_fmt(lo)}, {_fmt(hi)}] ({size}, {verdict} the minimum meaningful difference of {rule}).")
+                    f"(95 % CI [{_fmt(lo)}, {_fmt(hi)}]; {size}, {verdict} the minimum meaningful difference of {rule}).")
             out.update(diff=round(diff, 6), ci95=[round(lo, 6), round(hi, 6)], size_class=p["class"])
         else:
             text = f"For {task} search on {index_label}, {lead}; it is ahead of {runner} by {_fmt(diff)} {m}."
@@ -222,13 +222,13 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     for both protocols; ``highrecall``: {parameter: value} for the high-recall one only."""
     import json
 
-    from .atomic import out_dir_lock, write_text
+    from .atomic import out_dir_lock, read_lock, write_text
     from .experiment import run_protocol
 
     check_task(task)
-    out = Path(out)
+    out, index_dir = Path(out), Path(index_dir).absolute()
     hr_params = dict(kwargs.pop("highrecall", None) or {})
-    with out_dir_lock(out):
+    with out_dir_lock(out), read_lock(index_dir):  # (both protocols on one unchanging index)
         res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
                "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
     answer = compare_answer(res, task)

@@ -8,6 +8,7 @@ pid: ``.NAME.tmp-PID-XXXX``; a later run removes those whose owner is dead).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import shutil
@@ -53,6 +54,36 @@ def _check_target(final: Path) -> None:
                                 "(give a new directory name, e.g. --out idx)")
 
 
+def _flock_or_holder(fd: int, mode: int) -> str | None:
+    """Lock ``fd`` without waiting: None when locked; else what the holder wrote in the file (its
+    pid, or "" for readers), with ``fd`` closed."""
+    import fcntl
+
+    try:
+        fcntl.flock(fd, mode | fcntl.LOCK_NB)
+        return None
+    except BlockingIOError:
+        try:
+            return os.pread(fd, 32, 0).decode(errors="replace").strip()
+        finally:
+            os.close(fd)
+
+
+def _still_there(fd: int, lock: Path) -> bool:
+    """Is ``fd`` still the file at ``lock``? The holder before us may have unlinked it between
+    our open and our lock: then we locked an orphan inode and must retry on the current file."""
+    try:
+        return os.path.samestat(os.fstat(fd), os.stat(lock))
+    except FileNotFoundError:
+        return False
+
+
+def _unwritable(out: Path, parent: Path, err: OSError, what: str) -> InputError:
+    why = next((f"{p} is a file, not a directory" for p in (parent, *parent.parents) if p.is_file()),
+               f"{(err.strerror or str(err)).lower()} in {parent}")
+    return InputError(out, f"cannot write here ({why}): choose another {what}")
+
+
 @contextlib.contextmanager
 def out_lock(out: str | os.PathLike[str], what: str = "--out") -> Iterator[Path]:
     """Hold an exclusive lock on output ``out`` for the block: a file ``.NAME.lock`` beside it,
@@ -71,27 +102,25 @@ def out_lock(out: str | os.PathLike[str], what: str = "--out") -> Iterator[Path]
             _HELD[key] -= 1
         return
     parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
     lock = parent / f".{out.resolve().name}.lock"
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            try:
-                holder = os.pread(fd, 32, 0).decode(errors="replace").strip()
-            finally:
-                os.close(fd)
+            parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        except (PermissionError, OSError) as err:
+            if isinstance(err, (FileExistsError, NotADirectoryError)) or err.errno in (errno.EROFS, errno.EACCES,
+                                                                                         errno.EPERM, errno.ENOTDIR):
+                raise _unwritable(out, parent, err, what) from None
+            raise
+        holder = _flock_or_holder(fd, fcntl.LOCK_EX)
+        if holder is not None:
             who = f" (pid {holder})" if holder.isdigit() else ""
+            if not holder:  # readers hold it shared and write no pid (see read_lock)
+                raise InputError(out, "another nteval process is reading this index (a protocol run, a grid, an "
+                                      "export…); wait for it to finish: it would search a changing index") from None
             raise InputError(out, f"another nteval process{who} is writing here; wait for it to finish or choose "
                                   f"another {what}") from None
-        # The holder before us may have unlinked the file between our open and our lock: then we
-        # locked an orphan inode, and must retry on the current file.
-        try:
-            same = os.path.samestat(os.fstat(fd), os.stat(lock))
-        except FileNotFoundError:
-            same = False
-        if same:
+        if _still_there(fd, lock):
             break
         os.close(fd)
     try:
@@ -107,6 +136,54 @@ def out_lock(out: str | os.PathLike[str], what: str = "--out") -> Iterator[Path]
 
 
 _HELD: dict[str, int] = {}
+_READING: dict[str, int] = {}
+
+
+@contextlib.contextmanager
+def read_lock(path: str | os.PathLike[str], what: str = "index") -> Iterator[Path]:
+    """Hold a *shared* lock on ``path`` (an index) for the block: the same ``.NAME.lock`` file that
+    :func:`out_lock` locks exclusively, ``flock``-ed shared. Many readers may hold it at once; while
+    any does, a writer (``nteval index --update`` or ``--force``) is refused with one line, and a
+    reader that comes while a writer holds it is refused too. So a protocol run never searches an
+    index that changes under it, and a run cached under an index's fingerprint was made on that
+    index. A reader leaves the lock file in place (another may hold it). Re-entrant; a path whose
+    parent is not writable (a read-only index) is read without a lock."""
+    import fcntl
+
+    path = Path(path)
+    key = str(path.resolve())
+    if key in _READING or key in _HELD:  # (already read-locked, or being written, by this process)
+        _READING[key] = _READING.get(key, 0) + 1
+        try:
+            yield path
+        finally:
+            _READING[key] -= 1
+            if not _READING[key]:
+                del _READING[key]
+        return
+    lock = path.resolve().parent / f".{path.resolve().name}.lock"
+    while True:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError:  # a read-only place: nobody can write the index there either
+            yield path
+            return
+        holder = _flock_or_holder(fd, fcntl.LOCK_SH)
+        if holder is not None:
+            who = f" (pid {holder})" if holder.isdigit() else ""
+            raise InputError(path, f"another nteval process{who} is writing this {what} (nteval index --update or "
+                                   "--force); wait for it to finish") from None
+        if _still_there(fd, lock):
+            break
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)  # (a writer killed by SIGKILL left its pid: no writer holds it now)
+    _READING[key] = 1
+    try:
+        yield path
+    finally:
+        _READING.pop(key, None)
+        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -222,3 +299,41 @@ def write_text(path: Path, text: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def save_array(path: Path, array) -> None:
+    """:func:`numpy.save` atomically, like :func:`write_text`. numpy reports a short write (a full
+    disk) as an ``OSError`` without errno or file name: it is raised again as ENOSPC naming ``path``."""
+    import errno
+
+    import numpy as np
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".npy", dir=path.parent)
+    os.fchmod(fd, _FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, array)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException as err:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(err, OSError) and err.errno is None:
+            raise OSError(errno.ENOSPC, f"{err} (short write)", str(path)) from err
+        raise
+
+
+def check_writable(path: str | os.PathLike[str], what: str = "--out") -> None:
+    """A one-line :class:`InputError` now, before any work, if file ``path`` could not be written
+    at the end (a read-only or forbidden directory, a file where a directory should be)."""
+    path = Path(path)
+    parent = path.resolve().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as err:
+        raise _unwritable(path, parent, err, what) from None

@@ -12,6 +12,9 @@ from pathlib import Path
 
 import click
 
+#: The deepest ranking a system is asked for (a bigger --depth crashed Lucene after the first runs).
+MAX_DEPTH = 100_000
+
 
 def _friendly_errors(fn):
     """Bad input → one line on stderr naming the file and place, exit status 2; a Lucene builder
@@ -32,6 +35,14 @@ def _friendly_errors(fn):
         except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
             click.echo("nteval: interrupted", err=True)
             sys.exit(143 if str(err) == "signal 15" else 130)
+        except Exception as err:  # a full disk, a read-only place, damaged index files: one line too
+            from .errors import explain_failure
+
+            explained = explain_failure(err, kwargs.get("index_dir") or kwargs.get("update"), kwargs.get("out"))
+            if explained is None:
+                raise
+            click.echo(f"nteval: error: {explained[0]}", err=True)
+            sys.exit(explained[1])
 
     return wrapper
 
@@ -235,6 +246,19 @@ class _Topics(click.ParamType):
             self.fail(f"{value!r} is not a whole number or auto", param, ctx)
 
 
+def _allow_code(_ctx, _param, value: bool) -> None:
+    if value:
+        import os
+
+        from .systems.base import ALLOW_CODE_ENV
+
+        os.environ[ALLOW_CODE_ENV] = "1"
+
+
+_ALLOW_CODE_OPTION = click.option(
+    "--allow-code", is_flag=True, expose_value=False, callback=_allow_code, is_eager=True,
+    help="Let the systems file run code (callable: and command: systems run with your rights, like a Makefile).")
+
 _TASK_OPTION = click.option(
     "--task", type=click.Choice(["known-item", "topical"]), default=None,
     help="The search task your users do: known-item (find the one document a description points to: the focused "
@@ -255,12 +279,14 @@ def _protocol_options(fn):
                           "(split-half Kendall tau ≥ 0.9), the eligible documents or --topics-budget run out."),
         click.option("--topics-budget", default=5000, show_default=True, type=click.IntRange(min=1),
                      help="With --topics auto: sample at most this many documents."),
-        click.option("--seed", default=42, show_default=True, help="Sampling seed (same seed + index = same topics)."),
+        click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0),
+                     help="Sampling seed (same seed + index = same topics)."),
         click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1.  [default: default]"),
         _RUNS_OPTION,
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (runs there are reused)."),
         _SCHEDULER_OPTION,
-        click.option("--depth", default=1000, show_default=True, help="Hits kept per query."),
+        click.option("--depth", default=1000, show_default=True, type=click.IntRange(1, MAX_DEPTH),
+                     help="Hits kept per query."),
         click.option("--measures", default=None, help='ir_measures names, e.g. "RR AP nDCG@10".'),
         click.option("--min-topics", default=50, show_default=True,
                      help="Fail when fewer topics are usable: below it a system ranking is mostly noise."),
@@ -268,6 +294,7 @@ def _protocol_options(fn):
                      help="Multiple-comparison correction of the paired tests between systems (Holm: FWER; BH: FDR)."),
         _MMD_OPTION,
         _TASK_OPTION,
+        _ALLOW_CODE_OPTION,
         _sample_filter_options,
         click.option("--quiet", is_flag=True, help="No progress bar."),
     ]
@@ -397,8 +424,8 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--measure", "measures", multiple=True,
               help="ir_measures name(s) for every protocol.  [default: focused RR; highrecall AP Bpref; human AP nDCG@10]")
 @click.option("--topics", "n_topics", default=1000, show_default=True, help="Documents sampled as NT topics (D0).")
-@click.option("--seed", default=42, show_default=True, help="Sampling seed.")
-@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
+@click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0), help="Sampling seed.")
+@click.option("--depth", default=1000, show_default=True, type=click.IntRange(1, MAX_DEPTH), help="Hits kept per query.")
 @click.option("--queries", default=None, type=click.Path(path_type=Path), help="Human topics (to evaluate the grid against human judgments too).")
 @click.option("--qrels", default=None, type=click.Path(path_type=Path), help="Human qrels (TREC or BEIR layout).")
 @click.option("--field", default=None, help="Topic field(s) for XML topics.")
@@ -412,6 +439,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--min-topics", default=50, show_default=True, help="Fail when fewer topics are usable.")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
 @_TASK_OPTION
+@_ALLOW_CODE_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 @_locks_out
@@ -438,10 +466,14 @@ def _references(names: tuple[str, ...], systems: str | None) -> list:
 
     out = []
     for name in names:
-        found = find_named_system(name, [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"),
-                                         builtin_systems("wide"), builtin_systems("default")])
+        files = [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"), builtin_systems("wide"),
+                 builtin_systems("default")]
+        found = find_named_system(name, files)
         if found is None:
-            raise InputError(None, f"--reference {name!r}: no such system in --systems or the shipped sets")
+            from .systems.sets import suggest_system
+
+            raise InputError(None, f"--reference {name!r}{suggest_system(name, files)}: no such system in --systems or "
+                                   "the shipped sets")
         if found[0].algorithm in ("rrf", "linear"):
             raise InputError(found[1], f"--reference {name}: a fusion needs its input systems; give them as references "
                                        "or compare it with `nteval focused`")
@@ -494,7 +526,7 @@ def _protocol_names(text: str) -> tuple[str, ...]:
 @click.option("--index", "index_dir", required=True, type=click.Path(path_type=Path), help="Directory made by `nteval index`.")
 @click.option("--systems", default=None, help="Systems YAML, or a shipped set: default, table1, wide.  [default: default]")
 @_RUNS_OPTION
-@click.option("--depth", default=1000, show_default=True, help="Hits kept per query.")
+@click.option("--depth", default=1000, show_default=True, type=click.IntRange(1, MAX_DEPTH), help="Hits kept per query.")
 @click.option("--measures", default=None, help="ir_measures names.  [default: the protocol's]")
 @click.option("--min-topics", default=50, show_default=True,
               help="Fail when fewer topics are usable: below it a system ranking is mostly noise.")
@@ -504,6 +536,7 @@ def _protocol_names(text: str) -> tuple[str, ...]:
 @_SCHEDULER_OPTION
 @_MMD_OPTION
 @_TASK_OPTION
+@_ALLOW_CODE_OPTION
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @_friendly_errors
 @_locks_out
@@ -603,9 +636,10 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
               help="External runs: DIR/<topic set>/*.run, one subdirectory per protocol and human/ (see `nteval export`).")
 @click.option("--topics", "n_topics", default=1000, show_default=True, help="NT topics per protocol.")
-@click.option("--seed", default=42, show_default=True)
-@click.option("--depth", default=1000, show_default=True)
-@click.option("--bootstrap", "n_boot", default=1000, show_default=True, help="Bootstrap replicates (topics resampled).")
+@click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
+@click.option("--depth", default=1000, show_default=True, type=click.IntRange(1, MAX_DEPTH))
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True, type=click.IntRange(10, 100_000),
+              help="Bootstrap replicates (topics resampled).")
 @click.option("--min-topics", default=50, show_default=True, help="Fail when fewer NT topics are usable.")
 @click.option("--min-human-topics", default=20, show_default=True, help="Fail when fewer human topics are judged.")
 @click.option("--min-systems", default=5, show_default=True, help="Fail when fewer systems are compared.")
@@ -621,6 +655,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @_SCHEDULER_OPTION
 @_MMD_OPTION
 @_TASK_OPTION
+@_ALLOW_CODE_OPTION
 @click.option("--quiet", is_flag=True)
 @_friendly_errors
 @_locks_out
@@ -648,14 +683,14 @@ def correlate_cmd(index_dir, queries, qrels, field, systems, runs_dir, n_topics,
 @click.option("--measures", default="AP nDCG@10", show_default=True)
 @click.option("--pool-depth", default=100, show_default=True, help="Top documents per run pooled per topic.")
 @click.option("--trials", default=10, show_default=True, help="Random draws for the Soboroff baseline.")
-@click.option("--seed", default=0, show_default=True)
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(min=0))
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="A JSON file (not a directory, unlike other commands' --out) for the full report.")
 @_friendly_errors
 def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out) -> None:
     """Judgment-free baselines (Soboroff random pseudo-qrels, reference count) on any set of runs,
     each correlated with the ranking the official qrels give."""
-    from .atomic import write_text
+    from .atomic import check_writable, write_text
     from .correlate.rank_baselines import rank_baselines, read_runs
     from .errors import InputError
     from .evaluate import parse_measures
@@ -663,6 +698,8 @@ def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out)
 
     if out is not None and out.is_dir():
         raise InputError(out, "--out is a directory; rank-baselines writes one JSON file (give a file name)")
+    if out is not None:
+        check_writable(out)
     names = [str(m) for m in parse_measures(measures)]
     res = rank_baselines(read_runs(runs_src), load_qrels(qrels), names, pool_depth=pool_depth, trials=trials, seed=seed,
                          progress=sys.stderr.isatty())

@@ -143,15 +143,63 @@ def scheduler_address(scheduler: str | None) -> str | None:
     return scheduler.strip() if scheduler and scheduler.strip() else None
 
 
+#: How long the scheduler has to connect *and* answer nteval's first request (a peer that accepts
+#: the connection and never speaks used to hang nteval for good). NTEVAL_SCHEDULER_TIMEOUT overrides.
+HANDSHAKE_TIMEOUT = 30
+
+_ADDRESS_RE = r"^(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$"
+
+
+def check_address(scheduler: str) -> None:
+    """``tcp://HOST:PORT`` (or ``tls://``), one line otherwise — before any connection is tried."""
+    import re
+
+    m = re.match(_ADDRESS_RE, scheduler)
+    if not m:
+        scheme = scheduler.split("://", 1)[0] if "://" in scheduler else None
+        why = (f"the {scheme}:// protocol is not supported (tcp:// or tls://)" if scheme and scheme not in ("tcp", "tls")
+               else "expected tcp://HOST:PORT")
+        raise InputError(None, f"--scheduler {scheduler}: {why}")
+    if not 1 <= int(m.group(3)) <= 65535:
+        raise InputError(None, f"--scheduler {scheduler}: port {m.group(3)} is not a port (1-65535)")
+
+
+def probe(scheduler: str, timeout: float) -> None:
+    """Connect to the scheduler and ask it for its workers, in a child process that must answer
+    within ``timeout`` seconds: a peer that never speaks, speaks garbage or is not there costs this
+    much at most, and the failed client's cleanup (a minute of waiting at exit) is not ours."""
+    import subprocess
+    import sys
+
+    code = ("import sys, distributed\n"
+            f"c = distributed.Client({scheduler!r}, set_as_default=False, timeout={timeout!r})\n"
+            "c.nthreads()\nprint('ok', flush=True)\nimport os; os._exit(0)\n")
+    try:
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout + 15)
+    except subprocess.TimeoutExpired:
+        raise InputError(None, f"--scheduler {scheduler}: no answer within {timeout:.0f} s (is it a Dask scheduler? "
+                               "NTEVAL_SCHEDULER_TIMEOUT sets the wait)") from None
+    if r.stdout.strip() != "ok":
+        last = [x for x in r.stderr.strip().splitlines() if x.strip()][-1:] or ["no answer"]
+        raise InputError(None, f"--scheduler {scheduler}: cannot connect ({last[0].strip()[:200]})")
+
+
 @contextlib.contextmanager
 def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator[Any]:
     """A connected ``distributed.Client`` with nteval's worker plugin registered and ``paths``
-    checked on every worker. Nested sessions on the same scheduler share one client."""
+    checked on every worker. Nested sessions on the same scheduler share one client. The address
+    is checked and the scheduler probed (:func:`probe`) first: a bad address or a peer that does
+    not answer is one line within :data:`HANDSHAKE_TIMEOUT` seconds."""
     distributed = _distributed()
     entry = _OPEN.get(scheduler)
     if entry is None:
+        from .errors import env_int
+
+        check_address(scheduler)
+        timeout = env_int("NTEVAL_SCHEDULER_TIMEOUT", HANDSHAKE_TIMEOUT, minimum=1)
+        probe(scheduler, timeout)
         try:
-            client = distributed.Client(scheduler, set_as_default=False)  # timeout: distributed.comm.timeouts.connect
+            client = distributed.Client(scheduler, set_as_default=False, timeout=timeout)
         except (OSError, TimeoutError, ValueError) as err:
             msg = str(err).splitlines()[0] if str(err) else type(err).__name__
             raise InputError(None, f"--scheduler {scheduler}: cannot connect ({msg})") from None

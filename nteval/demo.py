@@ -11,6 +11,13 @@ from .verdict import MIN_TOPICS
 SAMPLE = "pubmed21n1298_first2000.xml.gz"
 
 
+def _progress() -> bool:
+    """Progress bars when a person watches (stderr is a terminal), not in a log."""
+    import sys
+
+    return sys.stderr.isatty()
+
+
 def sample_path() -> Path:
     """The bundled byte-exact PubMed slice (see nteval/data/PROVENANCE.md)."""
     return Path(str(resources.files("nteval") / "data" / SAMPLE))
@@ -31,7 +38,7 @@ def ensure_sample_index(out: Path) -> Path:
         except Exception:  # an unreadable old demo index is simply rebuilt
             pass
     click.echo(f"indexing the bundled sample {sample.name} → {index_dir}")
-    build_index([sample], index_dir, force=True)
+    build_index([sample], index_dir, force=True, progress=_progress())
     return index_dir
 
 
@@ -48,7 +55,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     click.echo()
     click.echo(f"Comparing the `default` systems under both NT protocols on the same {n_topics} sampled documents "
                "(`nteval compare`)…")
-    res = run_compare(index_dir, out, n_topics=n_topics, seed=42, systems="default", progress=False,
+    res = run_compare(index_dir, out, n_topics=n_topics, seed=42, systems="default", progress=_progress(),
                       min_topics=min_topics)
     click.echo("\n".join(answer_lines(res["answer"], res)))
     click.echo("\nThe details behind each verdict:\n")
@@ -85,7 +92,7 @@ def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: i
 
     click.echo("Tuning BM25 without judges: a 3 × 3 k1 × b grid under both NT protocols (try a 10 × 10 with `nteval grid`)")
     res = run_grid(index_dir, out, [parse_axis("k1=0.6,1.2,2.0"), parse_axis("b=0.3,0.6,0.9")], protocol="both",
-                   n_topics=n_topics, seed=42, jobs=2, progress=False, min_topics=min_topics)
+                   n_topics=n_topics, seed=42, jobs=2, progress=_progress(), min_topics=min_topics)
     click.echo(grid_summary(res))
     click.echo(f"(contour maps in {out})")
 
@@ -97,7 +104,7 @@ def run_dense_demo(index_dir: Path, out: Path, n_topics: int = 200, min_topics: 
 
     click.echo("Any system under NT: BM25 vs an offline dense encoder (wordllama, shipped in its wheel) vs hybrids, "
                "focused protocol")
-    res = run_focused(index_dir, out, n_topics=n_topics, seed=42, systems="dense", progress=False,
+    res = run_focused(index_dir, out, n_topics=n_topics, seed=42, systems="dense", progress=_progress(),
                       min_topics=min_topics)
     click.echo(results_table(res))
     notes = res.get("system_notes", {}).get("dense", {})
@@ -126,9 +133,9 @@ def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int = MIN_TOP
         fresh = False
     if not fresh:
         click.echo(f"indexing the bundled SciFact slice → {index_dir}")
-        build_index([corpus], index_dir, force=True)
+        build_index([corpus], index_dir, force=True, progress=_progress())
     rep = run_correlate(index_dir, sl / "queries.jsonl", sl / "qrels.tsv", Path(out) / "agreement", systems="default",
-                        n_topics=n_topics, seed=42, n_boot=300, progress=False, min_topics=min_topics)
+                        n_topics=n_topics, seed=42, n_boot=300, progress=_progress(), min_topics=min_topics)
     click.echo("SciFact slice (500 abstracts, 30 human-judged claims): can NT rank these systems like humans do?\n"
                "This is the check in miniature: 6 systems and 30 claims are too few for most figures to mean anything, "
                "and the report says which (\"Read with care\"). The real check: `nteval correlate` on a judged "

@@ -82,3 +82,58 @@ def suggest(word: object, choices: object) -> str:
 
     close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)  # type: ignore[union-attr]
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+#: errno values that say where a command writes is not writable (the user's choice of place: exit 2)
+_NOT_WRITABLE = {"EROFS": "read-only file system", "EACCES": "permission denied", "EPERM": "operation not permitted"}
+#: errno values that say the device is full (the machine's state, not the input: exit 1)
+_FULL = {"ENOSPC": "no space left on the device", "EDQUOT": "disk quota exceeded",
+         "EFBIG": "a file over this process's file-size limit (ulimit -f)"}
+
+
+def explain_failure(err: BaseException, index: object = None, out: object = None) -> tuple[str, int] | None:
+    """A one-line message and exit status for a failure of the machine or of an index's files
+    rather than of nteval: a full disk, a read-only or forbidden place, a damaged document store or
+    Lucene index (``index``: the command's index directory, ``out``: where it writes, named in the
+    message). ``None``: not such a failure (a bug: let it show)."""
+    import errno as errnos
+    import sqlite3
+
+    rebuild = "rebuild it with nteval index --force"
+    where = f"{index}: " if index is not None else ""
+    if isinstance(err, sqlite3.Error):
+        text = " ".join(str(err).split())
+        if "full" in text:
+            return (f"no space left on the device{f' writing {out}' if out is not None else ''} (sqlite: {text}); "
+                    "complete files are kept, nothing half-written: free space (or choose another place) and run the "
+                    "command again", 1)
+        if "readonly" in text or "read-only" in text:
+            return f"{where}cannot write the document store (sqlite: {text})", 2
+        if isinstance(err, sqlite3.DatabaseError):
+            return f"{where}the document store docs.sqlite is damaged (sqlite: {text}): {rebuild}", 2
+        return None
+    if type(err).__name__ == "JavaException":  # jnius: a Lucene exception inside the searcher
+        text = " ".join(str(err).split())
+        for name in ("CorruptIndexException", "IndexFormatTooOldException", "IndexFormatTooNewException",
+                     "NoSuchFileException", "EOFException"):
+            if name in text:
+                import re
+
+                detail = text.split(name, 1)[1].lstrip(": ")
+                file = re.search(r'path="([^"]+)"', detail)
+                detail = detail.split(" (resource=")[0].split(": actual ")[0][:120]
+                named = f" ({file.group(1)})" if file else ""
+                return f"{where}the Lucene index is damaged{named}: {name}: {detail}: {rebuild}", 2
+        return None
+    if isinstance(err, OSError):
+        code = errnos.errorcode.get(err.errno or -1, "")
+        name = f" {err.filename}" if err.filename else (f" {out}" if out is not None else "")
+        if code in _FULL or (err.errno is None and " requested and " in str(err)):  # numpy's short write
+            fix = "raise the limit" if code == "EFBIG" else "free space (or choose another place)"
+            return f"{_FULL.get(code, 'no space left on the device')} writing{name or ' the output'}; complete " \
+                   f"files are kept, nothing half-written: {fix} and run the command again", 1
+        if code in _NOT_WRITABLE:
+            return f"cannot write{name or ' here'}: {_NOT_WRITABLE[code]}", 2
+        if err.strerror:
+            return f"{err.filename or out or 'a file'}: {err.strerror}", 1
+    return None

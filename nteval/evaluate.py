@@ -14,6 +14,34 @@ from .formats.trec import Qrels, Run
 
 DEFAULT_MEASURES = ("RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000")
 
+#: The largest cutoff a measure may have (deeper than any run nteval makes: --depth is at most
+#: this) and the largest relevance level (graded qrels use a handful); larger values crashed the
+#: evaluator after every run was made.
+MAX_CUTOFF = 100_000
+MAX_REL = 1_000
+
+#: trec_eval's measure names (``trec_eval -m``) → ir_measures' (what nteval writes).
+TREC_EVAL_NAMES = {"map": "AP", "recip_rank": "RR", "bpref": "Bpref", "ndcg": "nDCG", "Rprec": "Rprec",
+                   "num_rel_ret": "NumRelRet", "num_ret": "NumRet", "num_rel": "NumRel", "set_P": "SetP",
+                   "set_recall": "SetR", "infAP": "infAP"}
+_TREC_EVAL_CUT = {"P": "P@{}", "recall": "R@{}", "ndcg_cut": "nDCG@{}", "map_cut": "AP@{}", "success": "Success@{}",
+                  "Rndcg": "nDCG@{}"}
+#: Names a misspelling is matched against (did you mean …?).
+KNOWN_MEASURES = ("AP", "RR", "Bpref", "P@10", "R@1000", "nDCG@10", "nDCG", "Success@10", "Success@1", "Rprec",
+                  "NumRelRet", "Judged@10", "AP@10", "infAP", "ERR@10", "RBP", "SetP", "SetR", "SetF")
+_NOTED: set[str] = set()
+
+
+def from_trec_eval(name: str) -> str:
+    """``name`` in ir_measures' spelling when it is trec_eval's (``map`` → ``AP``, ``P.10`` or
+    ``P_10`` → ``P@10``, ``ndcg_cut.10`` → ``nDCG@10``), else unchanged."""
+    import re
+
+    if name in TREC_EVAL_NAMES:
+        return TREC_EVAL_NAMES[name]
+    m = re.fullmatch(r"(P|recall|ndcg_cut|map_cut|success|Rndcg)[._](\d+)", name)
+    return _TREC_EVAL_CUT[m.group(1)].format(m.group(2)) if m else name
+
 
 def _check_measure(name: str, m) -> None:
     """Refuse parameter values trec_eval/pytrec_eval cannot take (``P@0`` aborts the interpreter
@@ -23,9 +51,10 @@ def _check_measure(name: str, m) -> None:
 
     for key, value in m.params.items():
         if key in ("cutoff", "rel") and value is not None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            top = MAX_CUTOFF if key == "cutoff" else MAX_REL
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= top:
                 what = "cutoff" if key == "cutoff" else "relevance level (rel=)"
-                raise InputError(None, f"measure {short(name)}: the {what} must be a positive whole number, "
+                raise InputError(None, f"measure {short(name)}: the {what} must be a whole number within [1, {top:,}], "
                                        f"got {short(value)}")
     if not any(p.supports(m) and p.is_available() for p in DefaultPipeline.providers):
         raise InputError(None, f"measure {short(name)}: no installed evaluator computes it "
@@ -39,13 +68,24 @@ def parse_measures(names: Sequence[str] | str) -> list:
     if isinstance(names, str):
         names = names.replace(",", " ").split()
     out = []
-    for n in names:
+    renamed = []
+    for given in names:
+        n = from_trec_eval(given)
+        if n != given and given not in _NOTED:
+            _NOTED.add(given)
+            renamed.append(f"{given} → {n}")
         try:
             m = ir_measures.parse_measure(n)
         except Exception:
-            raise InputError(None, f"unknown measure {short(n)} (ir_measures names, e.g. AP Bpref RR P@10 nDCG@10 R@1000)") from None
+            from .errors import suggest
+
+            raise InputError(None, f"unknown measure {short(n)}{suggest(n, KNOWN_MEASURES)} (ir_measures names, e.g. AP "
+                                   "Bpref RR P@10 nDCG@10 R@1000; trec_eval's map, P.10, ndcg_cut.10 work too)") from None
         _check_measure(n, m)
         out.append(m)
+    if renamed:  # (said once per name and process)
+        print(f"note: trec_eval's measure names read as ir_measures' (what nteval writes): {', '.join(renamed)}",
+              file=sys.stderr)
     if not out:
         raise InputError(None, "no measure given (e.g. --measures \"AP nDCG@10\")")
     return out
@@ -69,7 +109,7 @@ def evaluate_run(qrels: Qrels, run: Run, measures: Sequence[str] | str = DEFAULT
 
 
 def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAULT_MEASURES, names: str = "tag",
-                   progress: bool = False) -> dict[str, dict]:
+                   progress: bool | None = None) -> dict[str, dict]:
     """``nteval evaluate``: score run files against a qrels file (TREC or BEIR layout).
 
     Returns ``{run name: {"file", "means", "per_query"}}``. A run is named by its tag (6th column)
@@ -84,8 +124,9 @@ def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAUL
     qrels = load_qrels(qrels_path)
     scored = []
     from tqdm import tqdm
+    from .progress import shown
 
-    for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not progress or len(run_paths) < 2,
+    for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not shown(progress) or len(run_paths) < 2,
                      file=sys.stderr, leave=False):
         tags: set[str] = set()
         run = read_run(Path(path), tags)

@@ -103,7 +103,7 @@ def evidence_lines(protocol: str) -> list[str]:
         parts.append(f"on {KINDS[c['kind']].split(' (')[0]} ({c['label']}, {c['relevant_per_query']:.1f} relevant per "
                      f"query) Kendall tau {c['kendall']:.2f} [{lo:.2f}, {hi:.2f}] with human {c['human_measure']}")
     return [f"  evidence — {ev['source']}: the {protocol} ranking agrees with humans " + "; ".join(parts)
-            + f" ({ev['collections'][next(iter(ev['collections']))]['ci_method']})"]
+            + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']})"]
 
 
 def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -128,7 +128,7 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[s
             mine = ", the kind this verdict is for" if col["kind"] == own else ""
             sizes.append(f"{col['label']} ({col['kind']}{mine}): NT {c['nt_advantage']:+.0%} vs humans "
                          f"{c['human_advantage']:+.0%} over BM25, a bias of {c['bias'] * 100:+.0f} points "
-                         f"[{c['ci95'][0] * 100:+.0f}, {c['ci95'][1] * 100:+.0f}]"
+                         f"(95 % CI [{c['ci95'][0] * 100:+.0f}, {c['ci95'][1] * 100:+.0f}])"
                          + ("" if c["significant"] else " (not significant)"))
         measured_text = (f"under {protocol} NT this family's advantage over BM25 is not the humans' — "
                          + "; ".join(sizes) + (f". {b['advice']}" if b.get("advice") else ""))

@@ -53,7 +53,7 @@ def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
 
 
 def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], scores: Scores, infos: list,
-                  tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool = False,
+                  tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool | None = None,
                   mmd: Any = None, task: str | None = None) -> dict[str, Any]:
     """Write per-topic scores, results.tsv, results.json and results.tex (booktabs, for a paper),
     and the protocol's verdict (significance groups, effect sizes, reliability) in results.json
@@ -62,13 +62,15 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], sc
 
     from tqdm import tqdm
 
+    from .progress import shown
+
     from .verdict import make_verdict
 
     vmeasure = proto.verdict.measure
     write_text(out / "per_topic.tsv", scores.tsv(measures))
     systems = {n: {m: round(v, 6) for m, v in means.items() if m in measures} for n, means in scores.means.items()}
     topic_set = topic_set_id(proto.name, tset.topics, tset.qrels)
-    with tqdm(total=1, desc="verdict (paired tests, effect sizes, reliability)", disable=not progress, file=sys.stderr,
+    with tqdm(total=1, desc="verdict (paired tests, effect sizes, reliability)", disable=not shown(progress), file=sys.stderr,
               leave=False) as bar:
         verdict = make_verdict(proto.name, scores.per_topic, correction=correction, seed=seed, mmd=mmd,
                                previous=_previous_verdict(out, topic_set)) if scores.per_topic else None
@@ -255,7 +257,7 @@ def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int
 
 def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: str | Path,
                         spec: ProtocolSpec | None = None, systems: str | Path | None = None, depth: int = 1000,
-                        measures: list[str] | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
+                        measures: list[str] | None = None, progress: bool | None = None, min_topics: int = MIN_TOPICS,
                         correction: str = "holm", runs_dir: str | Path | None = None,
                         extra_systems: list | None = None, systems_file: Path | None = None,
                         scheduler: str | None = None, mmd: Any = None, topics_budget: int = AUTO_BUDGET,
@@ -272,11 +274,14 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
     (``known-item`` or ``topical``, :data:`nteval.answer.TASKS`): the protocol must measure it,
     and results.json leads with its headline answer."""
     from .answer import check_task
-    from .atomic import out_dir_lock
+    from .atomic import out_dir_lock, read_lock
     from .effects import MMD
     from .runs import cluster_session, run_memory_budget
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    from .lucene import jvm
+
+    jvm.preflight()  # so does a Java VM that could not start
     mmd = MMD.parse(mmd)
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
     check_task(task, proto.name)
@@ -286,8 +291,8 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
         if isinstance(topics_budget, bool) or not isinstance(topics_budget, int) or topics_budget < 1:
             raise InputError(None, f"--topics-budget must be a whole number ≥ 1, got {topics_budget!r}")
     spec = spec if spec is not None and not auto else proto.Spec.from_params(**params)
-    index_dir, out = Path(index_dir), Path(out)
-    with out_dir_lock(out), cluster_session(scheduler, [index_dir]):
+    index_dir, out = Path(index_dir).absolute(), Path(out)
+    with out_dir_lock(out), read_lock(index_dir), cluster_session(scheduler, [index_dir]):
         manifest = read_manifest(index_dir)
         proto.check_index(index_dir)
         measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
@@ -305,12 +310,32 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
             write_qrels(out / "qrels.txt", tset.qrels)
         else:
             tset, infos, scores = _run_topic_set(ctx, spec, out, Path(runs_dir) if runs_dir else out / "runs", min_topics)
+        check_unchanged(index_dir, manifest, infos)
         extra = {"index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
                  "collection": collection_counts(manifest, proto.searches), "systems_file":
                  str(systems_path) if systems_path else None, "depth": depth, **extra, **tset.stats}
         results = write_results(out, proto, spec.seed, measures, scores, infos, tset, extra, correction=correction,
                                 progress=progress, mmd=mmd, task=task)
         return results, scores
+
+
+def check_unchanged(index_dir: Path, manifest: dict[str, Any], infos: list) -> None:
+    """The index is still the one the runs were made on (its fingerprint), or one line — and the
+    runs this call made are removed, not left cached under a key that names another index. (nteval
+    processes cannot change an index a reader holds (:func:`nteval.atomic.read_lock`); this
+    catches anything else, e.g. another machine on a shared file system.)"""
+    try:
+        now = read_manifest(index_dir)["fingerprint"]
+    except InputError:
+        now = None
+    if now == manifest["fingerprint"]:
+        return
+    for info in infos:
+        if not info.reused and Path(info.path).is_file():
+            Path(info.path).unlink(missing_ok=True)
+            Path(info.path).with_suffix(".meta.json").unlink(missing_ok=True)
+    raise InputError(index_dir, "the index changed while the systems ran (its fingerprint is not the one they started "
+                                "on): their runs were discarded; run the command again")
 
 
 def collection_counts(manifest: dict[str, Any], searches: str) -> dict[str, Any]:
@@ -335,7 +360,7 @@ def run_protocol(protocol: str | Protocol, index_dir: str | Path, out: str | Pat
 
 def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
                 systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
-                progress: bool = True, min_topics: int = MIN_TOPICS, correction: str = "holm",
+                progress: bool | None = None, min_topics: int = MIN_TOPICS, correction: str = "holm",
                 **filters: Any) -> dict[str, Any]:
     """Focused NT protocol: sample D0, titles → queries over ``nt``, each doc its own relevant.
     Fails (InputError) when fewer than ``min_topics`` documents can become topics."""
@@ -346,7 +371,7 @@ def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, se
 
 def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
                    sref: str | Path | list | None = None, systems: str | Path | None = None, depth: int = 1000,
-                   measures: list[str] | None = None, progress: bool = True, runs_dir: str | Path | None = None,
+                   measures: list[str] | None = None, progress: bool | None = None, runs_dir: str | Path | None = None,
                    min_topics: int = MIN_TOPICS, correction: str = "holm", **params: Any) -> dict[str, Any]:
     """High-recall NT protocol (see :mod:`nteval.protocols.highrecall`): S_ref over ``all`` with the
     titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt`` (with the

@@ -45,9 +45,18 @@ def is_export_dir(path: Path) -> bool:
     if not path.is_dir() or path.is_symlink() or not (path / MARKER).is_file():
         return False
     try:
-        return json.loads((path / MARKER).read_text(encoding="utf-8")).get("kind") == KIND
+        info = json.loads((path / MARKER).read_text(encoding="utf-8"))
+        return info.get("kind") == KIND and not foreign_files(path, info)
     except (ValueError, AttributeError, OSError):
         return False
+
+
+def foreign_files(path: Path, info: dict[str, Any]) -> list[str]:
+    """Files inside export ``path`` that the export did not write (a user's own run put there):
+    ``--force`` must not delete them."""
+    ours = {MARKER, "EXPORT.md", *(info.get("files") or {})}
+    return sorted(p.relative_to(path).as_posix() for p in Path(path).rglob("*")
+                  if not p.is_dir() and p.relative_to(path).as_posix() not in ours)
 
 
 def read_run_output(from_dir: Path) -> dict[str, Any]:
@@ -148,9 +157,10 @@ def _write_corpus(path: Path, store: DocStore, fmt: str, searches: str, judged: 
                   progress: bool) -> tuple[dict[str, Any], int]:
     """Stream the corpus to ``path``; ``judged`` loses every docid seen (what stays is missing)."""
     from tqdm import tqdm
+    from .progress import shown
 
     w, n = _Writer(path), 0
-    with tqdm(total=total, desc=f"export {fmt}", unit=" doc", unit_scale=True, disable=not progress,
+    with tqdm(total=total, desc=f"export {fmt}", unit=" doc", unit_scale=True, disable=not shown(progress),
               file=sys.stderr, leave=False) as bar:
         for docid, line in _documents(store, fmt, searches):
             w.write(line)
@@ -238,7 +248,7 @@ def _readme(info: dict[str, Any], summary: str) -> str:
 
 
 def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: str | Path | None = None,
-                      force: bool = False, progress: bool = True) -> dict[str, Any]:
+                      force: bool = False, progress: bool | None = None) -> dict[str, Any]:
     """Export the collection of protocol run ``from_dir`` (its --out, or a correlate subdirectory
     such as OUT/focused) to ``out`` in ``fmt`` (``beir`` or ``trec``); returns what export.json says.
 
@@ -269,7 +279,18 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
         "holdout": bool(res.get("holdout")), "nteval_version": __version__,
         "topic_set": topic_set_id(proto.name, topics, qrels),
     }
-    with atomic_dir(out, force=force, replaceable=is_export_dir, what="an nteval export (no export.json)") as tmp:
+    from .atomic import read_lock
+
+    if force and (out / MARKER).is_file():
+        try:
+            extra = foreign_files(out, json.loads((out / MARKER).read_text(encoding="utf-8")))
+        except (ValueError, AttributeError, OSError):
+            extra = []
+        if extra:
+            raise InputError(out, f"--force would delete {len(extra)} file(s) nteval export did not write (e.g. "
+                                  f"{extra[0]}): move them out first")
+    with read_lock(index_dir), atomic_dir(out, force=force, replaceable=is_export_dir,
+                                          what="an nteval export (no export.json)") as tmp:
         files: dict[str, dict[str, Any]] = {}
         if fmt == "beir":
             files[queries_name] = _write(tmp / queries_name, (_json_line({"_id": q, "text": t}) for q, t in topics.items()))

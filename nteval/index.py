@@ -127,7 +127,7 @@ def _touched(ops: list[tuple]) -> set[str]:
 OnDone = Callable[[Path, str, dict, list], None]
 
 
-def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, jobs: int = 1,
+def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = None, jobs: int = 1,
                on_file: Callable[[list[tuple]], None] | None = None,
                on_done: OnDone | None = None, documents: str = DEFAULT_DOCUMENTS) -> tuple[list[dict], list[list[str]]]:
     """Parse ``files`` and apply them in order to ``store`` with replace/delete semantics; returns
@@ -139,10 +139,11 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool = False, j
     file touches (index look-ups, not a count of the whole table per file).
     """
     from tqdm import tqdm
+    from .progress import shown
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
-    bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not progress, file=sys.stderr, leave=False)
+    bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not shown(progress), file=sys.stderr, leave=False)
     for path, ops, sha in _parsed(files, jobs, documents):
         if on_file is not None:
             on_file(ops)
@@ -284,7 +285,7 @@ def fingerprint(manifest: dict[str, Any]) -> str:
 
 
 def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = False,
-                progress: bool = False, jobs: int | None = None, documents: str = DEFAULT_DOCUMENTS) -> dict[str, Any]:
+                progress: bool | None = None, jobs: int | None = None, documents: str = DEFAULT_DOCUMENTS) -> dict[str, Any]:
     """Build ``out`` from ``sources`` atomically and return its manifest.
 
     ``documents`` (:data:`DOCUMENT_POLICIES`): which records become documents; by default every
@@ -358,8 +359,14 @@ def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: b
         if len(store) == 0:
             from .errors import InputError
 
+            skipped: dict[str, int] = {}
+            for src in per_source:
+                for reason, n in src["skipped"].items():
+                    skipped[reason] = skipped.get(reason, 0) + n
+            why = ", ".join(f"{n:,} {reason}" for reason, n in sorted(skipped.items(), key=lambda x: -x[1]) if n)
             raise InputError(files[0] if len(files) == 1 else None,
-                             "no usable document (every record lacked a title or an abstract)")
+                             f"no usable document: every record was skipped ({why or 'none was read'}; see "
+                             "docs/indexing.md for what each reason means)")
         feed.finish()
         if on_indexed is not None:
             on_indexed()
@@ -387,7 +394,8 @@ def _build_key(documents: str) -> str:
 _BUILD_TABLES = """
 CREATE TABLE IF NOT EXISTS _build (key TEXT NOT NULL, lucene_done INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS _checkpoint (i INTEGER PRIMARY KEY, file TEXT NOT NULL, sha256 TEXT NOT NULL,
-    counts TEXT NOT NULL, deleted TEXT NOT NULL, seq INTEGER NOT NULL, batches INTEGER NOT NULL);
+    counts TEXT NOT NULL, deleted TEXT NOT NULL, seq INTEGER NOT NULL, batches INTEGER NOT NULL,
+    digests TEXT NOT NULL, documents INTEGER NOT NULL);
 """
 
 
@@ -411,7 +419,10 @@ class _Checkpoints:
         key = _build_key(documents)
         prev = _previous(tmp / STORE_FILENAME, key, files)
         rows, lucene_done = prev if isinstance(prev, tuple) else ([], False)
-        if rows and (lucene_done or pipe.resume(rows[-1]["batches"])):
+        damage = _damage(tmp, rows, lucene_done) if rows else None
+        if damage:
+            prev = damage  # (and discarded below)
+        if not damage and rows and (lucene_done or pipe.resume(rows[-1]["batches"], rows[-1]["digests"])):
             print(f"nteval: resuming the build of {out}: {len(rows)} of {len(files)} source file(s) already done"
                   + (", and the Lucene indexes" if lucene_done else ""), file=sys.stderr)
         else:
@@ -433,10 +444,11 @@ class _Checkpoints:
         """``path`` is applied (store, ids to repair, Lucene batch written): commit it."""
         self.store.flush()
         row = {"sha256": sha256, "counts": counts, "deleted": deleted, "seq": self.store.seq,
-               "batches": self.pipe.batches}
-        self.store.db.execute("INSERT INTO _checkpoint VALUES (?,?,?,?,?,?,?)",
+               "batches": self.pipe.batches, "digests": list(self.pipe.digests), "documents": len(self.store)}
+        self.store.db.execute("INSERT INTO _checkpoint VALUES (?,?,?,?,?,?,?,?,?)",
                               (len(self.rows), json.dumps(_file_id(path)), sha256, json.dumps(counts),
-                               json.dumps(deleted), row["seq"], row["batches"]))
+                               json.dumps(deleted), row["seq"], row["batches"], json.dumps(row["digests"]),
+                               row["documents"]))
         self.store.db.commit()
         self.rows.append(row)
 
@@ -456,7 +468,8 @@ def _previous(path: Path, key: str, files: Sequence[Path]) -> tuple[list[dict], 
         db = sqlite3.connect(str(path))  # its first read rolls back what the killed build left uncommitted
         try:
             [(prev_key, lucene_done)] = db.execute("SELECT key, lucene_done FROM _build").fetchall()
-            rows = db.execute("SELECT file, sha256, counts, deleted, seq, batches FROM _checkpoint ORDER BY i").fetchall()
+            rows = db.execute("SELECT file, sha256, counts, deleted, seq, batches, digests, documents FROM _checkpoint "
+                              "ORDER BY i").fetchall()
         finally:
             db.close()
     except (sqlite3.DatabaseError, ValueError):
@@ -466,8 +479,31 @@ def _previous(path: Path, key: str, files: Sequence[Path]) -> tuple[list[dict], 
     if len(rows) > len(files) or (lucene_done and len(rows) < len(files)) or any(
             json.loads(r[0]) != _file_id(f) for r, f in zip(rows, files)):
         return "other or changed source files"
-    return [{"sha256": r[1], "counts": json.loads(r[2]), "deleted": json.loads(r[3]), "seq": r[4], "batches": r[5]}
-            for r in rows], bool(lucene_done)
+    return [{"sha256": r[1], "counts": json.loads(r[2]), "deleted": json.loads(r[3]), "seq": r[4], "batches": r[5],
+             "digests": json.loads(r[6]), "documents": r[7]} for r in rows], bool(lucene_done)
+
+
+def _damage(tmp: Path, rows: list[dict], lucene_done: bool) -> str | None:
+    """Why a killed build's directory cannot be trusted to resume from, if it cannot: its store
+    holds another number of documents than its last checkpoint counted, or a staged Lucene batch
+    is not the file its checkpoint recorded (its sha256). Such damage would otherwise make a wrong
+    index under the right fingerprint."""
+    db = sqlite3.connect(str(tmp / STORE_FILENAME))
+    try:
+        n = int(db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+    except sqlite3.DatabaseError:
+        return "its document store is unreadable"
+    finally:
+        db.close()
+    if n != rows[-1]["documents"]:
+        return f"its document store holds {n:,} documents, its last checkpoint counted {rows[-1]['documents']:,}"
+    if lucene_done:
+        return None
+    for i, digest in enumerate(rows[-1]["digests"]):
+        batch = indexer.PipelinedIndexer.batch_path(tmp / ".collections", i)
+        if batch.is_file() and sha256_file(batch) != digest:
+            return f"its staged batch {batch.name} changed since its checkpoint"
+    return None
 
 
 def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
@@ -514,6 +550,13 @@ def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids
         store.db.execute(f"DROP TABLE IF EXISTS {table}")
     n = len(store)
     n_nt = store.count(INDEX_MEMBERS["nt"])
+    for name, want in (("all", n), ("nt", n_nt)):  # what Lucene holds is what the store says, or no index
+        got = indexer.doc_count(tmp / name)
+        if got != want:
+            from .errors import InputError
+
+            raise InputError(None, f"the {name} index being built holds {got:,} documents but the document store {want:,}: the build "
+                             "went wrong (a damaged resume directory?) and is discarded; run the command again")
     store_info = {"path": STORE_FILENAME, "format": store.format, "documents": n,
                   "without_title": store.count("title = ''"), "without_abstract": n - n_nt,
                   "with_title_and_abstract": store.count("title != '' AND abstract != ''"),
@@ -551,7 +594,7 @@ UPDATABLE_STORE_FORMAT = 2
 _PINNED = ("anserini_jar", "lucene")
 
 
-def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress: bool = False,
+def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress: bool | None = None,
                  jobs: int | None = None) -> dict[str, Any]:
     """Apply Medline update files (or more BEIR corpora) ``sources``, in order, to the index
     ``index_dir``; return its new manifest. The result equals a from-scratch build over the
@@ -627,6 +670,22 @@ def is_index_dir(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
 
 
+def _indexes_below(path: Path, limit: int = 3) -> str:
+    """"; the index is PATH/index" when ``path`` is a directory that holds indexes (the demo's
+    output, a project folder) two levels down at most; else ""."""
+    if not path.is_dir():
+        return ""
+    try:
+        found = sorted(p.parent for pattern in (f"*/{MANIFEST}", f"*/*/{MANIFEST}") for p in path.glob(pattern)
+                       if is_index_dir(p.parent))
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    names = ", ".join(str(p) for p in found[:limit]) + (f" and {len(found) - limit} more" if len(found) > limit else "")
+    return f"; {'the index below it is' if len(found) == 1 else 'indexes below it:'} {names}"
+
+
 def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
     (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
@@ -637,7 +696,7 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     if not Path(index_dir).exists():
         raise InputError(index_dir, "no such index directory")
     if not path.is_file():
-        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST})")
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}){_indexes_below(Path(index_dir))}")
     manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")
     problem = _manifest_problem(manifest)
     if problem:

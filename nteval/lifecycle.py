@@ -25,9 +25,18 @@ _lock = threading.Lock()
 
 def watch_parent(parent: int, interval: float = 0.2) -> bool:
     """In a worker process started by nteval process ``parent``: exit as soon as that process is
-    gone. Returns whether a watch runs (not in ``parent`` itself, nor in a process that is not its
-    direct child)."""
-    if parent == os.getpid() or os.getppid() != parent:
+    gone — at once when it is gone already (a worker that takes its first task just after nteval was
+    killed must not compute and store it). Returns whether a watch runs (not in ``parent`` itself,
+    nor in a process whose parent is another, living one)."""
+    if parent == os.getpid():
+        return False
+    if os.getppid() != parent:
+        try:
+            os.kill(parent, 0)
+        except ProcessLookupError:
+            os._exit(1)  # the nteval process that started us is gone
+        except PermissionError:
+            pass
         return False
     with _lock:
         if parent in _watching:
@@ -63,3 +72,79 @@ def die_with_parent() -> None:
     """``preexec_fn`` for child processes: the kernel sends SIGKILL when the parent thread ends."""
     if _PRCTL is not None:
         _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+
+
+def die_with_parent_gently() -> None:
+    """``preexec_fn``: the kernel sends SIGTERM (not SIGKILL) when the parent thread ends, so the
+    child can clean up after itself (:func:`run_group`)."""
+    if _PRCTL is not None:
+        _PRCTL(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+
+
+#: How much of a program's stderr is kept (its last bytes): a program writing gigabytes of stderr
+#: costs no more memory than this.
+STDERR_TAIL = 64 * 1024
+
+
+def run_group(workdir: str, tail_path: str, argv: list[str]) -> int:
+    """Run ``argv`` in a process group of its own and return its exit status; what it writes to
+    stderr is read as it comes and only the last :data:`STDERR_TAIL` bytes are kept (in
+    ``tail_path``). Once it exits, the rest of its group (background children it left) is killed,
+    so nothing it started outlives it. When this process is told to stop (SIGTERM: the nteval
+    process that started it died, or was interrupted), the whole group is killed and ``workdir``
+    removed. Started as ``python -m nteval.lifecycle WORKDIR TAIL -- ARGV...`` by
+    :func:`nteval.systems.external._run_command`."""
+    import select
+    import shutil
+    import subprocess
+
+    proc = None
+
+    def stop(_signum, _frame) -> None:
+        if proc is not None:
+            _kill_group(proc.pid)
+        shutil.rmtree(workdir, ignore_errors=True)
+        os._exit(143)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+    except OSError as err:
+        with open(tail_path, "w", encoding="utf-8") as fh:
+            fh.write(f"cannot start {argv[0]}: {err.strerror}")
+        return 127
+    tail = b""
+    fd = proc.stderr.fileno()
+    exited = False
+    while True:
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break  # every writer is gone
+            tail = (tail + chunk)[-STDERR_TAIL:]
+        elif exited:
+            break
+        if not exited and proc.poll() is not None:
+            exited = True
+            _kill_group(proc.pid)  # background children: gone with the program (their pipe ends close)
+    proc.wait()
+    with open(tail_path, "wb") as fh:
+        fh.write(tail)
+    return proc.returncode
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+if __name__ == "__main__":  # python -m nteval.lifecycle WORKDIR TAIL -- ARGV...
+    import sys
+
+    _workdir, _tail, _sep, *_argv = sys.argv[1:]
+    sys.exit(run_group(_workdir, _tail, _argv))

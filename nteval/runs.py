@@ -146,7 +146,7 @@ class RunSet(Mapping):
 
 
 def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-            runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
+            runs_dir: Path, depth: int = 1000, progress: bool | None = None, threads: int | None = None,
             key_name: str | None = None, label: str | None = None,
             scheduler: str | None = None) -> tuple[RunSet, list[RunInfo]]:
     """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order
@@ -158,13 +158,14 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     each, all at once; fusions, dense and external systems run here once their inputs are in; every
     run is written here under the same names and keys (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
+    from .progress import shown
 
     from .systems.execute import NO_LUCENE, Target, run_system
 
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 100_000:
         from .errors import InputError
 
-        raise InputError(None, f"--depth must be a whole number ≥ 1, got {depth!r}")
+        raise InputError(None, f"--depth must be a whole number within [1, 100,000], got {depth!r}")
     from .systems.external import precheck_runs
 
     precheck_runs(systems, topics, label or index_name)
@@ -183,7 +184,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
 
             remote = RemoteRuns(scheduler, Path(index_dir) / index_name, label or index_name, topics, todo, keys, depth,
                                 threads)
-    bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not progress, file=sys.stderr,
+    bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not shown(progress), file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
         for s in systems:
@@ -277,7 +278,7 @@ def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[
 
 
 def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-                    runs_dir: Path, depth: int = 1000, progress: bool = True, threads: int | None = None,
+                    runs_dir: Path, depth: int = 1000, progress: bool | None = None, threads: int | None = None,
                     label: str | None = None, sources: dict[str, str] | None = None
                     ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
     """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index

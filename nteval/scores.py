@@ -62,17 +62,18 @@ class Scores:
         return "\n".join(lines) + "\n"
 
 
-def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], progress: bool = False,
+def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], progress: bool | None = None,
                   desc: str = "evaluate", names: list[str] | None = None) -> Scores:
     """Every run (in the order given, or of ``names``) against ``qrels`` with ir_measures; one run
     is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
     from tqdm import tqdm
+    from .progress import shown
 
     order = list(runs) if names is None else list(names)
     held = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice
     todo = [n for n in held if n in order] + [n for n in order if n not in held]
     got: dict[str, tuple] = {}
-    for name in tqdm(todo, desc=desc, unit=" run", disable=not progress, file=sys.stderr, leave=False):
+    for name in tqdm(todo, desc=desc, unit=" run", disable=not shown(progress), file=sys.stderr, leave=False):
         got[name] = evaluate_run(qrels, runs[name], measures)
     return Scores(list(measures), {n: got[n][1] for n in order}, {n: got[n][0] for n in order})
 

@@ -34,6 +34,14 @@ def resamples_for(pairs: int, alpha: float = 0.05) -> int:
     return int(min(MAX_RESAMPLES, max(DEFAULT_RESAMPLES, 20 * pairs / alpha)))
 
 
+def _resamples_text(n_resamples: int, pairs: int) -> str:
+    """The resample count, and why it is more than the usual 10,000 when it is."""
+    if n_resamples <= DEFAULT_RESAMPLES:
+        return f"{n_resamples:,} random sign flips"
+    return (f"{n_resamples:,} random sign flips (20 × {pairs:,} pairs / alpha: enough that the smallest p a random test "
+            "can give survives the correction over every pair)")
+
+
 def _exact(n: int, n_resamples: int) -> bool:
     """Enumerate all 2^n sign flips (the exact test) when that is no more than the resamples."""
     return n <= 30 and 2 ** n <= n_resamples
@@ -136,7 +144,7 @@ def compare_systems(per_topic: dict[str, dict[str, float]], measure: str, correc
     return {
         "measure": measure, "topics": len(qids),
         "test": f"paired randomization test (sign flips of per-topic differences), two-sided, "
-                f"{'exact' if exact else f'{n_resamples} resamples'}",
+                f"{'exact (every sign flip)' if exact else _resamples_text(n_resamples, len(pairs))}",
         "correction": CORRECTIONS[correction], "alpha": alpha,
         "pairs": [{"a": names[a], "b": names[b], "diff": round(float(means[a] - means[b]), 6),
                    "p": float(pv), "p_adjusted": float(pa), "significant": bool(pa <= alpha)}

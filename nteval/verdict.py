@@ -29,9 +29,12 @@ class VerdictSpec:
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:
     """One-line error when too few topics are left for a ranking to mean anything."""
     if used < min_topics:
+        if requested < min_topics and eligible >= min_topics:  # the corpus has enough: the request was small
+            fix = f"ask for more (--topics {min_topics} or more), or lower the floor with --min-topics"
+        else:
+            fix = "use a larger corpus or relax the topic filters, or lower the floor with --min-topics"
         raise InputError(where, f"{protocol}: only {used} usable topics (asked for {requested}, {eligible} eligible as topics) "
-                                f"— below the floor of {min_topics} topics for a meaningful system ranking; "
-                                f"use a larger corpus or relax the topic filters, or lower the floor with --min-topics")
+                                f"— below the floor of {min_topics} topics for a meaningful system ranking; {fix}")
 
 
 def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]], correction: str = "holm",
@@ -98,7 +101,7 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
         small = sorted((p for p in eff["pairs"] if p["class"] == "different, but smaller than the MMD"),
                        key=lambda p: abs(p["diff"]))[:3]
         for p in small:
-            lines.append(f"    e.g. {p['a']} vs {p['b']}: {p['diff']:+.4f} [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}] "
+            lines.append(f"    e.g. {p['a']} vs {p['b']}: {p['diff']:+.4f} (95 % CI [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}]) "
                          f"({p['relative']:.1%} of the better score): real, but below the MMD")
         if eff.get("ceiling"):
             lines.append(f"  ceiling: {eff['ceiling']['note']}")

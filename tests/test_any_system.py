@@ -210,9 +210,10 @@ def test_bad_external_runs_are_one_line_errors(first200_index, focused_out, tmp_
     assert json.loads((focused_out / "results.json").read_text())["systems"]["bm25"]["RR"] > 0
 
 
-def test_yaml_declares_external_runs_callables_and_commands(tmp_path):
+def test_yaml_declares_external_runs_callables_and_commands(tmp_path, monkeypatch):
     from nteval.systems.base import load_systems
 
+    monkeypatch.setenv("NTEVAL_ALLOW_CODE", "1")  # (callables and commands: see test_code_needs_consent)
     (tmp_path / "r.run").write_text("1 Q0 d 1 1.0 t\n")
     ok = tmp_path / "ok.yaml"
     ok.write_text("- {name: bm25, algorithm: bm25}\n- {name: mine, run: r.run}\n"
@@ -234,6 +235,23 @@ def test_yaml_declares_external_runs_callables_and_commands(tmp_path):
         bad.write_text(body)
         with pytest.raises(InputError, match=needle.replace("{", r"\{").replace("}", r"\}")):
             load_systems(bad)
+
+
+def test_code_needs_consent(tmp_path, monkeypatch):
+    """N12: a systems file with callable:/command: runs code; it is refused without --allow-code
+    (listing it runs nothing and is fine)."""
+    from nteval.systems.base import load_systems
+
+    monkeypatch.delenv("NTEVAL_ALLOW_CODE", raising=False)
+    yml = tmp_path / "code.yaml"
+    yml.write_text("- {name: bm25, algorithm: bm25}\n- {name: cmd, command: 'prog {topics} {run}', version: 1}\n")
+    with pytest.raises(InputError, match=r"system 'cmd' runs code \(command: .*give --allow-code"):
+        load_systems(yml)
+    assert [s.name for s in load_systems(yml, listing=True)] == ["bm25", "cmd"]
+    r = _cli("systems", yml)
+    assert r.exit_code == 0 and "cmd" in r.output
+    monkeypatch.setenv("NTEVAL_ALLOW_CODE", "1")
+    assert len(load_systems(yml)) == 2
 
 
 # -- callables and external programs -----------------------------------------------------------------

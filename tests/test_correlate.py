@@ -47,7 +47,9 @@ def test_correlate_report(correlated):
         for k, (lo, hi) in p["ci95"].items():
             est = p["stats"][k]["value"]
             assert est is None or lo - 1e-12 <= est <= hi + 1e-12, (p["nt"], k, est, lo, hi)
-    assert (out / "report.md").read_text().startswith("## Verdicts")
+    md = (out / "report.md").read_text()  # bottom line, caveats, verdicts, then the tables
+    assert md.startswith("**Bottom line:** NT focused (RR) orders the systems like human AP at Kendall τ")
+    assert md.index("## Read with care") < md.index("## Verdicts") < md.index("## Agreement of NT rankings")
     # does NT reward a system over bm25 more than humans do? (CIs contain their estimates)
     adv = next(p for p in rep["pairs"] if (p["nt"], p["nt_measure"], p["human_measure"]) == ("highrecall", "AP", "AP"))
     for name, a in adv["advantage_vs_bm25"].items():

@@ -199,6 +199,11 @@ def test_export_errors_are_one_line(focused_out, sample_index, tmp_path):
     _one_line_error(_invoke("--from", str(focused_out), "--format", "beir", "--out", str(mine), "--force"),
                     "--force refused")
     assert (mine / "notes.txt").read_text() == "keep me"
+    (Path(out) / "qrels").mkdir(exist_ok=True)
+    (Path(out) / "qrels" / "myrun.run").write_text("my precious run\n")  # a user's file inside an export (N35)
+    _one_line_error(_invoke("--from", str(focused_out), "--format", "beir", "--out", out, "--force"),
+                    "would delete 1 file(s) nteval export did not write", "qrels/myrun.run")
+    assert (Path(out) / "qrels" / "myrun.run").read_text() == "my precious run\n"
     assert not list(tmp_path.glob(".*.tmp-*"))  # nothing half-written left behind
 
 

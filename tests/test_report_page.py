@@ -26,7 +26,9 @@ addEventListener('load', () => {
   const out = {
     rem: parseFloat(cs(document.documentElement).fontSize), bodyFont: parseFloat(cs(document.body).fontSize),
     viewport: innerWidth, pageWidth: document.documentElement.scrollWidth,
-    images: all('figure img').map(i => ({shown: i.getBoundingClientRect().width, natural: i.naturalWidth})),
+    images: all('figure img').map(i => ({shown: i.getBoundingClientRect().width, natural: i.naturalWidth,
+                                         top: Math.round(i.getBoundingClientRect().top + scrollY)})),
+    tablesFit: all('.scroll').map(d => d.scrollWidth <= d.clientWidth + 1),
     firstColumn: all('table:not(.kv) tr > :first-child').map(c => cs(c).textAlign),
     numbers: all('table:not(.kv) td').map(c => cs(c).textAlign),
     headings: all('h2').map(h => h.textContent), text: document.body.innerText,
@@ -73,8 +75,16 @@ def test_report_html_reads_well_in_a_real_browser(correlated, tmp_path):
     wide = _layout(page, tmp_path, 1280)
     assert wide["bodyFont"] >= 16
     assert len(wide["images"]) == len(rep["pairs"])
-    for img in wide["images"]:  # decoded, wider than the old 32em cap, never wider than the window
-        assert img["natural"] >= 800 and 32 * wide["rem"] < img["shown"] <= wide["viewport"]
+    for img in wide["images"]:  # decoded, small multiples: readable, never wider than the window
+        assert img["natural"] >= 600 and 20 * wide["rem"] <= img["shown"] <= wide["viewport"]
+    rows = [img["top"] for img in wide["images"]]
+    assert len(set(rows)) < len(rows)  # at least two figures side by side
+    assert wide["tablesFit"] and all(wide["tablesFit"])  # every table fits the 1,280 px page: nothing clipped
+    heads = wide["headings"]  # bottom line, caveats, verdicts (with their biases, disagreements), figures, tables
+    assert heads[0].startswith("Read with care") and heads[1].startswith("Verdicts")
+    assert heads.index("NT scores against human scores") < heads.index("Agreement of NT rankings with human judgments")
+    lines = [x for x in wide["text"].splitlines() if x.strip()]
+    assert lines[2].startswith("Bottom line:"), lines[:4]  # after the title and the provenance line
     assert wide["firstColumn"] and set(wide["firstColumn"]) == {"left"}  # names, header included
     assert wide["numbers"] and set(wide["numbers"]) == {"right"}
     assert {"Settings", "Versions"} <= set(wide["headings"])
@@ -143,7 +153,7 @@ def _rename(obj, names: dict[str, str]):
     return names.get(obj, obj) if isinstance(obj, str) else obj
 
 
-HOSTILE = ["R&D_50% #1", "a|b {x}", "back\\slash ~^", "<i>bold</i>", "café $5", "plain"]
+HOSTILE = ["R&D_50% #1", "a|b {x}", "back\\slash ~^", "<i>bold</i>", "café $5", "<!-- hides the rest"]
 
 
 def test_hostile_system_names_are_escaped_in_every_report(correlated, tmp_path):
@@ -159,6 +169,8 @@ def test_hostile_system_names_are_escaped_in_every_report(correlated, tmp_path):
     assert "<i>bold</i>" not in page and "&lt;i&gt;bold&lt;/i&gt;" in page
     md = (tmp_path / "report.md").read_text(encoding="utf-8")
     assert "| a\\|b {x} |" in md  # a | in a name does not split its table cell
+    assert "<i>" not in md and "<!--" not in md and "&lt;i&gt;bold&lt;/i&gt;" in md  # raw HTML would render
+    assert "&lt;!-- hides the rest" in md
     if shutil.which("pdflatex"):
         done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=tmp_path,
                               capture_output=True, text=True, timeout=120)

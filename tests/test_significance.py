@@ -92,6 +92,6 @@ def test_many_systems_can_still_be_told_apart():
     rng = np.random.default_rng(0)
     per = {f"s{i:02d}": {f"q{j}": float(0.02 * i + rng.normal(0, 0.1)) for j in range(300)} for i in range(24)}
     res = compare_systems(per, "AP")
-    assert resamples_for(276) == 110_400 and "110400 resamples" in res["test"]
+    assert resamples_for(276) == 110_400 and "110,400 random sign flips (20 × 276 pairs / alpha" in res["test"]
     assert sum(p["significant"] for p in res["pairs"]) > 200 and len(res["groups"]) > 5
     assert res["groups"][0][0] == "s23" and res["groups"][-1][-1] == "s00"

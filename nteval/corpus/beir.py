@@ -75,6 +75,17 @@ def bounded_lines(fh, limit: int) -> Iterator[tuple[str, bool]]:
             yield line, False
 
 
+def _first_bad_line(path: Path, opener) -> int | None:
+    """The number of the first line of ``path`` that is not UTF-8 (None: none is)."""
+    with opener(path, "rb") as fh:
+        for lineno, raw in enumerate(fh, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return lineno
+    return None
+
+
 def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Document | Skipped]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -101,7 +112,8 @@ def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Docume
                     yield Document(docid=docid, title=title, abstract_parts=[text] if text else [], meta=meta)
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise InputError(path, f"truncated or corrupt gzip stream: {err}", place=f"after line {lineno}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(path, f"not UTF-8: {err.reason}", place=f"line {lineno + 1}") from None
+    except UnicodeDecodeError as err:  # the decoder reads ahead: find the line the bad bytes are on
+        raise InputError(path, f"not UTF-8: {err.reason}", place=f"line {_first_bad_line(path, opener) or lineno + 1}") \
+            from None
     if lineno == 0:
         raise InputError(path, "empty file: no corpus lines")

@@ -133,10 +133,21 @@ def _check_external_sides(systems: list, sides: list[str]) -> None:
                                                             f"(has: {', '.join(sorted(runs))})")
 
 
-def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
+def run_correlate(index_dir: str | Path, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    """:func:`_run_correlate` with the index read-locked for the whole run (its protocols and the
+    human topics search one unchanging index, see :func:`nteval.atomic.read_lock`)."""
+    from ..atomic import read_lock
+    from ..lucene import jvm
+
+    jvm.preflight()  # a Java VM that could not start fails before OUT is touched
+    with read_lock(Path(index_dir).absolute()):
+        return _run_correlate(Path(index_dir).absolute(), *args, **kwargs)
+
+
+def _run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
                   systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
                   depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
-                  pairs: tuple | None = None, progress: bool = True, min_topics: int = MIN_TOPICS,
+                  pairs: tuple | None = None, progress: bool | None = None, min_topics: int = MIN_TOPICS,
                   min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
                   correction: str = "holm", highrecall: dict[str, Any] | None = None,
                   protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
@@ -156,6 +167,8 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
     from ..runs import run_memory_budget
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 10 <= n_boot <= 100_000:
+        raise InputError(None, f"--bootstrap must be a whole number within [10, 100,000], got {n_boot!r}")
     mmd = MMD.parse(mmd)
     check_task(task)
     if task is not None and TASKS[task][0] not in protocols:
@@ -239,8 +252,10 @@ def run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | 
 
     from tqdm import tqdm
 
+    from ..progress import shown
+
     bar = tqdm(total=len(names) * sum(len(q) for q in base_q.values()), desc="run-based baselines", unit=" eval",
-               disable=not progress, file=sys.stderr, leave=False)
+               disable=not shown(progress), file=sys.stderr, leave=False)
     for b, qsets in base_q.items():
         bscores = {}
         for n in names:

@@ -70,8 +70,8 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
 
 
 def caveat_blocks(items: list[dict[str, str]]) -> list[tuple]:
-    """The caveats as report blocks (see :mod:`nteval.report.document`), right after the verdicts."""
+    """The caveats as report blocks (see :mod:`nteval.report.document`), right after the bottom line."""
     if not items:
         return []
-    return [("h2", "Read with care: figures below that cannot mean anything here"),
+    return [("h2", "Read with care: figures in this report that cannot mean anything here"),
             ("ul", [[f"**{c['figure']}**: {c['why']}."] for c in items])]

@@ -65,8 +65,9 @@ def read_runs(source: str | Path) -> dict[str, Run]:
 
 
 def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_depth: int = 100,
-                   trials: int = 10, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+                   trials: int = 10, seed: int = 0, progress: bool | None = None) -> dict[str, Any]:
     from tqdm import tqdm
+    from ..progress import shown
 
     topics = sorted(qrels)
     if not any(q in run for run in runs.values() for q in topics):
@@ -77,7 +78,7 @@ def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_
     pseudo = {"reference_count": [reference_count_qrels(runs, topics, n_rel, pool_depth)]}
     pseudo["soboroff"] = [soboroff_qrels(runs, topics, n_rel, pool_depth, seed=seed + t) for t in range(trials)]
     scores: dict[str, dict[str, dict[str, float]]] = {"official": {}, "reference_count": {}, "soboroff": {}}
-    bar = tqdm(total=len(names) * (2 + trials), disable=not progress, unit=" eval", leave=False)
+    bar = tqdm(total=len(names) * (2 + trials), disable=not shown(progress), unit=" eval", leave=False)
     for name in names:
         scores["official"][name] = evaluate_run(qrels, runs[name], measures)[0]
         bar.update()

@@ -126,7 +126,7 @@ def load_qrels(path: str | Path) -> Qrels:
     """Qrels in TREC (4 columns) or BEIR (3 columns, optional header) layout."""
     path = Path(path)
     if not path.is_file():
-        raise InputError(path, "no such qrels file")
+        raise InputError(path, "a directory, not a qrels file" if path.is_dir() else "no such qrels file")
     first = ""
     for _n, parts in _first_rows(path):
         first = " ".join(parts)

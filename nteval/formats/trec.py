@@ -150,22 +150,63 @@ def read_run(path: Path, tags: set[str] | None = None) -> Run:
     """A TREC run (6 columns). Scores must be finite numbers and a docid may appear once per topic
     (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line.
     The run tags seen (6th column) are added to ``tags`` when given."""
-    import math
-
     out: Run = {}
     seen: dict[str, dict[str, int]] = {}
     for n, (qid, _q0, docid, _rank, score, tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
         if tags is not None:
             tags.add(tag)
-        try:
-            s = float(score)
-        except ValueError:
-            raise InputError(path, f"score {short(score)} is not a number", place=f"line {n}") from None
-        if not math.isfinite(s):
-            raise InputError(path, f"score {short(score)} is not a finite number", place=f"line {n}")
+        s = _score(path, score, n)
         first = seen.setdefault(qid, {}).setdefault(docid, n)
         if first != n:
             raise InputError(path, f"topic {short(qid)} ranks document {short(docid)} twice (first at line {first})",
                              place=f"line {n}")
         out.setdefault(qid, []).append((docid, s))
+    return out
+
+
+def _score(path: Path, score: str, n: int) -> float:
+    """A run line's score: a finite number, else an error naming the file and line."""
+    import math
+
+    try:
+        s = float(score)
+    except ValueError:
+        raise InputError(path, f"score {short(score)} is not a number", place=f"line {n}") from None
+    if not math.isfinite(s):
+        raise InputError(path, f"score {short(score)} is not a finite number", place=f"line {n}")
+    return s
+
+
+def read_run_top(path: Path, depth: int) -> Run:
+    """A TREC run read as it streams, each topic cut to its ``depth`` best hits (trec_eval's order):
+    memory grows with topics × depth, not with the file (a 10M-line run of 1,000 topics at depth
+    1,000 holds 1M hits). The same checks as :func:`read_run` on every line; a document ranked twice
+    is refused when both are among the hits kept."""
+    import heapq
+    import math
+    import struct
+
+    f32 = struct.Struct("f")
+    heaps: dict[str, list[tuple[float, str, float, int]]] = {}
+    for n, (qid, _q0, docid, _rank, score, _tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+        s = _score(path, score, n)
+        try:
+            key = f32.unpack(f32.pack(s))[0]
+        except OverflowError:  # beyond float32: the sign is its order, as trec_eval's float
+            key = math.copysign(math.inf, s)
+        item = (key, docid, s, n)
+        h = heaps.setdefault(qid, [])
+        if len(h) < depth:
+            heapq.heappush(h, item)
+        elif item > h[0]:
+            heapq.heapreplace(h, item)
+    out: Run = {}
+    for qid, h in heaps.items():
+        first: dict[str, int] = {}
+        for _key, docid, _s, n in sorted(h, key=lambda x: x[3]):
+            if docid in first:
+                raise InputError(path, f"topic {short(qid)} ranks document {short(docid)} twice (first at line "
+                                       f"{first[docid]})", place=f"line {n}")
+            first[docid] = n
+        out[qid] = [(docid, s) for _key, docid, s, _n in sorted(h, reverse=True)]
     return out

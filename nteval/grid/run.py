@@ -41,19 +41,21 @@ class Judgments:
 def find_system(spec: str, systems: str | Path | None) -> System:
     """``--system``: an algorithm name (its default parameters), or a system's name in ``--systems``
     (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
-    from ..systems.sets import builtin_systems, find_named_system, resolve_systems
+    from ..systems.sets import builtin_systems, find_named_system, resolve_systems, suggest_system
 
     if spec in ALGORITHMS:
         return make_system(spec, spec)
-    found = find_named_system(spec, [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"),
-                                     builtin_systems("wide"), builtin_systems("default")])
+    files = [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"), builtin_systems("wide"),
+             builtin_systems("default")]
+    found = find_named_system(spec, files)
     if found is not None:
         s, path = found
         if s.algorithm == "rrf":
             raise InputError(path, f"--system {spec}: a fusion of runs has no gridable parameter of its own")
         return s
-    raise InputError(None, f"--system {spec!r}: neither an algorithm ({', '.join(a for a in ALGORITHMS if a != 'rrf')}) "
-                           "nor a system name in the systems file or the shipped sets")
+    raise InputError(None, f"--system {spec!r}{suggest_system(spec, files, tuple(ALGORITHMS))}: neither an algorithm "
+                           f"({', '.join(a for a in ALGORITHMS if a != 'rrf')}) nor a system name in the systems file or "
+                           "the shipped sets")
 
 
 def protocol_list(protocol: str) -> list[str]:
@@ -106,6 +108,8 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         stats = dict(tset.stats)
         if "sample" in stats and "sample" not in info:
             info["sample"] = {**stats["sample"], "eligible_documents": stats.get("eligible_documents")}
+        check_topic_floor(f"grid {name}", tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
+                          min_topics, index_dir)
         rest = {k: v for k, v in stats.items() if k not in ("sample", "eligible_documents", "topics_requested")}
         if rest:
             info[name] = rest
@@ -118,8 +122,6 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
             write_text(out / name / "holdout.tsv",  # qid → the documents its fold holds out
                        "".join(f"{q}\t{','.join(tset.source(x) for x in f)}\n" for f in folds for q in f
                                if q in tset.topics))
-        check_topic_floor(f"grid {name}", tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
-                          min_topics, index_dir)
         chosen = tuple(measures) if measures else proto.grid_measures
         out_js.append(Judgments(name, f"{proto.searches}-holdout" if tset.holdout else proto.searches, out / name,
                                 chosen, len(tset.topics)))
@@ -267,10 +269,16 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: 
     from ..answer import TASKS, check_task
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
+    from ..lucene import jvm
+
+    jvm.preflight()  # so does a Java VM that could not start
     task = check_task(kwargs.pop("task", None))
     if task is not None and TASKS[task][0] not in protocol_list(kwargs.get("protocol", "both")):
         raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol; add it to --protocol")
-    with out_dir_lock(out), cluster_session(kwargs.get("scheduler"), [Path(index_dir)]):
+    from ..atomic import read_lock
+
+    index_dir = Path(index_dir).absolute()
+    with out_dir_lock(out), read_lock(index_dir), cluster_session(kwargs.get("scheduler"), [index_dir]):
         result = _run_grid(index_dir, out, params, *args, **kwargs)
         if task is not None:
             result["task"], result["answer"] = task, grid_headline(task, result)
@@ -298,7 +306,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
              seed: int = 42, depth: int = 1000, queries: str | Path | None = None, qrels: str | Path | None = None,
              field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
              zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
-             fallback: str = "skip", jobs: int = 1, progress: bool = True, plots: bool = True,
+             fallback: str = "skip", jobs: int = 1, progress: bool | None = None, plots: bool = True,
              combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
              preset: str | None = None, protocol_params: dict[str, dict[str, Any]] | None = None,
              references: list[System] | None = None, scheduler: str | None = None, **filters: Any) -> dict[str, Any]:
@@ -311,6 +319,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``): its workers compute the cells
     and the references' Lucene runs instead of ``jobs`` local processes (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
+    from ..progress import shown
 
     t_start = time.perf_counter()
     index_dir, out = Path(index_dir), Path(out)
@@ -364,7 +373,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     for stale in (out / "cells").glob("*/.*.json.*"):  # temp files of cells a killed run was writing
         stale.unlink(missing_ok=True)
     todo = [(task, key) for _, _, task, key in plan if read_cell(Path(task.path), key) is None]
-    bar = tqdm(total=len(plan), initial=len(plan) - len(todo), unit=" cell", desc="grid", disable=not progress,
+    bar = tqdm(total=len(plan), initial=len(plan) - len(todo), unit=" cell", desc="grid", disable=not shown(progress),
                file=sys.stderr, mininterval=0.5)
     t0 = time.perf_counter()
     try:

@@ -24,6 +24,8 @@ def _number(text: str, spec: str) -> Decimal:
         raise InputError(None, f"--param {spec}: {text.strip()!r} is not a number") from None
     if not d.is_finite():
         raise InputError(None, f"--param {spec}: {text.strip()!r} is not a finite number")
+    if d and not -20 <= d.adjusted() <= 20:  # (1e999999 took 36 s of CPU before the cell count was checked)
+        raise InputError(None, f"--param {spec}: {text.strip()[:40]!r} is out of range (a value between 1e-20 and 1e20)")
     return d
 
 
@@ -40,6 +42,8 @@ def parse_axis(spec: str) -> Axis:
         start, stop, step = (_number(p, spec) for p in parts)
         if step <= 0 or stop < start:
             raise InputError(None, f"--param {spec}: need STEP > 0 and STOP ≥ START")
+        if (stop - start) > step * MAX_CELLS:  # (checked before the division: no huge integers)
+            raise InputError(None, f"--param {spec}: more than {MAX_CELLS} values")
         n = int((stop - start) / step) + 1
         if n > MAX_CELLS:
             raise InputError(None, f"--param {spec}: {n} values (at most {MAX_CELLS})")

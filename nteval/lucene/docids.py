@@ -51,12 +51,35 @@ def table_path(index_dir: Path, reader) -> Path:
     return Path(index_dir) / f"{PREFIX}{commit.getSegmentsFileName()}.npy"
 
 
-def _load(path: Path, max_doc: int) -> np.ndarray | None:
+def _load(path: Path, max_doc: int, reader=None) -> np.ndarray | None:
+    """The table at ``path`` if it is one of ``max_doc`` entries that agree with the index where
+    sampled (:func:`_agrees`), else None (missing, truncated, garbage, reordered: written again)."""
     try:
         arr = np.load(path, mmap_mode="r")
     except (OSError, ValueError):
         return None
-    return arr if arr.ndim == 1 and arr.shape[0] == max_doc else None
+    if arr.ndim != 1 or arr.shape[0] != max_doc:
+        return None
+    return arr if reader is None or _agrees(arr, reader) else None
+
+
+#: How many Lucene documents a table is checked at (spread over the index, the ends included).
+SAMPLE = 64
+
+
+def _agrees(arr: np.ndarray, reader) -> bool:
+    """The table gives the index's own id at :data:`SAMPLE` documents spread over it (a reordered or
+    foreign table of the right length fails at almost any of them)."""
+    n = int(arr.shape[0])
+    if n == 0:
+        return True
+    table = DocidTable(arr)
+    stored = reader.storedFields()
+    for d in sorted({int(x) for x in np.linspace(0, n - 1, min(n, SAMPLE))}):
+        doc = stored.document(d)
+        if doc is None or str(doc.get("id")) != table[d]:
+            return False
+    return True
 
 
 def _java_write(reader, path: Path | str) -> None:
@@ -86,7 +109,11 @@ def open_table(index_dir: Path, reader) -> DocidTable:
     nteval cannot write, built in a temporary file and read into memory)."""
     max_doc = int(reader.maxDoc())
     path = table_path(index_dir, reader)
-    arr = _load(path, max_doc)
+    arr = _load(path, max_doc, reader)
+    if arr is None and path.is_file():
+        import sys
+
+        print(f"note: the docid table {path} does not match its index (damaged?): writing it again", file=sys.stderr)
     if arr is None:
         try:
             arr = _load(write_table(index_dir, reader), max_doc)

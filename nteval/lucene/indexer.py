@@ -10,6 +10,7 @@ parsed, and repairs replaced/deleted documents at the end.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import queue
@@ -207,13 +208,14 @@ class PipelinedIndexer:
     """
 
     def __init__(self, targets: dict[str, Path], staging: Path, workers: int | None = None, eager: bool | None = None,
-                 progress: bool = False):
+                 progress: bool | None = None):
         if set(targets) != set(NAMES):
             raise ValueError(f"targets must be {NAMES}, got {sorted(targets)}")
         self.targets = targets
         self.progress = progress
         self.staging = staging
         self.batches = 0
+        self.digests: list[str] = []  # sha256 of each batch file as written (a resumed build checks them)
         cores = os.cpu_count() or 1
         child_memory()  # a bad NTEVAL_INDEX_*_MB fails here, before any work
         self.eager = cores >= 4 if eager is None else eager
@@ -226,8 +228,12 @@ class PipelinedIndexer:
         self._lock = threading.Lock()  # no builder starts once close() has begun
         self._closing = False
 
+    @staticmethod
+    def batch_path(staging: Path, i: int) -> Path:
+        return staging / "json" / f"{i:05d}.jsonl"
+
     def _batch(self, i: int) -> Path:
-        return self.staging / "json" / f"{i:05d}.jsonl"
+        return self.batch_path(self.staging, i)
 
     def _shards(self, i: int | str) -> dict[str, Path]:
         """Batch ``i``'s shard pair (eager), or the one of a whole stream (``"stream"``: a name no
@@ -276,14 +282,18 @@ class PipelinedIndexer:
         src = self._batch(i)
         src.parent.mkdir(parents=True, exist_ok=True)
         written = 0
+        digest = hashlib.sha256()
         with open(src, "w", encoding="utf-8") as fh:  # (a leftover of a killed run being resumed is replaced)
             for docid, title, abstract in rows:
-                fh.write(f"[{_json(docid)}, {_json(title)}, {_json(abstract)}]\n")
+                line = f"[{_json(docid)}, {_json(title)}, {_json(abstract)}]\n"
+                fh.write(line)
+                digest.update(line.encode("utf-8"))
                 written += 1
         if not written:
             src.unlink()
             return 0
         self.batches += 1
+        self.digests.append(digest.hexdigest())
         self._submit(i)
         return written
 
@@ -308,11 +318,12 @@ class PipelinedIndexer:
         """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
         Lucene phase, silent otherwise, runs."""
         from tqdm import tqdm
+        from ..progress import shown
 
         self._commit_stream()
         pending = {f for f in self._futures if not f.done()}
         with tqdm(total=len(self._futures), initial=len(self._futures) - len(pending), desc="lucene", unit=" index",
-                  disable=not self.progress, file=sys.stderr, leave=False) as bar:
+                  disable=not shown(self.progress), file=sys.stderr, leave=False) as bar:
             while pending:
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 bar.update(len(done))
@@ -320,13 +331,15 @@ class PipelinedIndexer:
         for f in self._futures:
             f.result()
 
-    def resume(self, batches: int) -> bool:
+    def resume(self, batches: int, digests: list[str] | None = None) -> bool:
         """Go on after a killed run whose first ``batches`` batches were complete: drop what came
         after them (and any half-made shard or target), queue the batches still to index. False
-        (and nothing done) when a batch file of those is missing: nothing to resume from."""
+        (and nothing done) when a batch file of those is missing: nothing to resume from.
+        ``digests``: their sha256 as written (the caller checked the files against them)."""
         if any(not self._batch(i).is_file() for i in range(batches)):
             return False
         self.batches = batches
+        self.digests = list(digests or [])[:batches]
         for target in self.targets.values():
             shutil.rmtree(target, ignore_errors=True)
         folder = self.staging / "json"
@@ -387,6 +400,15 @@ class PipelinedIndexer:
         self._stream = None
         if cleanup:
             shutil.rmtree(self.staging, ignore_errors=True)
+
+
+def doc_count(path: Path) -> int:
+    """The live documents of the Lucene index at ``path`` (in this process's JVM)."""
+    reader = jvm.autoclass("org.apache.lucene.index.DirectoryReader").open(_directory(path))
+    try:
+        return int(reader.numDocs())
+    finally:
+        reader.close()
 
 
 def _directory(path: Path):

@@ -38,7 +38,43 @@ def _heap_option() -> str:
         from ..errors import InputError
 
         raise InputError(None, f"NTEVAL_JVM_HEAP must look like 2g or 1536m, got {heap!r}")
+    _check_room(int(heap[:-1]) << (30 if heap[-1].lower() == "g" else 20))
     return f"-Xmx{heap}"
+
+
+def preflight() -> None:
+    """Before a command writes anything: the one-line error the JVM's start would give
+    (NTEVAL_JVM_HEAP malformed, more than the memory, beyond ``ulimit -v``), now rather than after
+    topics are written."""
+    if not _started:
+        _heap_option()
+
+
+#: Address space the JVM reserves besides its heap (code cache, metaspace, thread stacks,
+#: compressed class space): measured ≈ 2.5 GB for Java 21 here; below heap + this it cannot start.
+JVM_OVERHEAD = 2560 << 20
+
+
+def _check_room(heap_bytes: int) -> None:
+    """One line instead of the JVM's own exit(1) (its message on stdout, no nteval line, a
+    half-written OUT) when the heap cannot be had: more than the machine's memory, or more than the
+    process's address-space limit (``ulimit -v``) leaves room for."""
+    import resource
+
+    from ..errors import InputError
+
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        total = 0
+    if total and heap_bytes > total:
+        raise InputError(None, f"NTEVAL_JVM_HEAP asks for {heap_bytes >> 20:,} MB, more than this machine's "
+                               f"{total >> 20:,} MB of memory: lower it (e.g. 2g)")
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft != resource.RLIM_INFINITY and soft < heap_bytes + JVM_OVERHEAD:
+        raise InputError(None, f"the Java VM cannot start within this process's address-space limit (ulimit -v: "
+                               f"{soft >> 20:,} MB; its heap, NTEVAL_JVM_HEAP, is {heap_bytes >> 20:,} MB and it needs "
+                               f"about {JVM_OVERHEAD >> 20:,} MB more): raise the limit or lower NTEVAL_JVM_HEAP")
 
 
 PYSERINI_HINT = "pip install --no-deps pyserini==1.6.0"

@@ -45,7 +45,9 @@ def get(name: str) -> Protocol:
     if name not in _LOADED:
         modules = _modules()
         if name not in modules:
-            raise InputError(None, f"no protocol {name!r} (known: {', '.join(names())})")
+            from ..errors import suggest
+
+            raise InputError(None, f"no protocol {name!r}{suggest(name, names())} (known: {', '.join(names())})")
         target = modules[name]
         module_name, _, attr = target.partition(":")
         module = import_module(module_name)

@@ -33,7 +33,7 @@ class ProtocolSpec:
     """Parameters every protocol has. Subclasses add theirs with :func:`param`."""
 
     n_topics: int = param(1000, "topics to sample", min=1)
-    seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)")
+    seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
 
     def __post_init__(self) -> None:
         self.validate()
@@ -154,7 +154,7 @@ class Protocol:
     #: (NT measure, human measure) pairs ``nteval correlate`` reports (default: verdict measure vs AP)
     correlate_pairs: ClassVar[tuple[tuple[str, str], ...]] = ()
 
-    def build(self, index_dir: Path, spec: ProtocolSpec, out: Path, progress: bool = False,
+    def build(self, index_dir: Path, spec: ProtocolSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         """Topics and qrels (deterministic for a spec and an index). May write protocol files
         under ``out`` (the caller writes topics.tsv and qrels.txt). ``systems_path``: the systems

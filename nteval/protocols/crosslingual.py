@@ -62,7 +62,7 @@ class CrossLingual(Protocol):
                "systems search nt; results per language")
     requires = ("vernacular",)
 
-    def build(self, index_dir: Path, spec: CrossLingualSpec, out: Path, progress: bool = False,
+    def build(self, index_dir: Path, spec: CrossLingualSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         eligible = _eligible(index_dir, spec)
         wanted = list(spec.languages) or sorted(eligible)

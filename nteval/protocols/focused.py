@@ -60,7 +60,7 @@ class Focused(Protocol):
     summary = "query: a sampled document's title; relevant: its own abstract; systems search nt (titles stripped)"
     correlate_pairs = (("RR", "nDCG@10"), ("RR", "AP"))
 
-    def build(self, index_dir: Path, spec: DocumentSampleSpec, out: Path, progress: bool = False,
+    def build(self, index_dir: Path, spec: DocumentSampleSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         ids, n_eligible = sample_documents(index_dir, spec)
         store = DocStore(Path(index_dir) / STORE)

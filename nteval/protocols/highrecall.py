@@ -54,10 +54,13 @@ def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = N
         if len(found) != 1:
             raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
         return found[0]
-    found = find_named_system(str(sref), [systems_path, builtin_systems("table1"), builtin_systems("default")])
+    files = [systems_path, builtin_systems("table1"), builtin_systems("default")]
+    found = find_named_system(str(sref), files)
     if found is not None:
         return found[0]
-    raise InputError(None, f"--sref {sref!r}: no such system in {systems_path or 'the systems file'} or the shipped sets "
+    from ..systems.sets import suggest_system
+
+    raise InputError(None, f"--sref {sref!r}{suggest_system(str(sref), files)}: no such system in {systems_path or 'the systems file'} or the shipped sets "
                            "(give a name from them or a YAML file with one system)")
 
 
@@ -87,7 +90,7 @@ def apply_preset(name: str) -> tuple[list[System], str, bool, bool, str]:
 
 def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
                       zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
-                      fallback: str = "skip", progress: bool = True, combine: str = "vote", graded: bool = False,
+                      fallback: str = "skip", progress: bool | None = None, combine: str = "vote", graded: bool = False,
                       holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str], dict[str, str]]:
     """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, the sentence
     of every sampled doc that has one (runs over those are shared across S_refs), and each topic's
@@ -254,7 +257,7 @@ class HighRecall(Protocol):
     grid_measures = ("AP", "Bpref")
     correlate_pairs = (("AP", "AP"), ("Bpref", "Bpref"), ("nDCG@10", "nDCG@10"))
 
-    def build(self, index_dir: Path, spec: HighRecallSpec, out: Path, progress: bool = False,
+    def build(self, index_dir: Path, spec: HighRecallSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         ids, n_eligible = sample_documents(index_dir, spec)
         refs = resolve_srefs(spec.sref, systems_path)

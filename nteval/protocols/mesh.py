@@ -56,7 +56,7 @@ class Mesh(Protocol):
             raise InputError(index_dir, "no document of this index has MeSH headings (not a Medline corpus?): the mesh "
                                         "protocol needs them")
 
-    def build(self, index_dir: Path, spec: MeshSpec, out: Path, progress: bool = False,
+    def build(self, index_dir: Path, spec: MeshSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         store = DocStore(Path(index_dir) / STORE)
         try:

@@ -32,10 +32,12 @@ def _scatters(report: dict[str, Any], out: Path) -> list[tuple[dict[str, Any], s
     for p in report["pairs"]:
         s = p["stats"]
         fname = f"scatter_{p['nt']}_{p['nt_measure']}_vs_human_{p['human_measure']}.png".replace("@", "_at_")
-        scatter([p["nt_scores"][n] for n in names], [p["human_scores"][n] for n in names], names,
+        human = [p["human_scores"][n] for n in names]
+        scatter([p["nt_scores"][n] for n in names], human, names,
                 f"NT {p['nt']} {p['nt_measure']}", f"human {p['human_measure']}",
                 f"{pair_label(p)}\nPearson {_fmt(s['pearson']['value'])}, Spearman {_fmt(s['spearman']['value'])}, "
-                f"Kendall τ-b {_fmt(s['kendall']['value'])}", out / fname, diagonal=False)
+                f"Kendall τ-b {_fmt(s['kendall']['value'])}", out / fname, diagonal=False,
+                small=len({round(v, 6) for v in human}) <= 2)
         images.append((p, fname))
     return images
 
@@ -44,8 +46,9 @@ def write_reports(report: dict[str, Any], out: Path) -> None:
     out = Path(out)
     images = _scatters(report, out)
     blocks = summary_blocks(report)
-    md = (to_markdown(blocks) + "\n" + "\n".join(f"![{pair_label(p)}]({f})" for p, f in images) + "\n\n"
-          + to_markdown(settings_blocks(report)))
+    md = (to_markdown(blocks, escape_html=True) + "\n"
+          + "\n".join(f"![{html.escape(pair_label(p), quote=False)}]({f})" for p, f in images) + "\n\n"
+          + to_markdown(settings_blocks(report), escape_html=True))
     write_text(out / "report.md", md)
     write_text(out / "report.tex", to_latex(blocks, f"nteval correlate: {report['index']}"))
     write_text(out / "report.html", html_page("nteval correlate: " + Path(report["index"]).name,
@@ -61,14 +64,16 @@ def _figure(p: dict[str, Any], png: Path) -> str:
 
 
 def _html_body(r: dict[str, Any], blocks: list[Block], images: list[tuple[dict[str, Any], Path]]) -> str:
-    """Title and provenance line, verdicts, figures, the tables, then settings and versions."""
+    """Title and provenance line, the bottom line, the caveats, the verdicts, the figures (small
+    multiples), the tables, then settings and versions."""
     prov = r.get("provenance") or {}
-    split = len(verdict_blocks(r))  # the verdicts come first
+    split = len(_lead_blocks(r))  # what comes before the figures
     head = (f"<h1>Can NT rank these systems like human judges?</h1><p class='meta'>nteval correlate on "
             f"<code>{html.escape(r['index'])}</code>: {len(r['systems'])} systems, {r['human']['judged_topics']} "
             f"judged human topics. Generated <time>{html.escape(prov.get('generated', 'n/a'))}</time> by nteval "
             f"{html.escape(str(prov.get('nteval', '?')))}.</p>")
-    figures = "<h2>NT scores against human scores</h2>" + "\n".join(_figure(p, png) for p, png in images)
+    figures = ("<h2>NT scores against human scores</h2><div class='figures'>"
+               + "\n".join(_figure(p, png) for p, png in images) + "</div>")
     return "\n".join([head, to_html(blocks[:split]), figures, to_html(blocks[split:] + settings_blocks(r))])
 
 
@@ -102,13 +107,13 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
         if a:
             k, top = a["stats"]["kendall"]["value"], a.get("stats_top_half")
             kt = _fmt(top["kendall"]["value"]) if top else "not computed (too few systems)"
-            item.append(f"Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)} {_ci(a['ci95']['kendall'])} "
+            item.append(f"Agreement with human {a['human_measure']}: Kendall τ-b {_fmt(k)}, 95 % CI {_ci(a['ci95']['kendall'])}, "
                         f"with these {r['human']['judged_topics']} judged topics, among the better half {kt}. "
                         f"{_plain_tau(k)}")
             mt = a.get("many_topics")
             if mt:
-                item.append(f"With {mt['target_topics']:,} judged topics (as many as NT's): Kendall τ {_fmt(mt['value'])} "
-                            f"{_ci(mt['ci95'])} — an empirical-Bayes estimate from each pair's paired human "
+                item.append(f"With {mt['target_topics']:,} judged topics (as many as NT's): Kendall τ {_fmt(mt['value'])}, "
+                            f"95 % interval {_ci(mt['ci95'])} — an empirical-Bayes estimate from each pair's paired human "
                             "difference; the observed τ is attenuated by the noise of few judged topics.")
         rel = v.get("reliability") or {}
         h = rel.get("split_half")
@@ -119,16 +124,7 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
         item.append("Groups that cannot be told apart: " + " > ".join("{" + ", ".join(g) + "}" for g in v["groups"][:4])
                     + (" > …" if len(v["groups"]) > 4 else ""))
         items.append(item)
-    blocks: list[Block] = []
-    ans = r.get("answer")
-    if ans:
-        a = ans.get("agreement_with_human") or {}
-        mt = a.get("many_topics")
-        blocks.append(("p", f"**{ans['text']}** On this judged collection the {ans['protocol']} verdict agrees with human "
-                            f"{a.get('human_measure', 'AP')} at Kendall τ {_fmt((a.get('stats') or {}).get('kendall', {}).get('value'))}"
-                            + (f" ({_fmt(mt['value'])} {_ci(mt['ci95'])} with {mt['target_topics']:,} judged topics)"
-                               if mt else "") + "."))
-    blocks += [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
+    blocks: list[Block] = [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
     notes = [n for side, ns in (r.get("bias_notes") or {}).items() for n in ns]
     if notes:
         blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
@@ -163,10 +159,44 @@ def _advantage_blocks(p: dict[str, Any]) -> list[Block]:
             ("table", ["system", "NT advantage [95% CI]", "human advantage [95% CI]"], rows)]
 
 
-def summary_blocks(r: dict[str, Any]) -> list[Block]:
+def bottom_line(r: dict[str, Any]) -> list[Block]:
+    """One paragraph on top: the declared task's answer and how far humans agree with it, or else
+    how far each protocol's ranking agrees with the humans'; and whether caveats follow."""
+    ans = r.get("answer")
+    if ans:
+        a = ans.get("agreement_with_human") or {}
+        mt = a.get("many_topics")
+        text = (f"{ans['text']} On this judged collection the {ans['protocol']} verdict agrees with human "
+                f"{a.get('human_measure', 'AP')} at Kendall τ {_fmt((a.get('stats') or {}).get('kendall', {}).get('value'))}"
+                + (f" ({_fmt(mt['value'])}, 95 % interval {_ci(mt['ci95'])}, with {mt['target_topics']:,} judged topics)"
+                   if mt else "") + ".")
+    else:
+        parts = []
+        for side, v in (r.get("verdict") or {}).items():
+            a = v.get("agreement_with_human")
+            if not a:
+                continue
+            k = a["stats"]["kendall"]["value"]
+            parts.append(f"NT {side} ({v['measure']}) orders the systems like human {a['human_measure']} at Kendall τ "
+                         f"{_fmt(k)}" + ("" if k is None else f" ({100 * (1 + k) / 2:.0f} % of system pairs alike)"))
+        if not parts:
+            return []
+        text = "; ".join(parts) + f", with {r['human']['judged_topics']} judged topics."
+    n = len(r.get("caveats") or [])
+    if n:
+        text += f" Read the {n} caveat{'s' if n > 1 else ''} below before acting on a figure."
+    return [("p", f"**Bottom line:** {text}")]
+
+
+def _lead_blocks(r: dict[str, Any]) -> list[Block]:
+    """The bottom line, the caveats, the verdicts: what a reader needs before any figure."""
     from ..correlate.caveats import caveat_blocks
 
-    blocks = verdict_blocks(r) + caveat_blocks(r.get("caveats") or [])
+    return bottom_line(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
+
+
+def summary_blocks(r: dict[str, Any]) -> list[Block]:
+    blocks = _lead_blocks(r)
     rows = []
     for p in r["pairs"]:
         s, ci = p["stats"], p["ci95"]
@@ -175,7 +205,12 @@ def summary_blocks(r: dict[str, Any]) -> list[Block]:
                      f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)}) {_ci(ci['kendall'])}",
                      f"{_fmt(s['tau_ap']['value'])} {_ci(ci['tau_ap'])}"])
     blocks += [("h2", "Agreement of NT rankings with human judgments"),
-               ("table", ["pair", "Pearson [95% CI]", "Spearman [95% CI]", "Kendall τ-b (p) [95% CI]", "τ_AP [95% CI]"], rows)]
+               ("table", ["pair", "Pearson [95% CI]", "Spearman [95% CI]", "Kendall τ-b (p) [95% CI]", "τ_AP [95% CI]"], rows),
+               ("p", "Each figure compares the NT ranking of the systems with the human one: Pearson on their mean "
+                     "scores, Spearman and Kendall τ-b on their ranks (τ-b corrects for tied systems), τ_AP (Yilmaz, "
+                     "Aslam & Robertson 2008) like Kendall's τ but a swap near the top of the human ranking counts "
+                     "more than one near the bottom (the NT ranking is scored against the human one; pairs tied in "
+                     "either are left out). 1: the same order; 0: no relation; −1: reversed.")]
     if r["pairs"] and r["pairs"][0].get("ci_method"):
         cm = r["pairs"][0]["ci_method"]
         blocks.append(("p", f"CIs: {cm['name']}, {cm['replicates']} replicates, level {cm['level']}. They are "

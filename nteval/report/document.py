@@ -19,27 +19,36 @@ _BOLD = re.compile(r"\*\*(.+?)\*\*")
 _NEGATIVE = re.compile(r"(?<![\w.])-(?=\d)")
 
 
-def _md_cell(text: str) -> str:
+def _md_cell(text: str, esc=str) -> str:
     """A ``|`` inside a name would end its table cell."""
-    return str(text).replace("|", "\\|")
+    return esc(str(text)).replace("|", "\\|")
 
 
-def to_markdown(blocks: list[Block]) -> str:
+def _md_escape(text: str) -> str:
+    """``<``, ``>`` and ``&`` as entities: a Markdown renderer passes raw HTML through, so a system
+    named ``<!--`` would hide the rest of the page."""
+    return html.escape(str(text), quote=False)
+
+
+def to_markdown(blocks: list[Block], escape_html: bool = False) -> str:
+    """The blocks as Markdown; ``escape_html`` for a file a renderer will show (report.md), not for
+    the terminal."""
+    esc = _md_escape if escape_html else str
     lines: list[str] = []
     for b in blocks:
         if b[0] == "h2":
-            lines += [f"## {b[1]}", ""]
+            lines += [f"## {esc(b[1])}", ""]
         elif b[0] == "p":
-            lines += [b[1], ""]
+            lines += [esc(b[1]), ""]
         elif b[0] == "ul":
             for item in b[1]:
-                lines += [f"- {item[0]}"] + [f"  {more}" for more in item[1:]]
+                lines += [f"- {esc(item[0])}"] + [f"  {esc(more)}" for more in item[1:]]
             lines.append("")
         elif b[0] == "kv":
-            lines += [f"- **{k}**: {v}" for k, v in b[1]] + [""]
+            lines += [f"- **{esc(k)}**: {esc(v)}" for k, v in b[1]] + [""]
         elif b[0] == "table":
-            lines += ["| " + " | ".join(_md_cell(c) for c in b[1]) + " |", "|" + "---|" * len(b[1])]
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in b[2]]
+            lines += ["| " + " | ".join(_md_cell(c, esc) for c in b[1]) + " |", "|" + "---|" * len(b[1])]
+            lines += ["| " + " | ".join(_md_cell(c, esc) for c in row) + " |" for row in b[2]]
             lines.append("")
     return "\n".join(lines)
 
@@ -49,10 +58,16 @@ def inline_html(text: str) -> str:
     return _BOLD.sub(r"<strong>\1</strong>", html.escape(str(text)))
 
 
+_CI = re.compile(r"(\[[^\]<>]{1,40}\])")
+_NOWRAP = r"<span class='ci'>\1</span>"
+
+
 def _html_table(header: list[str], rows: list[list[str]]) -> str:
+    """A table that fits the page: cells wrap between a value and its [CI], never inside the CI."""
     head = "".join(f"<th scope='col'>{inline_html(c)}</th>" for c in header)
     body = "\n".join("<tr>" + f"<th scope='row'>{inline_html(row[0])}</th>"
-                     + "".join(f"<td>{inline_html(c)}</td>" for c in row[1:]) + "</tr>" for row in rows)
+                     + "".join(f"<td>{_CI.sub(_NOWRAP, inline_html(c))}</td>" for c in row[1:])
+                     + "</tr>" for row in rows)
     return f"<div class='scroll'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>"
 
 
@@ -86,10 +101,11 @@ p,li{max-width:48rem}
 .meta{color:var(--muted);margin-top:0}
 time{white-space:nowrap}
 .scroll{overflow-x:auto;margin:.6rem 0 1rem}
-table{border-collapse:collapse;font-size:.95rem}
-th,td{padding:.3rem .75rem;border-bottom:1px solid var(--rule);vertical-align:top}
-thead th{border-bottom:2px solid var(--ink);text-align:right;white-space:nowrap}
-td{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+table{border-collapse:collapse;font-size:.85rem}
+th,td{padding:.25rem .5rem;border-bottom:1px solid var(--rule);vertical-align:top}
+thead th{border-bottom:2px solid var(--ink);text-align:right}
+td{text-align:right;font-variant-numeric:tabular-nums}
+td .ci{white-space:nowrap}
 thead th:first-child,tbody th{text-align:left;font-weight:normal}
 tbody tr:nth-child(even){background:var(--band)}
 table.kv{margin:.6rem 0 1rem}
@@ -97,6 +113,9 @@ table.kv th{text-align:left;font-weight:600;padding-right:1.5rem;white-space:now
 table.kv td{text-align:left;white-space:normal;overflow-wrap:anywhere}
 figure{margin:1.5rem 0}
 figure img{display:block;width:100%;max-width:60rem;height:auto;border:1px solid var(--rule)}
+.figures{display:grid;grid-template-columns:repeat(auto-fill,minmax(20rem,1fr));gap:0 1.5rem}
+.figures figure{margin:.75rem 0}
+.figures figcaption{font-size:.85rem}
 figcaption{color:var(--muted);margin-top:.4rem;max-width:48rem}
 code{font-size:.92em}
 """

@@ -23,9 +23,10 @@ def pyplot():
 
 
 def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabel: str, ylabel: str,
-                   title: str, diagonal: bool = True):
-    """Points labelled by name, every label readable (no two overlap; see :func:`place_labels`)."""
-    fig, ax = pyplot().subplots(figsize=(6.4, 5.4), dpi=110)
+                   title: str, diagonal: bool = True, small: bool = False):
+    """Points labelled by name, every label readable (no two overlap; see :func:`place_labels`).
+    ``small``: a thumbnail size, for a scatter with little to show (two distinct values on an axis)."""
+    fig, ax = pyplot().subplots(figsize=(4.6, 3.6) if small else (6.4, 5.4), dpi=110)
     ax.scatter(x, y, s=28, color="#1f77b4", zorder=3)
     if diagonal:  # same measure on both axes: y = x is the reference
         lo = min(min(x), min(y))
@@ -123,8 +124,8 @@ def place_labels(ax, x: Sequence[float], y: Sequence[float], labels: Sequence[st
 
 
 def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabel: str, ylabel: str,
-            title: str, path: Path, diagonal: bool = True) -> Path:
-    return save_png(scatter_figure(x, y, labels, xlabel, ylabel, title, diagonal), path, layout=False)
+            title: str, path: Path, diagonal: bool = True, small: bool = False) -> Path:
+    return save_png(scatter_figure(x, y, labels, xlabel, ylabel, title, diagonal, small), path, layout=False)
 
 
 def save_png(fig, path: Path, layout: bool = True) -> Path:
@@ -146,8 +147,9 @@ def topics_curve(curves: dict[str, list[dict]], path: Path, title: str, stable_t
     fig, ax = pyplot().subplots(figsize=(6.4, 4.2), dpi=110)
     for label, curve in curves.items():
         n = [p["topics"] for p in curve]
-        ax.plot(n, [p["tau_mean"] for p in curve], marker="o", ms=3, label=label)
-        ax.fill_between(n, [p["tau_lo"] for p in curve], [p["tau_hi"] for p in curve], alpha=0.15)
+        line, = ax.plot(n, [p["tau_mean"] for p in curve], marker="o", ms=3, label=f"{label}: mean τ over draws")
+        ax.fill_between(n, [p["tau_lo"] for p in curve], [p["tau_hi"] for p in curve], alpha=0.15,
+                        color=line.get_color(), label=f"{label}: middle 95 % of draws (2.5–97.5 %)")
     ax.axhline(stable_tau, ls="--", lw=0.8, color="grey", label=f"τ = {stable_tau} (stable)")
     ax.set_xscale("log")
     ticks = sorted({p["topics"] for c in curves.values() for p in c})

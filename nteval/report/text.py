@@ -219,4 +219,20 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
     lines += proto.report_lines(res)
     vm = proto.verdict.measure
     lines.append(results_table(res, sort_by=vm if vm in res["measures"] else None))
+    runs = runs_line(res)
+    if runs:
+        lines.append(runs)
     return "\n".join(lines)
+
+
+def runs_line(res: dict[str, Any]) -> str:
+    """How many runs were computed and how many reused from OUT/runs (a cached run is reused only for
+    the same index fingerprint, topics, depth and system)."""
+    timing = res.get("timing") or {}
+    reused = sum(1 for t in timing.values() if t.get("reused"))
+    if not timing:
+        return ""
+    if not reused:
+        return f"(runs: {len(timing)} computed)"
+    return (f"(runs: {len(timing) - reused} computed, {reused} reused from the cache of earlier runs with the same "
+            "index, topics, depth and system)")

@@ -49,6 +49,8 @@ _CHOICES: dict[str, tuple[str, ...] | None] = {"model": None, "index": ("flat", 
                                                "norm": ("minmax", "zscore", "none")}
 #: Systems files are small hand-written lists; a bigger file is refused before YAML parses it.
 MAX_SYSTEMS_FILE_BYTES = 1_000_000
+#: Systems and config files are a few levels deep; deeper nesting is refused before it is built.
+MAX_YAML_DEPTH = 20
 #: System names become file names (NAME.run, NAME.meta.json): keep them well under NAME_MAX (255).
 MAX_NAME_CHARS = 100
 #: Bound on any numeric parameter (Lucene takes 32-bit floats and ints).
@@ -179,6 +181,18 @@ def check_name(name: str, where: str | Path | None, i: int | str) -> None:
         raise InputError(where, f"system {short(name) if name else '#' + str(i)}: {problem}", place=place)
 
 
+#: Set (to 1) by ``--allow-code``: systems files may declare ``callable:`` and ``command:`` systems.
+ALLOW_CODE_ENV = "NTEVAL_ALLOW_CODE"
+
+
+def code_allowed() -> bool:
+    """Whether systems files may run code (``--allow-code`` or NTEVAL_ALLOW_CODE=1). Python code
+    that builds systems itself (``callable_system``) needs no permission: it is already code."""
+    import os
+
+    return os.environ.get(ALLOW_CODE_ENV, "").strip() in ("1", "true", "yes")
+
+
 def read_yaml(path: str | Path, what: str = "systems file") -> Any:
     """The YAML value in ``path`` read safely: bounded size, UTF-8, no aliases (a 700-byte alias
     bomb expands to gigabytes); any problem is a one-line :class:`InputError` naming the file."""
@@ -197,21 +211,31 @@ def read_yaml(path: str | Path, what: str = "systems file") -> Any:
     except UnicodeDecodeError as err:
         line = path.read_bytes()[: err.start].count(b"\n") + 1
         raise InputError(path, f"not UTF-8 text (byte 0x{err.object[err.start]:02x})", place=f"line {line}") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser when present (fast)
     try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        depth = 0
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.AliasEvent):
                 raise InputError(path, f"YAML aliases (*name) are not allowed in a {what}; write values out",
                                  place=f"line {event.start_mark.line + 1}")
-        return yaml.safe_load(text)
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:  # (a 200 KB file of nested lists took 229 s, then a RecursionError)
+                    raise InputError(path, f"nested deeper than {MAX_YAML_DEPTH} levels: not a {what}",
+                                     place=f"line {event.start_mark.line + 1}")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        return yaml.load(text, Loader=loader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         place = f"line {mark.line + 1}" if mark else None
         raise InputError(path, f"invalid YAML: {short(getattr(err, 'problem', err))}", place=place) from None
 
 
-def load_systems(path: str | Path) -> list[System]:
+def load_systems(path: str | Path, listing: bool = False) -> list[System]:
     """Read and validate a systems YAML file: a list of systems, ``{systems: [...]}``, or one system
-    as a mapping (names unique, rrf inputs defined earlier)."""
+    as a mapping (names unique, rrf inputs defined earlier). Systems that run code need
+    :func:`code_allowed`, unless the file is only being ``listing``-ed (nothing runs then)."""
     path = Path(path)
     data = read_yaml(path)
     if isinstance(data, dict) and "systems" in data:
@@ -241,6 +265,12 @@ def load_systems(path: str | Path) -> list[System]:
         if kinds:
             from .external import external_entry
 
+            code = [k for k in ("callable", "command") if k in entry]
+            if code and not (listing or code_allowed()):
+                raise InputError(path, f"system {short(name)} runs code ({code[0]}: {short(entry[code[0]], 60)}): a "
+                                       "systems file that declares code runs it with your rights, like a Makefile; if "
+                                       "you trust this file, give --allow-code (or set NTEVAL_ALLOW_CODE=1)",
+                                 place=f"systems[{i}].{code[0]}")
             s = external_entry(name, entry, path, f"systems[{i}]")
         else:
             params = entry.get("params") or {}

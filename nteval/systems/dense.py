@@ -17,6 +17,7 @@ measured on every run and reported beside its scores.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -29,12 +30,13 @@ from typing import Any, Callable
 
 import numpy as np
 
+from ..atomic import save_array, write_text
 from ..errors import InputError, short
 
 #: Documents per cached part of an encoding (the unit of resumption).
 PART = 8192
 #: Bump when the cached vectors of a model would change (text given to the encoder, pooling, normalisation).
-ENCODING_FORMAT = 1
+ENCODING_FORMAT = 2  # 2: meta.json carries the sha256 of docids.txt and of every vectors file
 WORDLLAMA_DIMS = (64, 128, 256)  # the shipped l2_supercat weights are 256-d; smaller = Matryoshka truncation
 
 
@@ -49,8 +51,25 @@ class Encoder:
 _ENCODERS: dict[tuple[str, int], Encoder] = {}
 
 
+#: FAISS settings that crash it (HNSW with M = 1 segfaults in libfaiss) or ask for absurd memory
+#: (M = 1e6 is ~2e6 neighbour slots per vector) are refused when the system is declared.
+HNSW_M = (2, 256)
+MAX_EF_SEARCH = 100_000
+MAX_NLIST = 1_000_000
+
+
 def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
-    """Checked when the system is declared, before any run: a bad model fails before hours of work."""
+    """Checked when the system is declared, before any run: a bad model or a FAISS setting that would
+    crash or exhaust memory fails before hours of work (``nlist`` is checked against the collection
+    when the index is built)."""
+    lo, hi = HNSW_M
+    if not lo <= int(params["hnsw_m"]) <= hi:
+        raise InputError(where, f"system {short(name)}: hnsw_m must be within [{lo}, {hi}] (M neighbours per vector; "
+                                f"FAISS crashes at 1), got {params['hnsw_m']}", place="params.hnsw_m")
+    for key, top in (("ef_search", MAX_EF_SEARCH), ("nlist", MAX_NLIST), ("nprobe", MAX_NLIST)):
+        if int(params[key]) > top:
+            raise InputError(where, f"system {short(name)}: {key} must be at most {top:,} (0 = chosen for you), got "
+                                    f"{params[key]}", place=f"params.{key}")
     model = params["model"]
     if model == "wordllama":
         if params["dim"] not in WORDLLAMA_DIMS:
@@ -185,27 +204,75 @@ _VECTORS: dict[str, Vectors] = {}
 
 
 def document_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, dtype: str = "float32",
-                     progress: bool = True) -> Vectors:
-    """The cached vectors, encoding (or finishing the encoding of) the documents first if needed."""
+                     progress: bool | None = None) -> Vectors:
+    """The cached vectors, encoding (or finishing the encoding of) the documents first if needed.
+    A cache is used only if it checks out (:func:`cache_problem`: the documents of the index in its
+    order, every file the sha256 meta.json recorded); a damaged one is encoded again, and said so."""
     final = cache_dir(index_dir, index_name, fingerprint, encoder)
     key = f"{final}:{dtype}"
     if key in _VECTORS:
         return _VECTORS[key]
     name = f"vectors-{dtype}.npy"
-    if not (final / name).is_file():
+    docids = index_docids(index_dir, index_name)
+    try:
         final.parent.mkdir(parents=True, exist_ok=True)
-        with _lock(final.parent / f".{final.name}.lock"):
+    except OSError as err:
+        if os.environ.get("NTEVAL_DENSE_CACHE"):
+            raise InputError(None, f"NTEVAL_DENSE_CACHE={short(os.environ['NTEVAL_DENSE_CACHE'])}: cannot hold the dense "
+                                   f"vectors cache ({err.strerror}): give a directory you can write") from None
+        raise InputError(final.parent, f"cannot hold the dense vectors cache ({err.strerror}): set NTEVAL_DENSE_CACHE "
+                                       "to a directory you can write") from None
+    with _lock(final.parent / f".{final.name}.lock"):
+        problem = cache_problem(final, name, docids) if (final / "meta.json").exists() else "none yet"
+        if problem not in (None, "none yet", f"no {name}"):
+            print(f"note: the dense vectors cache {final} is damaged ({problem}): encoding again", file=sys.stderr)
+            shutil.rmtree(final, ignore_errors=True)
+        if problem is not None:
             if not (final / "meta.json").is_file():
                 _encode(index_dir, index_name, fingerprint, encoder, final, progress)
             if not (final / name).is_file():  # stored as float32; other dtypes are converted from it
-                tmp = final / f".{name}.tmp-{os.getpid()}.npy"
-                np.save(tmp, np.load(final / "vectors-float32.npy").astype(dtype))
-                os.replace(tmp, final / name)
+                save_array(final / name, np.load(final / "vectors-float32.npy").astype(dtype))
+                meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
+                meta["sha256"][name] = _sha256(final / name)
+                write_text(final / "meta.json", json.dumps(meta, indent=2) + "\n")
+            problem = cache_problem(final, name, docids)
+            if problem is not None:
+                raise InputError(final, f"the dense vectors cache cannot be made right ({problem}); remove it")
     meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
-    docids = (final / "docids.txt").read_text(encoding="utf-8").split("\n")[:-1]
     matrix = np.load(final / name).astype(np.float32, copy=False)
     vec = _VECTORS[key] = Vectors(final, docids, matrix, meta, dtype)
     return vec
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def cache_problem(final: Path, name: str, docids: list[str]) -> str | None:
+    """What is wrong with the vectors cache ``final`` for the index's documents ``docids`` (None:
+    nothing): meta.json readable and of this format, docids.txt exactly the index's documents in
+    order, ``name`` (a vectors file) of the sha256 meta.json recorded, one row per document."""
+    try:
+        meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "meta.json unreadable"
+    if not isinstance(meta, dict) or meta.get("format") != ENCODING_FORMAT or not isinstance(meta.get("sha256"), dict):
+        return "meta.json of another format"
+    try:
+        listing = (final / "docids.txt").read_bytes()
+    except OSError:
+        return "no docids.txt"
+    if listing != "".join(f"{d}\n" for d in docids).encode("utf-8"):
+        return "docids.txt is not the index's documents in order"
+    if not (final / name).is_file():
+        return f"no {name}"
+    if meta["sha256"].get(name) != _sha256(final / name):
+        return f"{name} is not the file encoded (sha256)"
+    return None
 
 
 @contextlib.contextmanager
@@ -223,8 +290,8 @@ def _lock(path: Path):
 
 def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path, progress: bool) -> None:
     from tqdm import tqdm
+    from ..progress import shown
 
-    from ..atomic import write_text
 
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
@@ -235,10 +302,16 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             old.unlink()
         write_text(partial / "docids.txt", listing)
     n_parts = (len(docids) + PART - 1) // PART
-    done = {i for i in range(n_parts) if (partial / f"part-{i:06d}.npy").is_file()}
+    try:  # each finished part's sha256, recorded when it was written: a changed part is encoded again
+        digests = json.loads((partial / "parts.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        digests = {}
+    done = {i for i in range(n_parts) if (partial / f"part-{i:06d}.npy").is_file()
+            and isinstance(digests, dict) and digests.get(str(i)) == _sha256(partial / f"part-{i:06d}.npy")}
+    digests = {str(i): digests[str(i)] for i in done}
     t0 = time.perf_counter()
     bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
-               desc=f"encoding {index_name} ({encoder.id})", disable=not progress, file=sys.stderr, leave=False,
+               desc=f"encoding {index_name} ({encoder.id})", disable=not shown(progress), file=sys.stderr, leave=False,
                mininterval=0.5)
     encoded = 0
     try:
@@ -251,9 +324,9 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             if len(batch) == PART or i == len(docids) - 1:
                 part = i // PART
                 vec = np.concatenate([encoder.embed(batch[j:j + 256]) for j in range(0, len(batch), 256)])
-                tmp = partial / f".part-{part:06d}.tmp.npy"
-                np.save(tmp, vec.astype(np.float32))
-                os.replace(tmp, partial / f"part-{part:06d}.npy")
+                save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
+                digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
+                write_text(partial / "parts.json", json.dumps(digests) + "\n")
                 encoded += len(batch)
                 bar.update(len(batch))
                 batch = []
@@ -262,16 +335,16 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     seconds = time.perf_counter() - t0
     parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
-    tmp = partial / ".vectors.tmp.npy"
-    np.save(tmp, matrix.astype(np.float32))
-    os.replace(tmp, partial / "vectors-float32.npy")
+    save_array(partial / "vectors-float32.npy", matrix.astype(np.float32))
     meta = {"format": ENCODING_FORMAT, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
             "index": index_name, "fingerprint": fingerprint,
+            "sha256": {"docids.txt": _sha256(partial / "docids.txt"),
+                       "vectors-float32.npy": _sha256(partial / "vectors-float32.npy")},
             "encoded_this_time": encoded, "seconds": round(seconds, 3),
             "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None}
     write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
-    for p in partial.glob("part-*.npy"):
-        p.unlink()
+    for p in [*partial.glob("part-*.npy"), partial / "parts.json"]:
+        p.unlink(missing_ok=True)
     if final.exists():  # a directory without meta.json is not one this module finished
         shutil.rmtree(final)
     os.replace(partial, final)
@@ -302,6 +375,9 @@ def faiss_index(vec: Vectors, params: dict[str, Any]):
         tag = "flat"
     elif kind == "ivf":
         nlist = int(params["nlist"]) or max(1, min(n // 39 or 1, int(4 * np.sqrt(max(n, 1)))))
+        if nlist > n:
+            raise InputError(vec.dir, f"nlist {nlist:,} is more than the {n:,} documents: an IVF index needs at least "
+                                      "one document per list (0 = chosen for you: 4·√N)")
         tag = f"ivf{nlist}"
     else:
         tag = f"hnsw{int(params['hnsw_m'])}"
@@ -317,9 +393,17 @@ def faiss_index(vec: Vectors, params: dict[str, Any]):
         vec.matrix = faiss.rev_swig_ptr(index.get_xb(), n * d).reshape(n, d)
     else:
         path = vec.dir / f"{tag}.faiss"
+        index = None
         if path.is_file():
-            index = faiss.read_index(str(path))
-        else:
+            digest = path.with_name(path.name + ".sha256")
+            try:
+                if digest.read_text().strip() == _sha256(path):
+                    index = faiss.read_index(str(path))
+            except (OSError, RuntimeError):
+                index = None
+            if index is None:
+                print(f"note: the {kind} index {path} is damaged: building it again", file=sys.stderr)
+        if index is None:
             threads = faiss.omp_get_max_threads()
             faiss.omp_set_num_threads(1)
             try:
@@ -334,8 +418,16 @@ def faiss_index(vec: Vectors, params: dict[str, Any]):
             finally:
                 faiss.omp_set_num_threads(threads)
             tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-            faiss.write_index(index, str(tmp))
-            os.replace(tmp, path)
+            try:
+                faiss.write_index(index, str(tmp))
+                os.replace(tmp, path)
+            except BaseException as err:
+                tmp.unlink(missing_ok=True)
+                if isinstance(err, RuntimeError):  # faiss says a failed write in a C++ message
+                    raise OSError(errno.ENOSPC if "space" in str(err) else errno.EIO,
+                                  "could not write the faiss index", str(path)) from err
+                raise
+            write_text(path.with_name(path.name + ".sha256"), _sha256(path) + "\n")
     _FAISS[key] = index
     return index
 
@@ -363,7 +455,7 @@ def search(index, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_name: str, fingerprint: str,
-              topics: dict[str, str], k: int, progress: bool = True) -> tuple[dict[str, list[tuple[str, float]]], dict]:
+              topics: dict[str, str], k: int, progress: bool | None = None) -> tuple[dict[str, list[tuple[str, float]]], dict]:
     """Rankings of every topic (empty where the query has no known token) and notes for the report:
     the encoding's cache, and for ``ivf``/``hnsw`` the recall of the top ``k`` against flat search."""
     encoder = load_encoder(params["model"], params["dim"], system_name)

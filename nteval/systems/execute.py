@@ -23,7 +23,7 @@ class Target:
     ``notes`` collects what non-Lucene systems report (encoding cache, recall vs flat, foreign hits)."""
 
     def __init__(self, index_dir: str | Path, index_name: str, fingerprint: str | None = None,
-                 label: str | None = None, progress: bool = False):
+                 label: str | None = None, progress: bool | None = None):
         self.index_dir, self.index_name = Path(index_dir), index_name
         self._fingerprint = fingerprint
         self.label = label or index_name

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..corpus.store import known_docids
 from ..errors import InputError, short
-from ..formats.trec import Run, read_run
+from ..formats.trec import Run, read_run_top
 from .base import System, check_name, name_problem
 
 #: Above this share of hits outside the collection a run is refused: it searched another corpus.
@@ -73,7 +73,11 @@ def external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str)
                              place=f"{place}.callable")
         return System(name, "callable", {"target": target, "version": str(version)})
     command = entry["command"]
-    argv = shlex.split(command) if isinstance(command, str) else command
+    try:
+        argv = shlex.split(command) if isinstance(command, str) else command
+    except ValueError as err:  # (an unbalanced quote)
+        raise InputError(where, f"system {short(name)}: command {short(command)} cannot be split into arguments: {err}",
+                         place=f"{place}.command") from None
     if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
         raise InputError(where, f"system {short(name)}: command must be a command line or a list of arguments",
                          place=f"{place}.command")
@@ -199,18 +203,47 @@ def external_rankings(system: System, label: str, topics: dict[str, str], k: int
             if label not in p["runs"]:
                 raise InputError(None, f"system {short(system.name)}: no run for the {label} topics (give runs: "
                                        f"{{{label}: PATH}}, or --runs DIR/{label}/)")
-            return read_run(Path(p["runs"][label]))
-        return read_run(Path(p["run"]))
+            return read_run_top(Path(p["runs"][label]), int(k))
+        return read_run_top(Path(p["run"]), int(k))
     if system.algorithm == "callable":
         fn = system.fn or _import(system)
-        try:
-            return fn(dict(topics), int(k))
-        except InputError:
-            raise
-        except Exception as err:  # noqa: BLE001  (the user's code: any failure is one line naming it)
-            raise InputError(None, f"system {short(system.name)}: its search raised {type(err).__name__}: "
-                                   f"{_cut(str(err))}") from None
+        return _call_user(system, fn, dict(topics), int(k))
     return _run_command(system, topics, k)
+
+
+class _UserExit(Exception):
+    """``os._exit`` called by a system's own code (turned into this while the code runs)."""
+
+
+def _call_user(system: System, fn: Callable, *args: Any) -> Any:
+    """Call a system's own Python code so that nothing it does ends nteval: an exception, or an exit
+    (``sys.exit``, ``raise SystemExit``, ``os._exit`` — the last caught by standing in for
+    ``os._exit`` while the call lasts), is one line naming the system; a change of working
+    directory is undone. Ctrl-C still interrupts."""
+    real_exit = os._exit
+    cwd = os.getcwd()  # a search that changes directory would move nteval's relative paths
+
+    def no_exit(status: int = 0) -> None:
+        raise _UserExit(status)
+
+    os._exit = no_exit  # type: ignore[assignment]
+    try:
+        return fn(*args)
+    except InputError:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except (SystemExit, _UserExit) as err:
+        how = "os._exit" if isinstance(err, _UserExit) else "sys.exit"
+        raise InputError(None, f"system {short(system.name)}: its search called {how}({short(err.args[0] if err.args else None)}) "
+                               "instead of returning rankings") from None
+    except Exception as err:  # noqa: BLE001  (the user's code: any failure is one line naming it)
+        raise InputError(None, f"system {short(system.name)}: its search raised {type(err).__name__}: "
+                               f"{_cut(str(err))}") from None
+    finally:
+        os._exit = real_exit  # type: ignore[assignment]
+        if os.getcwd() != cwd:
+            os.chdir(cwd)
 
 
 def _cut(text: str, limit: int = 160) -> str:
@@ -222,56 +255,94 @@ def _import(system: System) -> Callable:
     import importlib
 
     module, _, attr = system.params["target"].partition(":")
+    cwd = os.getcwd()
     try:
         obj: Any = importlib.import_module(module)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except Exception as err:  # noqa: BLE001
+    except (Exception, SystemExit) as err:  # noqa: BLE001  (its import code may even call sys.exit)
         raise InputError(None, f"system {short(system.name)}: cannot import {short(system.params['target'])}: "
                                f"{type(err).__name__}: {short(str(err), 120)}") from None
+    finally:
+        if os.getcwd() != cwd:  # (as a search may, its module's import code changed directory)
+            os.chdir(cwd)
     if not callable(obj):
         raise InputError(None, f"system {short(system.name)}: {short(system.params['target'])} is not callable")
     return obj
 
 
 def _run_command(system: System, topics: dict[str, str], k: int) -> Run:
+    """Run a program system over ``topics``: through :func:`nteval.lifecycle.run_group`, so that it
+    runs in a process group of its own (whatever it leaves running is killed when it exits, or when
+    nteval dies or is interrupted; its temporary directory goes with it) and only the tail of its
+    stderr is kept. Its run file is read as it is streamed, cut to ``k`` (:func:`read_run_top`)."""
     import subprocess
+    import sys
     import tempfile
 
     from ..formats.trec import write_topics
-    from ..lifecycle import die_with_parent
+    from ..lifecycle import die_with_parent_gently
 
-    with tempfile.TemporaryDirectory(prefix="nteval-command-") as tmp:
-        tpath, rpath = Path(tmp) / "topics.tsv", Path(tmp) / "run.txt"
+    tmp = Path(tempfile.mkdtemp(prefix="nteval-command-"))
+    try:
+        tpath, rpath, epath = tmp / "topics.tsv", tmp / "run.txt", tmp / "stderr.tail"
         write_topics(tpath, topics)
         argv = [a.replace("{topics}", str(tpath)).replace("{run}", str(rpath)).replace("{k}", str(int(k)))
                 for a in system.params["command"]]
+        group = subprocess.Popen([sys.executable, "-m", "nteval.lifecycle", str(tmp), str(epath), "--", *argv],
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                 preexec_fn=die_with_parent_gently)
         try:
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  preexec_fn=die_with_parent, check=False)
-        except OSError as err:
-            raise InputError(None, f"system {short(system.name)}: cannot start {short(argv[0])}: {err.strerror}") from None
-        if proc.returncode != 0:
-            last = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or [""])[-1]
-            raise InputError(None, f"system {short(system.name)}: its command exited with status {proc.returncode}"
-                                   + (f": {_cut(last)}" if last else ""))
+            status = group.wait()
+        except BaseException:  # Ctrl-C, SIGTERM: the program and all it started stop too
+            group.terminate()
+            group.wait()
+            raise
+        err = epath.read_bytes().decode("utf-8", "replace") if epath.is_file() else ""
+        if status == 127 and err.startswith("cannot start "):
+            raise InputError(None, f"system {short(system.name)}: {_printable(err)}")
+        if status != 0:
+            last = (err.strip().splitlines() or [""])[-1]
+            raise InputError(None, f"system {short(system.name)}: its command exited with status {status}"
+                                   + (f": {_cut(_printable(last))}" if last else ""))
         if not rpath.is_file():
-            raise InputError(None, f"system {short(system.name)}: its command wrote no run to {{run}}")
+            raise InputError(None, f"system {short(system.name)}: its command wrote no run to {{run}} (it is run "
+                                   "directly, not by a shell: write to the file named {run}, not with '>')")
         try:
-            return read_run(rpath)
+            return read_run_top(rpath, int(k))
         except InputError as err:
             raise InputError(None, f"system {short(system.name)}: its run is not a TREC run ({err.message})") from None
+    finally:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str | None = None) -> None:
+def _printable(text: str) -> str:
+    """``text`` without control characters (a program's stderr could set the terminal's title or
+    clear the screen through nteval's error line)."""
+    import re
+
+    text = re.sub(r"\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?", "", text)       # OSC sequences (title…)
+    text = re.sub(r"\x1b\[[0-9;?]*[ -/]*[@-~]", "", text)                   # CSI sequences (colours…)
+    return "".join(c if c.isprintable() or c == " " else " " for c in text)
+
+
+#: A run file's foreign topic ids are counted up to this many (a file of millions is not kept).
+_FOREIGN_CAP = 100_000
+
+
+def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str | None = None,
+                 capped: bool = False) -> None:
     """One line when a run answers topics this experiment does not have: a run made for another
     topic set (another protocol: its ids differ, see :mod:`nteval.topics.ids`; another seed or
-    index: another sample)."""
+    index: another sample). ``capped``: ``answered`` holds only the first foreign ids found."""
     unknown = sorted(set(answered) - set(topics))
     if unknown:
         from ..topics.ids import describe
 
-        raise InputError(None, f"system {name}: {len(unknown):,} of its {len(set(answered)):,} topics are not this "
+        more = "at least " if capped else ""
+        raise InputError(None, f"system {name}: {more}{len(unknown):,} of its {more}{len(set(answered)):,} topics are not this "
                                f"experiment's: it answers {describe(unknown)}, this {label or ''} experiment has "
                                f"{describe(topics)} — a run made for another topic set (another protocol, seed or "
                                "index)? `nteval export --from OUT` writes this experiment's topics".replace("  ", " "))
@@ -295,6 +366,7 @@ def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) 
         if label not in files:
             continue
         qids: set[str] = set()
+        foreign = 0
         try:
             with open(files[label], "rb") as fh:
                 for line in fh:
@@ -303,10 +375,15 @@ def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) 
                         qids = set()  # not a TREC run: the full reader says where, when the system runs
                         break
                     if cols:
-                        qids.add(cols[0].decode("utf-8", "replace"))
+                        q = cols[0].decode("utf-8", "replace")
+                        if q not in qids:
+                            foreign += q not in topics
+                            if foreign > _FOREIGN_CAP:
+                                break
+                            qids.add(q)
         except OSError:
             continue  # (the same: its reader names the file)
-        check_topics(short(s.name), qids, topics, label)
+        check_topics(short(s.name), qids, topics, label, capped=foreign > _FOREIGN_CAP)
 
 
 def validate(system: System, raw: Any, topics: dict[str, str], depth: int, collection: Path, index: str = "all",
@@ -318,17 +395,23 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     if not isinstance(raw, Mapping):
         raise InputError(None, f"system {name}: its search must return {{qid: [(docid, score), ...]}}, got "
                                f"{type(raw).__name__}")
+    import heapq
+    import struct
+
+    check_topics(name, [str(q) for q in raw], topics, label)  # (before reading a single ranking)
+    f32 = struct.Struct("f")
     run: Run = {}
     for qid, ranking in raw.items():
         q = str(qid)
         if isinstance(ranking, Mapping):
-            pairs = list(ranking.items())
+            pairs = ranking.items()
         elif isinstance(ranking, (list, tuple)):
-            pairs = list(ranking)
+            pairs = ranking
         else:
             raise InputError(None, f"system {name}: topic {short(q)}: a ranking must be a list of (docid, score) or a "
                                    f"{{docid: score}} mapping, got {type(ranking).__name__}")
-        clean: dict[str, float] = {}
+        seen: set[str] = set()
+        best: list[tuple[float, str, float]] = []  # the depth best, in trec_eval's order (a heap: memory ∝ depth)
         for item in pairs:
             if not (isinstance(item, (list, tuple)) and len(item) == 2):
                 raise InputError(None, f"system {name}: topic {short(q)}: expected (docid, score) pairs, got {short(item)}")
@@ -344,11 +427,20 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
             if not math.isfinite(s):
                 raise InputError(None, f"system {name}: topic {short(q)}: score {short(score)} is not finite")
             d = str(docid)
-            if d in clean:
+            if d in seen:
                 raise InputError(None, f"system {name}: topic {short(q)} ranks document {short(d)} twice")
-            clean[d] = s
-        run[q] = list(clean.items())
-    check_topics(name, run, topics, label)
+            seen.add(d)
+            s6 = float(f"{s:.6f}")  # (as the run file will hold it: canonical below orders the same)
+            try:
+                key = f32.unpack(f32.pack(s6))[0]
+            except OverflowError:
+                key = math.copysign(math.inf, s6)
+            item6 = (key, d, s)
+            if len(best) < depth:
+                heapq.heappush(best, item6)
+            elif item6 > best[0]:
+                heapq.heapreplace(best, item6)
+        run[q] = [(d, s) for _k, d, s in best]
     retrieved = {d for ranking in run.values() for d, _ in ranking}
     known = known_docids(collection, retrieved, index)
     foreign = retrieved - known

@@ -24,7 +24,7 @@ def _param(key: str, default) -> str:
 def overview() -> str:
     lines = ["shipped system sets (--systems NAME):"]
     for name, path in shipped_sets().items():
-        systems = load_systems(path)
+        systems = load_systems(path, listing=True)
         lines.append(f"  {name:<10} {len(systems):>3} systems  {path}")
     lines += ["", "algorithms (params with defaults; --param/--system in nteval grid):"]
     for algo, params in ALGORITHMS.items():
@@ -46,7 +46,7 @@ def set_listing(spec: str) -> str:
         if spec not in sets:
             raise InputError(spec, f"no such systems file or shipped set (shipped: {', '.join(sets)})")
         path = sets[spec]
-    systems = load_systems(path)
+    systems = load_systems(path, listing=True)
     width = max(len(s.name) for s in systems)
     lines = [f"{path}: {len(systems)} systems"]
     lines += [f"  {s.name:<{width}}  {s.describe()}" for s in systems]

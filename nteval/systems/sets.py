@@ -28,6 +28,11 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
         p = Path(spec if spec is not None else "default")
         if not p.exists() and builtin_systems(str(p)).is_file():
             p = builtin_systems(str(p))
+        elif not p.exists() and p.suffix not in (".yaml", ".yml") and len(p.parts) == 1:
+            from ..errors import suggest
+
+            raise InputError(p, f"no such systems file or shipped set{suggest(str(p), shipped_sets())} (shipped: "
+                                f"{', '.join(shipped_sets())}; `nteval systems` lists them)")
         systems = load_systems(p)
     names = {s.name for s in systems}
     if len(names) != len(systems):
@@ -42,6 +47,10 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
     return p, systems
 
 
+def shipped_sets() -> list[str]:
+    return sorted(p.stem for p in builtin_systems("default").parent.glob("*.yaml"))
+
+
 def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path] | None:
     """The first system called ``name`` in the given systems files (missing ones skipped), and its file."""
     for path in files:
@@ -50,3 +59,15 @@ def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path
                 if s.name == name:
                     return s, Path(path)
     return None
+
+
+def suggest_system(name: str, files: list[Path | None], extra: tuple[str, ...] = ()) -> str:
+    """" (did you mean X?)" for a misspelt system name, among the systems of ``files`` (and ``extra``
+    names, e.g. algorithms)."""
+    from ..errors import suggest
+
+    names = list(extra)
+    for path in files:
+        if path is not None and Path(path).is_file():
+            names += [s.name for s in load_systems(path, listing=True)]
+    return suggest(name, names)
