@@ -86,7 +86,7 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
         diff = scores[top] - scores[runner]
         if p is not None:
             lo, hi = (p["ci95"] if p["a"] == top else [-p["ci95"][1], -p["ci95"][0]])
-            size = f"{diff / scores[top]:.1%} of {top}'s score" if scores[top] > 0 else ""
+            size = f"{diff / scores[top] * 100:.1f} % of {top}'s score" if scores[top] > 0 else ""
             rule = (v.get("effects") or {}).get("mmd", {}).get("rule", "")
             verdict = ("smaller than" if p["class"].startswith("different, but") else "at least")
             text = (f"For {task} search on {index_label}, {lead}; {top} is ahead of {runner} by {_fmt(diff)} {m} "
@@ -231,7 +231,7 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     with out_dir_lock(out), read_lock(index_dir):  # (both protocols on one unchanging index)
         res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
                "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
-    answer = compare_answer(res, task)
+    answer = {**compare_answer(res, task), "out": str(out)}
     write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
     write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")
     return {"answer": answer, **res}
@@ -256,6 +256,8 @@ def compare_answer(res: dict[str, dict[str, Any]], task: str | None) -> dict[str
 def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
     """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
     from .evidence import evidence_lines
+    from .report.text import runs_line
+    from .verdict import verdict_text
 
     lines: list[str] = []
     if answer.get("headline"):
@@ -267,10 +269,16 @@ def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list
                   f"  topical search (high-recall, {answer['verdicts']['highrecall']['measure']}): "
                   + answer["verdicts"]["highrecall"]["headline"]["text"].split(", ", 1)[1], ""]
     shown = [TASKS[answer["task"]][0]] if answer.get("task") else ["focused", "highrecall"]
-    for name in shown:
+    for name in shown:  # the verdict behind the answer: groups, sizes, ceiling, stability; evidence; biases
+        lines.append(verdict_text(name, res[name]["verdict"], counts=res[name].get("topic_counts")))
         lines += evidence_lines(name)
-    lines += bias_lines(res, shown)
-    lines += [""] + disagreement_lines(answer["disagreements"])
+        lines += bias_lines(res, [name])
+        lines.append("")
+    lines += disagreement_lines(answer["disagreements"])
     if answer.get("how_to_choose"):
         lines += ["", answer["how_to_choose"]]
+    where = Path(answer.get("out") or ".")
+    timing = {f"{name}/{k}": t for name in ("focused", "highrecall") for k, t in (res[name].get("timing") or {}).items()}
+    lines += ["", f"tables of every system and measure: {where / 'focused' / 'results.tsv'}, "
+                  f"{where / 'highrecall' / 'results.tsv'} " + runs_line({"timing": timing})]
     return lines

@@ -126,8 +126,8 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[s
         for cname, c in b["collections"].items():
             col = _collections()[cname]
             mine = ", the kind this verdict is for" if col["kind"] == own else ""
-            sizes.append(f"{col['label']} ({col['kind']}{mine}): NT {c['nt_advantage']:+.0%} vs humans "
-                         f"{c['human_advantage']:+.0%} over BM25, a bias of {c['bias'] * 100:+.0f} points "
+            sizes.append(f"{col['label']} ({col['kind']}{mine}): NT {c['nt_advantage'] * 100:+.0f} % vs humans "
+                         f"{c['human_advantage'] * 100:+.0f} % over BM25, a bias of {c['bias'] * 100:+.0f} points "
                          f"(95 % CI [{c['ci95'][0] * 100:+.0f}, {c['ci95'][1] * 100:+.0f}])"
                          + ("" if c["significant"] else " (not significant)"))
         measured_text = (f"under {protocol} NT this family's advantage over BM25 is not the humans' — "

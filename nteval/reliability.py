@@ -48,12 +48,17 @@ def split_half_curve(matrix: np.ndarray, draws: int = DRAWS, seed: int = 0, size
     return out
 
 
+#: How far beyond its largest topic count the split-half curve is extrapolated at most.
+MAX_EXTRAPOLATION = 20
+
+
 def predict_topics(curve: list[dict[str, Any]], target: float = STABLE_TAU) -> int | None:
     """Topics per half at which the split-half curve's mean τ would reach ``target``: a straight
     line through log(1 − τ) against log(topics) (1 − τ falls like a power of the topic count, as
     the split-half error rates of Voorhees & Buckley 2002 do), least squares over the curve's
     points from 10 topics on. None when the curve already reaches it, or cannot be extrapolated
-    (fewer than 3 usable points, or 1 − τ not falling)."""
+    (fewer than 3 usable points, 1 − τ not falling, or a prediction beyond :data:`MAX_EXTRAPOLATION`
+    times the curve's largest topic count: a line fitted over one decade says nothing about six)."""
     if any(p["tau_mean"] >= target for p in curve):
         return None
     pts = [(np.log(p["topics"]), np.log(1 - p["tau_mean"])) for p in curve if p["topics"] >= 10 and p["tau_mean"] < 1]
@@ -64,7 +69,9 @@ def predict_topics(curve: list[dict[str, Any]], target: float = STABLE_TAU) -> i
     if slope >= -0.05:  # flat or rising: more topics would not help by this model
         return None
     n = float(np.exp((np.log(1 - target) - intercept) / slope))
-    return int(min(n, 1e9) // 10 * 10 + 10)
+    if n > MAX_EXTRAPOLATION * max(p["topics"] for p in curve):
+        return None
+    return int(n // 10 * 10 + 10)
 
 
 def reliability(per_topic: dict[str, dict[str, float]], measure: str, draws: int = DRAWS, seed: int = 0,
@@ -100,8 +107,9 @@ def reliability_sentence(rel: dict[str, Any], eligible: int | None = None) -> st
         return head + f"; the ranking is stable (tau >= {rel['stable_tau']}) from ~{rel['stable_from_topics']} topics"
     n = rel.get("predicted_topics")
     if n is None:
-        return head + (f"; it never reaches tau {rel['stable_tau']} here and the curve does not say how many topics "
-                       "would: expect rank swaps among close systems")
+        return head + (f"; not stable (tau {rel['stable_tau']}) with these topics, and the curve rises too slowly "
+                       f"to predict how many would make it (not within {MAX_EXTRAPOLATION} × these): expect rank swaps "
+                       "among close systems; fewer, more different systems or a larger collection separate them better")
     need = 2 * n  # a ranking from n topics; 2n to see it by splitting in halves
     have = f"; {eligible:,} documents are eligible as topics" if eligible is not None else ""
     more = (f"run again with --topics {need} (or --topics auto, which draws batches until the ranking is stable)"

@@ -102,7 +102,7 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
                        key=lambda p: abs(p["diff"]))[:3]
         for p in small:
             lines.append(f"    e.g. {p['a']} vs {p['b']}: {p['diff']:+.4f} (95 % CI [{p['ci95'][0]:+.4f}, {p['ci95'][1]:+.4f}]) "
-                         f"({p['relative']:.1%} of the better score): real, but below the MMD")
+                         f"({p['relative'] * 100:.1f} % of the better score): real, but below the MMD")
         if eff.get("ceiling"):
             lines.append(f"  ceiling: {eff['ceiling']['note']}")
         fam = eff.get("family")

@@ -92,12 +92,18 @@ def test_compare_with_a_task_leads_with_one_headline(sample_index, tmp_path):
     assert (tmp_path / "c" / "focused" / "results.json").is_file() and (tmp_path / "c" / "highrecall" / "runs").is_dir()
     hr = json.loads((tmp_path / "c" / "highrecall" / "results.json").read_text())
     assert any(n["system"] == "bm25_rm3" and n["family"] == "expansion" for n in hr["bias_notes"])
+    # the verdict behind the headline (groups, sizes, stability), its evidence and biases, then where the tables are
+    assert "VERDICT (highrecall protocol, AP)" in r.output and "VERDICT (focused protocol" not in r.output
+    assert "split-half reliability (AP)" in r.output and "bias (highrecall): " in r.output
+    assert r.output.rstrip().splitlines()[-1].startswith(f"tables of every system and measure: {tmp_path / 'c' / 'focused'}")
+    assert (tmp_path / "c" / "answer.md").read_text() == r.output
     # without a task: both verdicts, the disagreements, how to choose
     r = _cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
              "--out", tmp_path / "c", "--quiet")
     assert r.exit_code == 0 and r.output.startswith("No task declared: both verdicts")
     assert "known-item search (focused, RR):" in r.output and "where the verdicts disagree" in r.output
     assert "How to choose: declare the task" in r.output
+    assert "VERDICT (focused protocol, RR)" in r.output and "VERDICT (highrecall protocol, AP)" in r.output
 
 
 def test_a_protocol_refuses_a_task_it_does_not_measure_and_leads_with_its_own(sample_index, tmp_path):

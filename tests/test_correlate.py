@@ -96,7 +96,7 @@ def test_caveats_rules_by_hand():
     pair["ci95"]["kendall"] = [0.72, 0.79]
     pair["ci_method"] = {"spread": {"kendall": {"percentile": [0.38, 0.75], "share_below_estimate": 0.958}}}
     assert caveats(rep)[-1]["figure"] == "NT highrecall AP vs human AP: Kendall's CI [0.720, 0.790]"
-    assert "96% of the bootstrap replicates fall below τ 0.800" in caveats(rep)[-1]["why"]
+    assert "96 % of the bootstrap replicates fall below τ 0.800" in caveats(rep)[-1]["why"]
     for share in (0.84, 0.5, 0.16):  # up to 84 % on either side: quiet
         pair["ci_method"]["spread"]["kendall"]["share_below_estimate"] = share
         assert "Kendall's CI [" not in caveats(rep)[-1]["figure"]

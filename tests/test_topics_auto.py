@@ -76,6 +76,9 @@ def test_predicted_topics_from_the_curve():
     assert predict_topics(curve) == pytest.approx(400, abs=10)
     assert predict_topics(curve + [{"topics": 400, "tau_mean": 0.9}]) is None  # already reached
     assert predict_topics([{"topics": n, "tau_mean": 0.5} for n in (10, 20, 50)]) is None  # flat: no prediction
+    # rising, but so slowly that the line would put tau 0.9 near a million topics: no prediction
+    slow = [{"topics": n, "tau_mean": t} for n, t in ((10, 0.5), (20, 0.55), (50, 0.6))]
+    assert predict_topics(slow) is None
     rel = {"measure": "RR", "split_half": {"topics": 200, "tau_mean": 0.859, "tau_lo": 0.7, "tau_hi": 0.95},
            "stable_tau": 0.9, "stable_from_topics": None, "predicted_topics": 400}
     s = reliability_sentence(rel, eligible=31668)

@@ -61,7 +61,7 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
         if sp and v is not None and lo is not None and max(sp["share_below_estimate"], 1 - sp["share_below_estimate"]) > MAX_SHARE_ONE_SIDE:
             plo, phi = sp["percentile"]
             out.append({"figure": f"{label}: Kendall's CI [{lo:.3f}, {hi:.3f}]",
-                        "why": f"{sp['share_below_estimate']:.0%} of the bootstrap replicates fall below τ {v:.3f} "
+                        "why": f"{sp['share_below_estimate'] * 100:.0f} % of the bootstrap replicates fall below τ {v:.3f} "
                                f"(their own 95 % range is [{plo:.3f}, {phi:.3f}]): resampling these topics attenuates τ "
                                "this much, so the BCa interval is mostly a bias correction and is narrower than the "
                                "replicates' spread. It is not calibrated: the agreement many topics would show can lie "

@@ -178,7 +178,7 @@ def grid_summary(res: dict[str, Any]) -> str:
             if isinstance(a, dict) and "human_at_nt_best" in a:
                 rho = "n/a" if a["spearman"] is None else f"{a['spearman']:.3f}"
                 lines.append(f"human {hm} at {name}'s best cell ({at}): {a['human_at_nt_best']:.4f} = "
-                             f"{a['share_of_human_best']:.1%} of the human best {a['human_best']:.4f}; "
+                             f"{a['share_of_human_best'] * 100:.1f} % of the human best {a['human_best']:.4f}; "
                              f"Spearman over the cells {rho}")
     if res.get("plots"):
         lines.append("plots: " + ", ".join(res["plots"]))

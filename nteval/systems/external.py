@@ -447,7 +447,7 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     hits = sum(len(r) for r in run.values())
     foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)
     if hits and foreign_hits / hits > MAX_FOREIGN_SHARE:
-        raise InputError(None, f"system {name}: {foreign_hits:,} of its {hits:,} hits ({foreign_hits / hits:.0%}) are "
+        raise InputError(None, f"system {name}: {foreign_hits:,} of its {hits:,} hits ({foreign_hits / hits * 100:.0f} %) are "
                                f"documents not in this collection (e.g. {short(sorted(foreign)[0])}): did it search "
                                "another corpus? (`nteval export` writes this one)")
     missing = sum(1 for q in topics if not run.get(q))
