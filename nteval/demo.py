@@ -47,7 +47,7 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     from . import protocols
     from .answer import answer_lines, run_compare
     from .index import read_manifest
-    from .report.text import manifest_summary, protocol_report
+    from .report.text import manifest_summary, protocol_details
 
     out = Path(out)
     index_dir = ensure_sample_index(out)
@@ -58,9 +58,9 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     res = run_compare(index_dir, out, n_topics=n_topics, seed=42, systems="default", progress=_progress(),
                       min_topics=min_topics)
     click.echo("\n".join(answer_lines(res["answer"], res)))
-    click.echo("\nThe details behind each verdict:\n")
+    click.echo("\nEvery system and measure behind the verdicts:\n")
     for name in ("focused", "highrecall"):
-        click.echo(protocol_report(res[name], protocols.get(name)))
+        click.echo(protocol_details(res[name], protocols.get(name)))
         click.echo()
     skipped = [n for n in protocols.names() if not protocols.get(n).in_demo]
     click.echo(f"(topics, qrels, runs and per-topic scores in {out / 'focused'} and {out / 'highrecall'}; "

@@ -20,9 +20,12 @@ def test_demo_runs_both_protocols(tmp_path, capsys):
     run_demo(tmp_path / "demo", n_topics=25, min_topics=10)
     out = capsys.readouterr().out
     assert "kept 1,997" in out and "nt/ (abstract only) 1,708" in out
-    # the answer first: both verdicts, where they disagree, how to choose; then each verdict's details
-    assert out.index("No task declared: both verdicts") < out.index("where the verdicts disagree") < \
-        out.index("How to choose") < out.index("VERDICT (focused protocol")
+    # the answer first: both verdicts in one line each, each verdict behind them, where they disagree, how to
+    # choose; then every system's table (each verdict printed once)
+    assert out.index("No task declared: both verdicts") < out.index("VERDICT (focused protocol") < \
+        out.index("VERDICT (highrecall protocol") < out.index("where the verdicts disagree") < \
+        out.index("How to choose") < out.index("focused protocol: 25 topics")
+    assert out.count("VERDICT (focused protocol") == 1 and out.count("VERDICT (highrecall protocol") == 1
     assert "evidence — nteval's validation study" in out and (tmp_path / "demo" / "answer.json").is_file()
     assert "focused protocol: 25 topics" in out
     assert "highrecall protocol:" in out and "pseudo-relevant per topic" in out

@@ -216,7 +216,14 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
     if not res.get("task"):
         lines.append("  " + task_hint(proto.name))
     lines.append("")
-    lines += proto.report_lines(res)
+    lines.append(protocol_details(res, proto))
+    return "\n".join(lines)
+
+
+def protocol_details(res: dict[str, Any], proto: Any) -> str:
+    """The part of a protocol's report after its verdict: the protocol's own lines, the full table
+    (sorted by the verdict's measure) and how many runs were computed or reused."""
+    lines = list(proto.report_lines(res))
     vm = proto.verdict.measure
     lines.append(results_table(res, sort_by=vm if vm in res["measures"] else None))
     runs = runs_line(res)
