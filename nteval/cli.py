@@ -40,11 +40,36 @@ def _friendly_errors(fn):
 
             explained = explain_failure(err, kwargs.get("index_dir") or kwargs.get("update"), kwargs.get("out"))
             if explained is None:
-                raise
+                _internal_error(err)
             click.echo(f"nteval: error: {explained[0]}", err=True)
             sys.exit(explained[1])
 
     return wrapper
+
+
+def _internal_error(err: Exception) -> None:
+    """A bug in nteval (not the input, not the machine): one line naming the error and a file that
+    keeps the traceback, exit status 1. ``NTEVAL_TRACEBACK=1`` shows the traceback instead."""
+    import os
+    import tempfile
+    import time
+    import traceback
+
+    if os.environ.get("NTEVAL_TRACEBACK"):
+        raise err
+    from . import __version__
+
+    text = "".join(traceback.format_exception(err))
+    try:
+        fd, path = tempfile.mkstemp(prefix=time.strftime("nteval-crash-%Y%m%d-%H%M%S-"), suffix=".txt")
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"nteval {__version__}, python {sys.version.split()[0]}\n$ {' '.join(sys.argv)}\n\n{text}")
+        where = f"the traceback is in {path}"
+    except OSError:
+        where = "set NTEVAL_TRACEBACK=1 to see the traceback"
+    click.echo(f"nteval: internal error (a bug in nteval, not in your input): {type(err).__name__}: {err} — {where}; "
+               "please report it. Files finished before it are kept.", err=True)
+    sys.exit(1)
 
 
 def _locks_out(fn):

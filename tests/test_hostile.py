@@ -821,3 +821,30 @@ def test_every_bracket_a_person_reads_says_it_is_a_95_percent_interval(first200_
             assert "brackets: 95 % CIs" in line, line
         if line.lstrip().startswith("bias:"):
             assert "(95 % CI [" in line, line
+
+
+def test_a_bug_is_one_line_with_the_traceback_kept_in_a_file(capsys, monkeypatch, tmp_path):
+    """An exception nteval does not expect (a bug, not bad input) is one line naming it and the file
+    that keeps its traceback, exit 1; NTEVAL_TRACEBACK=1 shows the traceback instead."""
+    import re
+
+    from nteval.cli import _friendly_errors
+
+    @_friendly_errors
+    def buggy():
+        return f"{'auto':,}"  # the real bug the README's quick start hit: ValueError: Cannot specify ',' with 's'.
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.delenv("NTEVAL_TRACEBACK", raising=False)
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
+    with pytest.raises(SystemExit) as e:
+        buggy()
+    err = capsys.readouterr().err
+    assert e.value.code == 1 and len(err.strip().splitlines()) == 1
+    assert err.startswith("nteval: internal error (a bug in nteval, not in your input): ValueError: Cannot specify")
+    path = re.search(r"the traceback is in (\S+);", err).group(1)
+    assert path.startswith(str(tmp_path)) and "Traceback (most recent call last)" in open(path).read()
+    monkeypatch.setenv("NTEVAL_TRACEBACK", "1")
+    with pytest.raises(ValueError):
+        buggy()

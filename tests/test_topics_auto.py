@@ -66,6 +66,14 @@ def test_auto_from_the_command_line_says_how_many_and_why_it_stopped(first200_in
     assert r.exit_code == 0, r.output
     line = next(x for x in r.output.splitlines() if x.strip().startswith("topics:"))
     assert "(--topics auto:" in line and "stopped because" in line
+    # high-recall prints its own summary line (topics kept of those sampled) — the README's quick start step 2
+    r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--topics", "auto", "--topics-budget",
+                                  "60", "--min-topics", "10", "--systems", "default", "--out", str(tmp_path / "h"),
+                                  "--quiet"])
+    assert r.exit_code == 0, r.output
+    kept = next(x for x in r.output.splitlines() if x.startswith("topics kept"))
+    used = json.loads((tmp_path / "h" / "results.json").read_text())["topic_counts"]
+    assert kept.startswith(f"topics kept {used['used']} of {used['sampled']} sampled by --topics auto")
     r = CliRunner().invoke(main, ["run", "--protocol", "mesh", "--param", "n_topics=auto", "--index",
                                   str(first200_index), "--out", str(tmp_path / "m")])
     assert r.exit_code == 2 and "does not sample documents in a seeded order" in r.output

@@ -100,6 +100,14 @@ def system_note_lines(results: dict[str, Any]) -> list[str]:
     return (["notes:"] + out) if out else []
 
 
+def _asked(res: dict[str, Any]) -> str:
+    """How many topics were asked for: a count, or with ``--topics auto`` how many documents its batches sampled."""
+    asked = res["topics_requested"]
+    if asked == "auto":
+        return f"{(res.get('topic_counts') or {}).get('sampled', res['n_topics']):,} sampled by --topics auto"
+    return f"{asked:,} requested"
+
+
 def highrecall_summary(res: dict[str, Any]) -> str:
     pr = res["pseudo_relevant_per_topic"]
     d = res["dropped"]
@@ -107,7 +115,7 @@ def highrecall_summary(res: dict[str, Any]) -> str:
     return "\n".join([
         f"S_ref {res['sref']['name']} ({res['sref']['algorithm']}) over all/ with titles, top {res['k']}, "
         f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}",
-        f"topics kept {res['n_topics']:,} of {res['topics_requested']:,} requested "
+        f"topics kept {res['n_topics']:,} of {_asked(res)} "
         f"(dropped: {d['no_sentence']} without sentence {res['sentence']}, {d['no_pseudo_relevant']} without a pseudo-relevant hit)",
         f"pseudo-relevant per topic: min {pr['min']}, median {pr['median']}, mean {pr['mean']}, max {pr['max']}  [{hist}]",
     ])
