@@ -78,7 +78,7 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
     if counts:
         if counts.get("requested") == "auto":
             lines.append(f"  topics: {counts['used']:,} used (--topics auto: {counts['sampled']:,} documents sampled in "
-                         f"{counts['batches']} batches of the seeded order, {counts['eligible']:,} eligible as topics); "
+                         f"{counts['batches']} batch{'es' if counts['batches'] != 1 else ''} of the seeded order, {counts['eligible']:,} eligible as topics); "
                          f"stopped because {counts['stopped']}")
         else:
             lines.append(f"  topics: {counts['used']:,} used of {counts['requested']:,} asked for "
