@@ -30,7 +30,9 @@ def _friendly_errors(fn):
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
         except LuceneError as err:  # a tool failed, not the input: exit 1
-            click.echo(f"nteval: error: {err}", err=True)
+            from .errors import explain_lucene_failure
+
+            click.echo(f"nteval: error: {explain_lucene_failure(err, kwargs.get('out'))}", err=True)
             sys.exit(1)
         except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
             click.echo("nteval: interrupted", err=True)

@@ -91,6 +91,19 @@ _FULL = {"ENOSPC": "no space left on the device", "EDQUOT": "disk quota exceeded
          "EFBIG": "a file over this process's file-size limit (ulimit -f)"}
 
 
+def explain_lucene_failure(err: BaseException, out: object = None) -> str:
+    """A Lucene builder's failure in words: a full disk (the JVM's IOException) is said as nteval
+    says it for its own files; anything else is the builder's own last word."""
+    text = str(err)
+    for java, said in (("No space left on device", "no space left on the device"),
+                       ("Disk quota exceeded", "the disk quota is exceeded"), ("File too large", "a file is too large")):
+        if java in text:
+            return (f"{said}{f' writing {out}' if out is not None else ''} (Lucene: {text.split(': ', 1)[-1][:160]}); "
+                    "complete files are kept, nothing half-written: free space (or choose another place) and run the "
+                    "command again")
+    return text
+
+
 def explain_failure(err: BaseException, index: object = None, out: object = None) -> tuple[str, int] | None:
     """A one-line message and exit status for a failure of the machine or of an index's files
     rather than of nteval: a full disk, a read-only or forbidden place, a damaged document store or

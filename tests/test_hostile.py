@@ -848,3 +848,17 @@ def test_a_bug_is_one_line_with_the_traceback_kept_in_a_file(capsys, monkeypatch
     monkeypatch.setenv("NTEVAL_TRACEBACK", "1")
     with pytest.raises(ValueError):
         buggy()
+
+
+def test_a_full_disk_under_lucene_is_said_like_nteval_says_its_own():
+    """The hostile re-run's late ENOSPC: the Lucene builder's IOException (text as the JVM printed it)
+    reads as nteval's own full-disk line; another failure keeps the builder's last word."""
+    from nteval.errors import LuceneError, explain_lucene_failure
+
+    seen = LuceneError("Lucene indexing into /tmp/hz/small/ix failed (exit 1): java.lang.IllegalStateException: "
+                       "all-writer: java.io.IOException: No space left on device")
+    text = explain_lucene_failure(seen, "/tmp/hz/small/ix")
+    assert text.startswith("no space left on the device writing /tmp/hz/small/ix (Lucene: ")
+    assert "java.io.IOException: No space left on device" in text and "run the command again" in text
+    other = LuceneError("Lucene indexing into x failed (exit 1): java.lang.OutOfMemoryError: Java heap space")
+    assert explain_lucene_failure(other) == str(other)
