@@ -158,6 +158,11 @@ def _load_config(ctx: click.Context, _param, path: str | None) -> None:
     if not isinstance(data, dict):
         raise _OneLineUsageError(f"--config {path}: a mapping of option names (or command names) to values is expected", ctx)
     commands = ctx.command.commands  # type: ignore[attr-defined]
+    for where, values in [("", data)] + [(f"{k}: ", v) for k, v in data.items() if k in commands and isinstance(v, dict)]:
+        if any(str(k).replace("_", "-") == "allow-code" for k in values):
+            raise _OneLineUsageError(f"--config {path}: {where}allow_code cannot come from a config file: give --allow-code "
+                                     f"on the command line (or set NTEVAL_ALLOW_CODE=1), so that letting a systems "
+                                     "file run code is always your own explicit choice", ctx)
     shared = {k: v for k, v in data.items() if k not in commands}
     default_map: dict[str, dict] = {}
     for name, cmd in commands.items():
@@ -665,7 +670,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--topics", "n_topics", default=1000, show_default=True, help="NT topics per protocol.")
 @click.option("--seed", default=42, show_default=True, type=click.IntRange(min=0))
 @click.option("--depth", default=1000, show_default=True, type=click.IntRange(1, MAX_DEPTH))
-@click.option("--bootstrap", "n_boot", default=1000, show_default=True, type=click.IntRange(10, 100_000),
+@click.option("--bootstrap", "n_boot", default=1000, show_default=True, type=click.IntRange(10, 20_000),
               help="Bootstrap replicates (topics resampled).")
 @click.option("--min-topics", default=50, show_default=True, help="Fail when fewer NT topics are usable.")
 @click.option("--min-human-topics", default=20, show_default=True, help="Fail when fewer human topics are judged.")

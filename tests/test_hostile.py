@@ -862,3 +862,26 @@ def test_a_full_disk_under_lucene_is_said_like_nteval_says_its_own():
     assert "java.io.IOException: No space left on device" in text and "run the command again" in text
     other = LuceneError("Lucene indexing into x failed (exit 1): java.lang.OutOfMemoryError: Java heap space")
     assert explain_lucene_failure(other) == str(other)
+
+
+def test_a_config_file_cannot_let_a_systems_file_run_code(tmp_path):
+    """Hostile re-run N12cfg: `--config` with allow_code: true ran a callable. Running code is the
+    user's choice on the command line (or NTEVAL_ALLOW_CODE), never a config file's."""
+    from nteval.cli import main
+
+    for text in ("allow_code: true\n", "focused:\n  allow_code: true\n  systems: x.yaml\n", "allow-code: true\n"):
+        cfg = tmp_path / "c.yaml"
+        cfg.write_text(text)
+        r = CliRunner().invoke(main, ["--config", str(cfg), "focused", "--index", str(tmp_path), "--out",
+                                      str(tmp_path / "o")])
+        assert r.exit_code == 2 and "allow_code cannot come from a config file: give --allow-code" in r.output, r.output
+        assert len(r.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_bootstrap_is_bounded_where_it_still_finishes(tmp_path):
+    """Hostile re-run N66: --bootstrap 100000 (the old maximum) ran past 180 s and 1.4 GB on 50 topics."""
+    from nteval.cli import main
+
+    r = CliRunner().invoke(main, ["correlate", "--index", str(tmp_path), "--queries", "q", "--qrels", "r",
+                                  "--bootstrap", "20001", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "--bootstrap" in r.output and "20000" in r.output.replace(",", "")
