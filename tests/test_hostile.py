@@ -446,24 +446,31 @@ def test_a_program_that_leaves_children_does_not_keep_nteval_waiting_nor_outlive
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert time.time() - t0 < 25
-    # SIGKILL of nteval while the program runs: the program, its children and its temporary directory go
+    # SIGKILL of nteval while the program runs: the program, its children and its temporary directory go —
+    # whether the kill reaches nteval alone or its whole process group (kill -9 -PGID; hostile re-run N20g: the
+    # supervisor died with the group and the program's session survived)
     import signal
 
-    tmpdirs = tmp_path / "tmp"
-    tmpdirs.mkdir()
     hang = _command_yaml(tmp_path, f"(sleep 300; touch {marker}) &\nsleep 300\n", name="hang")
-    p = subprocess.Popen([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
-                          "--systems", str(hang), "--out", str(tmp_path / "h"), "--allow-code", "--quiet"],
-                         env={**os.environ, "TMPDIR": str(tmpdirs)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline and not list(tmpdirs.glob("nteval-command-*/topics.tsv")):
-        time.sleep(0.1)
-    time.sleep(1)
-    p.send_signal(signal.SIGKILL)
-    p.wait()
-    time.sleep(3)
-    left = subprocess.run(["pgrep", "-f", f"touch {marker}"], capture_output=True, text=True).stdout.split()
-    assert left == [] and list(tmpdirs.glob("nteval-command-*")) == []
+    for how in ("pid", "group"):
+        tmpdirs = tmp_path / f"tmp-{how}"
+        tmpdirs.mkdir()
+        p = subprocess.Popen([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
+                              "--systems", str(hang), "--out", str(tmp_path / f"h-{how}"), "--allow-code", "--quiet"],
+                             env={**os.environ, "TMPDIR": str(tmpdirs)}, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=(how == "group"))
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(tmpdirs.glob("nteval-command-*/topics.tsv")):
+            time.sleep(0.1)
+        time.sleep(1)
+        if how == "group":
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            p.send_signal(signal.SIGKILL)
+        p.wait()
+        time.sleep(3)
+        left = subprocess.run(["pgrep", "-f", f"touch {marker}"], capture_output=True, text=True).stdout.split()
+        assert left == [] and list(tmpdirs.glob("nteval-command-*")) == [], how
 
 
 def test_program_failures_are_clean_lines(first200_index, tmp_path):

@@ -291,7 +291,9 @@ def _run_command(system: System, topics: dict[str, str], k: int) -> Run:
                 for a in system.params["command"]]
         group = subprocess.Popen([sys.executable, "-m", "nteval.lifecycle", str(tmp), str(epath), "--", *argv],
                                  stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                 preexec_fn=die_with_parent_gently)
+                                 preexec_fn=die_with_parent_gently, start_new_session=True)
+        # (its own session: a kill -9 of nteval's whole process group does not take the supervisor with it, which
+        # then hears of nteval's death through the kernel and stops the program's group and removes tmp)
         try:
             status = group.wait()
         except BaseException:  # Ctrl-C, SIGTERM: the program and all it started stop too
