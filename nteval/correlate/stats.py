@@ -255,7 +255,7 @@ def many_topic_tau(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 400
 
     Why: tau from few judged topics is attenuated — noise in the human means scrambles close
     systems — so more topics give a higher tau, and an interval around the observed tau (BCa or
-    not) misses the many-topic agreement, mostly below it (22-92 % coverage at 30-100 judged topics,
+    not) misses the many-topic agreement, mostly below it (22-98 % coverage at 30-100 judged topics,
     ``scripts/ci_coverage.py``). Here each pair's human order is judged with the uncertainty of
     its own paired difference, shrunk by what all the pairs say together. The NT ranking, from many
     more topics, is taken as measured (its split-half reliability is in the report)."""
