@@ -721,7 +721,8 @@ def test_machine_failures_read_as_one_line_each():
 
 # -- N72: a Java VM that cannot start ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("heap, says", [("999999g", "more than this machine's"), ("2x", "must look like 2g")])
+@pytest.mark.parametrize("heap, says", [("999999g", "more than this machine's"), ("2x", "must look like 2g"),
+                                        ("64m", "must be at least 256m")])  # (re-run N72b: 64m below -Xms)
 def test_a_jvm_that_cannot_start_is_one_line_before_out_is_touched(first200_index, tmp_path, heap, says):
     out = tmp_path / "f"
     env = {**os.environ, "NTEVAL_JVM_HEAP": heap}

@@ -177,6 +177,17 @@ def test_hostile_system_names_are_escaped_in_every_report(correlated, tmp_path):
         assert done.returncode == 0 and (tmp_path / "report.pdf").stat().st_size > 1000, done.stdout[-3000:]
 
 
+def test_a_name_cannot_be_a_live_link_in_report_md():
+    """Hostile re-run: a system named like a Markdown link was a live javascript: link in report.md."""
+    from nteval.report.document import to_markdown
+
+    name = "bm25`code`*em*[l](javascript:alert(1))"
+    md = to_markdown([("table", ["system", "RR [95% CI]"], [[name, "0.5 [0.4, 0.6]"]]), ("p", f"best: {name}")],
+                     escape_html=True)
+    assert "](javascript" not in md and md.count("[l]\\(javascript:alert(1))") == 2
+    assert "0.5 [0.4, 0.6]" in md  # the intervals read as before
+
+
 def test_booktabs_table_and_escapes():
     assert latex_escape("bm25_k1.2 50% R&D #3 {a} ~ ^ \\") == \
         r"bm25\_k1.2 50\% R\&D \#3 \{a\} \textasciitilde{} \textasciicircum{} \textbackslash{}"

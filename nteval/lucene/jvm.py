@@ -32,13 +32,23 @@ JVM_OPTIONS = ("-Xrs", "-XX:+DisableAttachMechanism", "-Xms256m", "-Djava.awt.he
                "-Dslf4j.internal.verbosity=WARN")
 
 
+#: The smallest heap NTEVAL_JVM_HEAP may ask for: the initial heap of JVM_OPTIONS (-Xms256m).
+MIN_HEAP = 256 << 20
+
+
 def _heap_option() -> str:
     heap = os.environ.get("NTEVAL_JVM_HEAP", "2g").strip()
     if not heap[:-1].isdigit() or heap[-1].lower() not in "mg":
         from ..errors import InputError
 
         raise InputError(None, f"NTEVAL_JVM_HEAP must look like 2g or 1536m, got {heap!r}")
-    _check_room(int(heap[:-1]) << (30 if heap[-1].lower() == "g" else 20))
+    size = int(heap[:-1]) << (30 if heap[-1].lower() == "g" else 20)
+    if size < MIN_HEAP:
+        from ..errors import InputError
+
+        raise InputError(None, f"NTEVAL_JVM_HEAP must be at least {MIN_HEAP >> 20}m (the JVM starts with -Xms"
+                               f"{MIN_HEAP >> 20}m), got {heap!r}")
+    _check_room(size)
     return f"-Xmx{heap}"
 
 

@@ -26,8 +26,9 @@ def _md_cell(text: str, esc=str) -> str:
 
 def _md_escape(text: str) -> str:
     """``<``, ``>`` and ``&`` as entities: a Markdown renderer passes raw HTML through, so a system
-    named ``<!--`` would hide the rest of the page."""
-    return html.escape(str(text), quote=False)
+    named ``<!--`` would hide the rest of the page; and ``](`` broken (``]\\(``), so that a name
+    cannot be a live link or image (``[x](javascript:…)``). The report writes no links of its own."""
+    return html.escape(str(text), quote=False).replace("](", "]\\(")
 
 
 def to_markdown(blocks: list[Block], escape_html: bool = False) -> str:
