@@ -27,7 +27,7 @@ def _md_cell(text: str, esc=str) -> str:
 def _md_escape(text: str) -> str:
     """``<``, ``>`` and ``&`` as entities: a Markdown renderer passes raw HTML through, so a system
     named ``<!--`` would hide the rest of the page; and ``](`` broken (``]\\(``), so that a name
-    cannot be a live link or image (``[x](javascript:…)``). The report writes no links of its own."""
+    cannot be a live link or image (``[x](javascript:…)``); the report's own figures are written outside it."""
     return html.escape(str(text), quote=False).replace("](", "]\\(")
 
 
