@@ -893,3 +893,16 @@ def test_bootstrap_is_bounded_where_it_still_finishes(tmp_path):
     r = CliRunner().invoke(main, ["correlate", "--index", str(tmp_path), "--queries", "q", "--qrels", "r",
                                   "--bootstrap", "20001", "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "--bootstrap" in r.output and "20000" in r.output.replace(",", "")
+
+
+@pytest.mark.parametrize("content", [bytes(range(256)) * 4, b"oneword\n", b"q1 Q0 d1\n", b"root:x:0:0:root:/root:/bin/bash\n"])
+def test_a_run_file_that_is_not_a_trec_run_is_one_line(first200_index, tmp_path, content):
+    """Hostile re-run N1reg (a regression of issue 26's precheck): a binary run, a one-word or a
+    3-column file, /etc/passwd as a run → an IndexError traceback. Now: one line, exit 2, no OUT."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "mine.run").write_bytes(content)
+    r = _cli("focused", "--index", first200_index, "--topics", "20", "--min-topics", "10", "--systems", "default",
+             "--runs", runs, "--out", tmp_path / "o")
+    one_line_error(r, "mine.run:line 1: ")
+    assert not (tmp_path / "o" / "results.json").exists()

@@ -351,11 +351,14 @@ def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str
 
 
 def _trec_line(cols: list[bytes]) -> bool:
+    """Whether a line's columns look like a TREC run line (6 columns, a whole rank, a score)."""
+    if len(cols) != 6:
+        return False
     try:
         int(cols[3]), float(cols[4])
     except ValueError:
         return False
-    return len(cols) == 6
+    return True
 
 
 def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) -> None:
