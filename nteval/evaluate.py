@@ -56,7 +56,27 @@ def _check_measure(name: str, m) -> None:
                 what = "cutoff" if key == "cutoff" else "relevance level (rel=)"
                 raise InputError(None, f"measure {short(name)}: the {what} must be a whole number within [1, {top:,}], "
                                        f"got {short(value)}")
-    if not any(p.supports(m) and p.is_available() for p in DefaultPipeline.providers):
+    try:  # ir_measures' own parameter checks (RBP's p in (0, 1), …) are assertions: one line each
+        m.validate_params()
+    except (AssertionError, ValueError, TypeError) as err:
+        import re
+
+        said = re.fullmatch(r"invalid param (\w+)=(.*)", str(err), re.S)
+        if said and said.group(2).startswith("<object object"):  # ir_measures' marker of a parameter not given
+            what = f"its parameter {said.group(1)} must be given"
+        elif said:
+            what = f"its parameter {said.group(1)} cannot be {said.group(2)[:40]}"
+        else:
+            what = f"invalid parameters ({short(str(err))})"
+        raise InputError(None, f"measure {short(name)}: {what} (see ir_measures' documentation of the measure)") from None
+
+    def computes(provider) -> bool:
+        try:
+            return provider.supports(m) and provider.is_available()
+        except (AssertionError, ValueError, TypeError):
+            return False
+
+    if not any(computes(p) for p in DefaultPipeline.providers):
         raise InputError(None, f"measure {short(name)}: no installed evaluator computes it "
                                "(use trec_eval measures, e.g. AP Bpref RR P@10 nDCG@10 R@1000)")
 

@@ -508,6 +508,11 @@ def test_program_failures_are_clean_lines(first200_index, tmp_path):
     (["correlate", "--index", "I", "--queries", "Q", "--qrels", "Q", "--bootstrap", "1000000000", "--out", "O"],
      "'--bootstrap'"),
     (["focused", "--index", "I", "--systems", "tabel1", "--out", "O"], "did you mean table1?"),
+    # hostile re-run N62b: ir_measures' own parameter checks are assertions (tracebacks before)
+    (["evaluate", "--qrels", "Q", "--measures", "RBP(p=2)", "R"], "measure 'RBP(p=2)': its parameter p cannot be 2"),
+    (["focused", "--index", "I", "--measures", "RBP(p=0)", "--out", "O"], "its parameter p cannot be 0"),
+    (["evaluate", "--qrels", "Q", "--measures", "SDCG@10", "R"], "its parameter max_rel must be given"),
+    (["evaluate", "--qrels", "Q", "--measures", "P(judged_only=1)@10", "R"], "its parameter judged_only cannot be 1"),
     (["run", "--protocol", "focsed", "--index", "I", "--out", "O"], "did you mean focused?"),
 ])
 def test_numbers_and_names_are_refused_before_any_work(first200_index, tmp_path, args, says):
