@@ -188,10 +188,14 @@ def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -
         infos.append(RunInfo(i.system, i.path.parents[2], "batches",
                              all(x.reused for x in same), secs, sum(x.empty_queries for x in same),
                              round(n / secs, 1) if secs > 0 else None, i.notes))
-    measures = parts[0][2].measures
-    per = {s: {q: v for _, _, sc in parts for q, v in sc.per_topic[s].items()} for s in parts[0][2].per_topic}
-    means = {s: {m: sum(v[m] for v in p.values()) / len(p) if p else 0.0 for m in measures} for s, p in per.items()}
-    return merged, infos, Scores(measures, per, means)
+    return merged, infos, _joined_scores(parts)
+
+
+def _joined_scores(parts: list[tuple[TopicSet, list, Scores]]) -> Scores:
+    """The scores of every batch of ``--topics auto`` as one Scores over all their topics."""
+    first = parts[0][2]
+    return Scores.of_topics(first.measures, {s: {q: v for _, _, sc in parts for q, v in sc.per_topic[s].items()}
+                                             for s in first.per_topic})
 
 
 def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int, min_topics: int,
@@ -226,7 +230,7 @@ def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int
         eligible = part[0].counts["eligible"]
         sampled = min((k + 1) * batch, eligible)
         used = sum(len(p[0].qrels) for p in parts)
-        per = {s: {q: v[vm] for p in parts for q, v in p[2].per_topic[s].items()} for s in part[2].per_topic}
+        per = _joined_scores(parts).of(vm)
         rel = reliability(per, vm, seed=spec.seed) if len(per) >= 2 and used >= 4 else None
         tau = rel["split_half"]["tau_mean"] if rel and rel["split_half"] else None
         steps.append({"sampled": sampled, "topics": used, "split_half_tau": tau,

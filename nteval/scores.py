@@ -47,10 +47,14 @@ class Scores:
     def subset(self, qids: Iterable[str]) -> Scores:
         """The same systems on some of the topics (a stratum), means recomputed over them."""
         keep = list(qids)
-        per = {s: {q: p[q] for q in keep if q in p} for s, p in self.per_topic.items()}
-        means = {s: {m: (sum(v[m] for v in p.values()) / len(p) if p else 0.0) for m in self.measures}
-                 for s, p in per.items()}
-        return Scores(self.measures, per, means)
+        return Scores.of_topics(self.measures, {s: {q: p[q] for q in keep if q in p} for s, p in self.per_topic.items()})
+
+    @classmethod
+    def of_topics(cls, measures: list[str], per_topic: dict[str, dict[str, dict[str, float]]]) -> Scores:
+        """Scores with each system's means computed over its topics in ``per_topic``."""
+        means = {s: {m: (sum(v[m] for v in p.values()) / len(p) if p else 0.0) for m in measures}
+                 for s, p in per_topic.items()}
+        return cls(measures, per_topic, means)
 
     def tsv(self, measures: list[str] | None = None) -> str:
         """``per_topic.tsv``: system, qid, measure, value (6 decimals), in system then qrels order."""

@@ -23,6 +23,12 @@ def _cli(*args):
     return CliRunner().invoke(main, [str(a) for a in args])
 
 
+def _score(cmd: str, index, systems, out, runs=None):
+    """``nteval CMD`` on 60 topics of ``index`` with ``systems`` (and ``--runs``), quietly."""
+    return _cli(cmd, "--index", index, "--topics", "60", "--systems", systems, "--min-topics", "10",
+                *(["--runs", runs] if runs is not None else []), "--out", out, "--quiet")
+
+
 def _retag(src: Path, dst: Path, tag: str) -> Path:
     dst.parent.mkdir(parents=True, exist_ok=True)
     dst.write_text("".join(" ".join(line.split()[:5] + [tag]) + "\n" for line in src.read_text().splitlines()))
@@ -73,34 +79,29 @@ def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_inde
     runs = tmp_path / "runs"
     _retag(outs["highrecall"] / "runs" / "bm25.run", runs / "hr.run", "hr_bm25")
     out = tmp_path / "f"
-    line = one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
-                          "--min-topics", "10", "--runs", runs, "--out", out, "--quiet"),
-                     "system 'hr_bm25'", "not this experiment's", "high-recall topics (sentence 3")
+    line = one_line_error(_score("focused", sample_index, systems_yaml, out, runs),
+                          "system 'hr_bm25'", "not this experiment's", "high-recall topics (sentence 3")
     assert "focused experiment" in line
     assert not (out / "runs").exists()  # refused before any system ran
     # the same through a systems YAML's run:
     yml = tmp_path / "with_run.yaml"
     yml.write_text(ONE + f"- {{name: theirs, run: {runs / 'hr.run'}}}\n")
-    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", yml, "--min-topics", "10",
-                   "--out", tmp_path / "f2", "--quiet"), "system 'theirs'", "high-recall topics")
+    one_line_error(_score("focused", sample_index, yml, tmp_path / "f2"), "system 'theirs'", "high-recall topics")
     # and a focused run fed to high-recall
     runs2 = tmp_path / "runs2"
     _retag(outs["focused"] / "runs" / "bm25.run", runs2 / "f.run", "f_bm25")
-    one_line_error(_cli("highrecall", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
-                   "--min-topics", "10", "--runs", runs2, "--out", tmp_path / "h", "--quiet"),
-              "system 'f_bm25'", "this highrecall experiment has high-recall topics")
+    one_line_error(_score("highrecall", sample_index, systems_yaml, tmp_path / "h", runs2),
+                   "system 'f_bm25'", "this highrecall experiment has high-recall topics")
 
 
 def test_another_seeds_run_is_refused_the_right_one_accepted(sample_index, outs, systems_yaml, tmp_path):
     runs = tmp_path / "runs"
     _retag(outs["seed7"] / "runs" / "bm25.run", runs / "s7.run", "seed7_bm25")
-    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
-                   "--min-topics", "10", "--runs", runs, "--out", tmp_path / "f", "--quiet"),
-              "system 'seed7_bm25'", "not this experiment's")
+    one_line_error(_score("focused", sample_index, systems_yaml, tmp_path / "f", runs),
+                   "system 'seed7_bm25'", "not this experiment's")
     ok = tmp_path / "ok"
     _retag(outs["focused"] / "runs" / "bm25.run", ok / "mine.run", "mine")
-    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml, "--min-topics", "10",
-             "--runs", ok, "--out", tmp_path / "g", "--quiet")
+    r = _score("focused", sample_index, systems_yaml, tmp_path / "g", ok)
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "g" / "results.json").read_text())
     assert res["systems"]["mine"] == res["systems"]["bm25"]  # the same run, scored the same
@@ -110,9 +111,8 @@ def test_another_index_run_is_refused(first200_index, outs, systems_yaml, tmp_pa
     """A focused run of the 2,000-record sample fed to a focused experiment on the 200-record slice."""
     runs = tmp_path / "runs"
     _retag(outs["focused"] / "runs" / "bm25.run", runs / "other.run", "other_index")
-    one_line_error(_cli("focused", "--index", first200_index, "--topics", "60", "--systems", systems_yaml,
-                   "--min-topics", "10", "--runs", runs, "--out", tmp_path / "f", "--quiet"),
-              "system 'other_index'", "not this experiment's")
+    one_line_error(_score("focused", first200_index, systems_yaml, tmp_path / "f", runs),
+                   "system 'other_index'", "not this experiment's")
 
 
 def test_export_round_trip_accepts_its_own_topics_and_refuses_the_other_protocols(sample_index, outs, systems_yaml,
@@ -130,11 +130,9 @@ def test_export_round_trip_accepts_its_own_topics_and_refuses_the_other_protocol
     good, bad = tmp_path / "good", tmp_path / "bad"
     _retag(outs["focused"] / "runs" / "bm25.run", good / "external.run", "external")
     _retag(outs["highrecall"] / "runs" / "bm25.run", bad / "external.run", "external")
-    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml, "--min-topics", "10",
-             "--runs", good, "--out", tmp_path / "g", "--quiet")
+    r = _score("focused", sample_index, systems_yaml, tmp_path / "g", good)
     assert r.exit_code == 0, r.output
-    one_line_error(_cli("focused", "--index", sample_index, "--topics", "60", "--systems", systems_yaml,
-                   "--min-topics", "10", "--runs", bad, "--out", tmp_path / "b", "--quiet"), "high-recall topics")
+    one_line_error(_score("focused", sample_index, systems_yaml, tmp_path / "b", bad), "high-recall topics")
 
 
 def test_export_refuses_topic_files_edited_after_the_run(outs, tmp_path):
