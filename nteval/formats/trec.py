@@ -146,16 +146,26 @@ def write_run(path: Path, run: Run, tag: str) -> None:
     write_text(path, format_run(run, tag))
 
 
+RUN_FIELDS = "qid Q0 docid rank score tag"
+
+
+def run_rows(path: Path):
+    """(line number, qid, docid, score, tag) of each line of a TREC run file, its score a finite
+    number; a file that is not a run (missing, binary, not UTF-8, a line without 6 fields, a score
+    that is not a finite number) is a one-line error naming the file and line."""
+    for n, (qid, _q0, docid, _rank, score, tag) in _rows(path, "run", RUN_FIELDS):
+        yield n, qid, docid, _score(path, score, n), tag
+
+
 def read_run(path: Path, tags: set[str] | None = None) -> Run:
     """A TREC run (6 columns). Scores must be finite numbers and a docid may appear once per topic
     (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line.
     The run tags seen (6th column) are added to ``tags`` when given."""
     out: Run = {}
     seen: dict[str, dict[str, int]] = {}
-    for n, (qid, _q0, docid, _rank, score, tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
+    for n, qid, docid, s, tag in run_rows(path):
         if tags is not None:
             tags.add(tag)
-        s = _score(path, score, n)
         first = seen.setdefault(qid, {}).setdefault(docid, n)
         if first != n:
             raise InputError(path, f"topic {short(qid)} ranks document {short(docid)} twice (first at line {first})",
@@ -188,8 +198,7 @@ def read_run_top(path: Path, depth: int) -> Run:
 
     f32 = struct.Struct("f")
     heaps: dict[str, list[tuple[float, str, float, int]]] = {}
-    for n, (qid, _q0, docid, _rank, score, _tag) in _rows(path, "run", "qid Q0 docid rank score tag"):
-        s = _score(path, score, n)
+    for n, qid, docid, s, _tag in run_rows(path):
         try:
             key = f32.unpack(f32.pack(s))[0]
         except OverflowError:  # beyond float32: the sign is its order, as trec_eval's float

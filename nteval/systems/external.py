@@ -33,7 +33,7 @@ from typing import Any
 
 from ..corpus.store import known_docids
 from ..errors import InputError, short
-from ..formats.trec import Run, read_run_top
+from ..formats.trec import Run, read_run_top, run_rows
 from .base import System, check_name, name_problem
 
 #: Above this share of hits outside the collection a run is refused: it searched another corpus.
@@ -350,17 +350,6 @@ def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str
                                "index)? `nteval export --from OUT` writes this experiment's topics".replace("  ", " "))
 
 
-def _trec_line(cols: list[bytes]) -> bool:
-    """Whether a line's columns look like a TREC run line (6 columns, a whole rank, a score)."""
-    if len(cols) != 6:
-        return False
-    try:
-        int(cols[3]), float(cols[4])
-    except ValueError:
-        return False
-    return True
-
-
 def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) -> None:
     """Before any system runs: every external run file answers these topics (its topic ids, read
     without the rest of the file), so a run of another topic set fails before the zoo's work."""
@@ -372,22 +361,12 @@ def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) 
             continue
         qids: set[str] = set()
         foreign = 0
-        try:
-            with open(files[label], "rb") as fh:
-                for line in fh:
-                    cols = line.split()
-                    if cols and not _trec_line(cols):
-                        qids = set()  # not a TREC run: the full reader says where, when the system runs
-                        break
-                    if cols:
-                        q = cols[0].decode("utf-8", "replace")
-                        if q not in qids:
-                            foreign += q not in topics
-                            if foreign > _FOREIGN_CAP:
-                                break
-                            qids.add(q)
-        except OSError:
-            continue  # (the same: its reader names the file)
+        for _n, q, *_rest in run_rows(Path(files[label])):  # (not a run file: the reader's one line, now)
+            if q not in qids:
+                foreign += q not in topics
+                if foreign > _FOREIGN_CAP:
+                    break
+                qids.add(q)
         check_topics(short(s.name), qids, topics, label, capped=foreign > _FOREIGN_CAP)
 
 
