@@ -118,22 +118,11 @@ PARAMETER_REASONS = {
 }
 
 
-def _uses(name: str, configs: dict[str, dict[str, Any]], algorithms: set[str], seen: frozenset = frozenset()) -> bool:
-    """``name`` is, or fuses (however deep), a system of one of ``algorithms``."""
-    c = configs.get(name)
-    if c is None or name in seen:
-        return False
-    if c.get("algorithm") in algorithms:
-        return True
-    return c.get("algorithm") in ("rrf", "linear") and any(
-        _uses(x, configs, algorithms, seen | {name}) for x in (c.get("params") or {}).get("systems", []))
-
-
 def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str:
-    from .evidence import FAMILIES
+    from .evidence import FAMILIES, uses
 
     fa, fb = fam.get(a), fam.get(b)
-    if _uses(a, configs, {"bm25_rm3", "bm25_rocchio"}) != _uses(b, configs, {"bm25_rm3", "bm25_rocchio"}):
+    if uses(a, configs, {"bm25_rm3", "bm25_rocchio"}) != uses(b, configs, {"bm25_rm3", "bm25_rocchio"}):
         return ("query expansion: the high-recall verdict rewards it (its pseudo-relevant documents are the topic's "
                 "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
                 "from the one document); the validation study measured the high-recall protocol overstating it on a "

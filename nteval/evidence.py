@@ -49,29 +49,31 @@ def study() -> dict[str, Any] | None:
         return None
 
 
+def uses(name: str, configs: dict[str, dict[str, Any]], algorithms: set[str], seen: frozenset = frozenset()) -> bool:
+    """``name`` is, or fuses (however deep), a system of one of ``algorithms`` (``configs``:
+    results.json's ``system_configs``)."""
+    c = configs.get(name)
+    if c is None or name in seen:
+        return False
+    if c.get("algorithm") in algorithms:
+        return True
+    return c.get("algorithm") in ("rrf", "linear") and any(
+        uses(x, configs, algorithms, seen | {name}) for x in (c.get("params") or {}).get("systems", []))
+
+
 def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
     """Each system's family (a key of :data:`FAMILIES`), from ``{name: {"algorithm", "params"}}``
     (results.json's ``system_configs``). A fusion with a dense input, however deep, is ``hybrid``;
     any other fusion is ``fusion``. External systems have none, unless they declare
     ``params["family"]``."""
     out: dict[str, str | None] = {}
-
-    def dense_inside(name: str, seen: frozenset = frozenset()) -> bool:
-        c = configs.get(name)
-        if c is None or name in seen:
-            return False
-        if c["algorithm"] == "dense":
-            return True
-        return c["algorithm"] in ("rrf", "linear") and any(
-            dense_inside(x, seen | {name}) for x in c.get("params", {}).get("systems", []))
-
     for name, c in configs.items():
         a = c.get("algorithm")
         declared = (c.get("params") or {}).get("family")
         if declared in FAMILIES:
             out[name] = declared
         elif a in ("rrf", "linear"):
-            out[name] = "hybrid" if dense_inside(name) else "fusion"
+            out[name] = "hybrid" if uses(name, configs, {"dense"}) else "fusion"
         else:
             out[name] = _BY_ALGORITHM.get(a)
     return out
