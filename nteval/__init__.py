@@ -1,5 +1,5 @@
 """nteval: evaluate biomedical search engines without human relevance judgments (No-Title protocols)."""
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def _check_dependencies() -> None:
@@ -16,3 +16,27 @@ def _check_dependencies() -> None:
 
 
 _check_dependencies()
+
+#: The public verbs, one import away (``import nteval; nteval.run_compare(...)``). They load on first
+#: use, so ``import nteval`` stays fast and starts no JVM.
+_VERBS = {
+    "build_index": "nteval.index", "update_index": "nteval.index",
+    "run_protocol": "nteval.experiment", "run_focused": "nteval.experiment", "run_highrecall": "nteval.experiment",
+    "run_compare": "nteval.compare", "run_grid": "nteval.grid", "parse_axis": "nteval.grid",
+    "run_correlate": "nteval.correlate.agreement", "export_collection": "nteval.export",
+    "evaluate_files": "nteval.evaluate", "load_systems": "nteval.systems.base", "make_system": "nteval.systems.system",
+    "callable_system": "nteval.systems.external", "command_system": "nteval.systems.external",
+}
+__all__ = ["__version__", *_VERBS]
+
+
+def __getattr__(name: str):
+    if name in _VERBS:
+        import importlib
+
+        return getattr(importlib.import_module(_VERBS[name]), name)
+    raise AttributeError(f"module 'nteval' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_VERBS))

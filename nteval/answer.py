@@ -122,7 +122,7 @@ def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[
     from .evidence import FAMILIES, uses
 
     fa, fb = fam.get(a), fam.get(b)
-    if uses(a, configs, {"bm25_rm3", "bm25_rocchio"}) != uses(b, configs, {"bm25_rm3", "bm25_rocchio"}):
+    if uses(a, configs, {"expansion"}) != uses(b, configs, {"expansion"}):
         return ("query expansion: the high-recall verdict rewards it (its pseudo-relevant documents are the topic's "
                 "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
                 "from the one document); the validation study measured the high-recall protocol overstating it on a "
@@ -131,7 +131,7 @@ def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[
         return ("dense or hybrid retrieval: the high-recall pseudo-qrels come from lexical reference systems (BM25, "
                 "QLD), which understates dense and hybrid systems (measured in the validation study)")
     ca, cb = configs.get(a, {}), configs.get(b, {})
-    if ca.get("algorithm") == cb.get("algorithm") and ca.get("algorithm") in ("bm25", "qld"):
+    if ca.get("algorithm") == cb.get("algorithm") and fa in ("bm25", "qld"):  # one ranking function, two settings
         pa, pb = ca.get("params") or {}, cb.get("params") or {}
         differ = [k for k in PARAMETER_REASONS if k in pa or k in pb if pa.get(k) != pb.get(k)]
         if differ:
@@ -201,31 +201,6 @@ def bias_lines(res: dict[str, dict[str, Any]], protocols: list[str]) -> list[str
     return out
 
 
-# -- one command that gives the answer --------------------------------------------------------------
-
-def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None, **kwargs: Any) -> dict[str, Any]:
-    """Run the focused and the high-recall protocol on the same sampled documents (OUT/focused,
-    OUT/highrecall) and write OUT/answer.json and OUT/answer.md: with a ``task`` (known-item or
-    topical), its headline first; without, both verdicts, where they disagree and why, and how
-    to choose. ``kwargs``: as :func:`nteval.experiment.run_protocol` (systems, n_topics, seed…),
-    for both protocols; ``highrecall``: {parameter: value} for the high-recall one only."""
-    import json
-
-    from .atomic import out_dir_lock, read_lock, write_text
-    from .experiment import run_protocol
-
-    check_task(task)
-    out, index_dir = Path(out), Path(index_dir).absolute()
-    hr_params = dict(kwargs.pop("highrecall", None) or {})
-    with out_dir_lock(out), read_lock(index_dir):  # (both protocols on one unchanging index)
-        res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
-               "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
-    answer = {**compare_answer(res, task), "out": str(out)}
-    write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
-    write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")
-    return {"answer": answer, **res}
-
-
 def compare_answer(res: dict[str, dict[str, Any]], task: str | None) -> dict[str, Any]:
     """answer.json: the declared task's headline (or none), both verdicts' leaders, the disagreements."""
     label = index_label(res["focused"])
@@ -242,32 +217,15 @@ def compare_answer(res: dict[str, dict[str, Any]], task: str | None) -> dict[str
     return answer
 
 
-def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
-    """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
-    from .evidence import evidence_lines
-    from .report.text import runs_line
-    from .verdict import verdict_text
+def __getattr__(name: str) -> Any:
+    """``run_compare`` and ``answer_lines`` moved in 0.2 (to :mod:`nteval.compare` and
+    :mod:`nteval.report.text`); their old path works for one release, with a warning."""
+    moved = {"run_compare": "nteval.compare", "answer_lines": "nteval.report.text"}
+    if name in moved:
+        import importlib
+        import warnings
 
-    lines: list[str] = []
-    if answer.get("headline"):
-        lines += [answer["headline"]["text"], ""]
-    else:
-        lines += ["No task declared: both verdicts, then where they disagree.",
-                  f"  known-item search (focused, {answer['verdicts']['focused']['measure']}): "
-                  + answer["verdicts"]["focused"]["headline"]["text"].split(", ", 1)[1],
-                  f"  topical search (high-recall, {answer['verdicts']['highrecall']['measure']}): "
-                  + answer["verdicts"]["highrecall"]["headline"]["text"].split(", ", 1)[1], ""]
-    shown = [TASKS[answer["task"]][0]] if answer.get("task") else ["focused", "highrecall"]
-    for name in shown:  # the verdict behind the answer: groups, sizes, ceiling, stability; evidence; biases
-        lines.append(verdict_text(name, res[name]["verdict"], counts=res[name].get("topic_counts")))
-        lines += evidence_lines(name)
-        lines += bias_lines(res, [name])
-        lines.append("")
-    lines += disagreement_lines(answer["disagreements"])
-    if answer.get("how_to_choose"):
-        lines += ["", answer["how_to_choose"]]
-    where = Path(answer.get("out") or ".")
-    timing = {f"{name}/{k}": t for name in ("focused", "highrecall") for k, t in (res[name].get("timing") or {}).items()}
-    lines += ["", f"tables of every system and measure: {where / 'focused' / 'results.tsv'}, "
-                  f"{where / 'highrecall' / 'results.tsv'} " + runs_line({"timing": timing})]
-    return lines
+        warnings.warn(f"nteval.answer.{name} moved to {moved[name]}.{name}; the old path goes in 0.3",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(moved[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

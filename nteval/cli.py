@@ -59,7 +59,7 @@ def _internal_error(err: Exception) -> None:
 
     if os.environ.get("NTEVAL_TRACEBACK"):
         raise err
-    from . import __version__
+    from ._version import __version__
 
     text = "".join(traceback.format_exception(err))
     try:
@@ -506,7 +506,7 @@ def _references(names: tuple[str, ...], systems: str | None) -> list:
 
             raise InputError(None, f"--reference {name!r}{suggest_system(name, files)}: no such system in --systems or "
                                    "the shipped sets")
-        if found[0].algorithm in ("rrf", "linear"):
+        if found[0].kind.fusion:
             raise InputError(found[1], f"--reference {name}: a fusion needs its input systems; give them as references "
                                        "or compare it with `nteval focused`")
         out.append(found[0])
@@ -606,7 +606,8 @@ def compare_cmd(**kw) -> None:
     --task, its headline answer first; without, both verdicts, the pairs of systems they order in
     opposite directions (with the likely reason) and how to choose. OUT/answer.json, answer.md,
     OUT/focused/, OUT/highrecall/."""
-    from .answer import answer_lines, run_compare
+    from .compare import run_compare
+    from .report.text import answer_lines
 
     kw = _protocol_kwargs(kw)
     sref = list(kw.pop("sref")) or None

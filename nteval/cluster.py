@@ -37,14 +37,14 @@ SCHEDULER_ENV = "NTEVAL_SCHEDULER"
 RETRIES = 2            # re-runs of a task that raised (a worker's death is the scheduler's, not counted here)
 
 _OPEN: dict[str, list] = {}  # scheduler address → [client, nesting depth] in this (client) process
-_SEARCH = threading.Lock()   # worker side: one search at a time per process
+SEARCH_LOCK = threading.Lock()   # worker side: one search at a time per process
 
 
 class WorkerPathError(RuntimeError):
     """A worker cannot see a path the task needs (raised on the worker, shown as one line)."""
 
 
-def _distributed():
+def distributed_module():
     try:
         import distributed
     except ImportError:
@@ -77,16 +77,16 @@ class NtevalWorker(_PluginBase):  # type: ignore[misc,valid-type]
                 "--nthreads 1 and more of them (--nworkers)", worker.address, worker.state.nthreads)
 
     def teardown(self, worker) -> None:
-        from .grid.cells import close_targets
+        from .systems.execute import close_targets
 
-        with _SEARCH:
+        with SEARCH_LOCK:
             close_targets()
 
 
 _ADDRESS: str | None = None
 
 
-def _worker_address() -> str:
+def worker_address() -> str:
     if _ADDRESS:
         return _ADDRESS
     try:
@@ -97,17 +97,16 @@ def _worker_address() -> str:
         return f"pid {os.getpid()}"
 
 
-def _require(path: str) -> None:
+def require_path(path: str) -> None:
     if not Path(path).exists():
-        raise WorkerPathError(f"worker {_worker_address()} cannot see {path}: the index must be on a path every "
+        raise WorkerPathError(f"worker {worker_address()} cannot see {path}: the index must be on a path every "
                               "worker sees (a shared filesystem, same path)")
 
 
 def _worker_state(paths: list[str]) -> dict[str, Any]:
     """Run on every worker when a client connects: which paths it lacks and its nteval formats."""
-    from . import __version__
-    from .grid.cells import CELL_FORMAT
-    from .runs import RUN_FORMAT
+    from ._version import __version__
+    from .formats.versions import CELL_FORMAT, RUN_FORMAT
 
     return {"missing": [p for p in paths if not Path(p).exists()],
             "formats": [__version__, CELL_FORMAT, RUN_FORMAT]}
@@ -116,10 +115,9 @@ def _worker_state(paths: list[str]) -> dict[str, Any]:
 def check_workers(client, paths: list[str]) -> int:
     """Fail with one line when a connected worker cannot see one of ``paths`` or runs another nteval
     version or format; returns the number of workers (workers joining later are checked by each
-    task: :func:`_require`)."""
-    from . import __version__
-    from .grid.cells import CELL_FORMAT
-    from .runs import RUN_FORMAT
+    task: :func:`require_path`)."""
+    from ._version import __version__
+    from .formats.versions import CELL_FORMAT, RUN_FORMAT
 
     try:
         states = client.run(_worker_state, sorted(paths))
@@ -190,7 +188,7 @@ def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator
     checked on every worker. Nested sessions on the same scheduler share one client. The address
     is checked and the scheduler probed (:func:`probe`) first: a bad address or a peer that does
     not answer is one line within :data:`HANDSHAKE_TIMEOUT` seconds."""
-    distributed = _distributed()
+    distributed = distributed_module()
     entry = _OPEN.get(scheduler)
     if entry is None:
         from .errors import env_int
@@ -242,7 +240,7 @@ def share(client, obj: Any, name: str) -> Any:
     return client.submit(_unpack, blob, key=f"nteval-{name}-{tokenize(blob)}", retries=RETRIES)
 
 
-def _result(future, what: str) -> Any:
+def result_of(future, what: str) -> Any:
     """A task's result; a worker-side path error and a task that killed its workers become one
     line."""
     from distributed import KilledWorker
@@ -256,59 +254,14 @@ def _result(future, what: str) -> Any:
                            "(memory limit?) and re-run: finished results are kept") from None
 
 
-# -- grid cells ---------------------------------------------------------------------------------
-
-def _cell_task(task, key: str, topics: dict[str, str], qrels: dict, held: dict | None) -> dict[str, Any]:
-    from .grid.cells import evaluate_cell
-
-    _require(task.index)
-    with _SEARCH:
-        cell = evaluate_cell(task, key, topics, qrels, held)
-    cell["worker"] = _worker_address()
-    return cell
-
-
-def grid_cells(scheduler: str, todo: list, bar) -> int:
-    """Compute grid cells (``(Task, key)`` pairs) on the cluster; the client stores each cell as it
-    arrives (atomically, never over a stored one). Returns the number of workers."""
-    from .formats.trec import read_qrels, read_topics
-    from .grid.cells import read_cell, read_exclusions, store_cell
-
-    with session(scheduler, sorted({t.index for t, _ in todo})) as client:
-        distributed = _distributed()
-        shared: dict[str, Any] = {}
-
-        def data(path: str | None, reader) -> Any:
-            if path is None:
-                return None
-            if path not in shared:
-                shared[path] = share(client, reader(Path(path)), Path(path).name)
-            return shared[path]
-
-        futures = {}
-        for task, key in todo:
-            fut = client.submit(_cell_task, task, key, data(task.topics, read_topics), data(task.qrels, read_qrels),
-                                data(task.exclude, read_exclusions), key=f"nteval-cell-{key}", retries=RETRIES)
-            futures[fut] = (task, key)
-        for fut in distributed.as_completed(list(futures), loop=client.loop):
-            task, key = futures.pop(fut)
-            cell = _result(fut, f"grid cell {task.protocol} {task.system.name}")
-            if read_cell(Path(task.path), key) is None:  # stored cells are never rewritten
-                store_cell(task, cell)
-            bar.set_postfix_str(f"{cell['protocol']} {cell['worker']}", refresh=False)
-            bar.update(1)
-        return workers(client)
-
-
 # -- per-system runs ----------------------------------------------------------------------------
 
 def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int, threads: int) -> dict[str, Any]:
     from .formats.trec import canonical
-    from .grid.cells import open_target
-    from .systems.execute import run_system
+    from .systems.execute import open_target, run_system
 
-    _require(index)
-    with _SEARCH:
+    require_path(index)
+    with SEARCH_LOCK:
         target = open_target(index, label)
         before = target.lucene.long_queries if target.opened else 0
         t0 = time.perf_counter()
@@ -316,7 +269,7 @@ def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int
         seconds = time.perf_counter() - t0
         long_queries = target.lucene.long_queries - before
     return {"run": {q: canonical(raw.get(q, []), depth) for q in topics}, "seconds": seconds,
-            "long_queries": long_queries, "worker": _worker_address()}
+            "long_queries": long_queries, "worker": worker_address()}
 
 
 class RemoteRuns:
@@ -341,7 +294,7 @@ class RemoteRuns:
         return name in self._futures
 
     def get(self, name: str) -> dict[str, Any]:
-        return _result(self._futures.pop(name), f"system {name}")
+        return result_of(self._futures.pop(name), f"system {name}")
 
     def close(self) -> None:
         for fut in self._futures.values():

@@ -45,7 +45,8 @@ def ensure_sample_index(out: Path) -> Path:
 def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> None:
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
     from . import protocols
-    from .answer import answer_lines, run_compare
+    from .compare import run_compare
+    from .report.text import answer_lines
     from .index import read_manifest
     from .report.text import manifest_summary, protocol_details
 

@@ -29,10 +29,6 @@ FAMILIES: dict[str, str] = {
     "bm25": "BM25",
     "qld": "query likelihood (Dirichlet)",
 }
-_BY_ALGORITHM = {"bm25_rm3": "expansion", "bm25_rocchio": "expansion", "dense": "dense", "disjunctive": "reduction",
-                 "conj_disj": "reduction", "and_then": "reduction", "proximity": "proximity",
-                 "bm25_proximity": "proximity", "bm25": "bm25", "qld": "qld"}
-
 #: What each kind of collection is, for a person (the study's collections are one of each).
 KINDS = {"precise": "a precise-task collection (about one relevant document per query: known-item-like)",
          "topical": "a topical collection (many relevant documents per query: ad hoc, recall-oriented)"}
@@ -49,16 +45,26 @@ def study() -> dict[str, Any] | None:
         return None
 
 
-def uses(name: str, configs: dict[str, dict[str, Any]], algorithms: set[str], seen: frozenset = frozenset()) -> bool:
-    """``name`` is, or fuses (however deep), a system of one of ``algorithms`` (``configs``:
-    results.json's ``system_configs``)."""
+def _kind(algorithm: Any) -> Any:
+    """The registered kind of a results.json algorithm name (None for one this version lacks)."""
+    from .systems import registry
+
+    return registry.get(algorithm) if isinstance(algorithm, str) and registry.known(algorithm) else None
+
+
+def uses(name: str, configs: dict[str, dict[str, Any]], families: set[str], seen: frozenset = frozenset()) -> bool:
+    """``name`` is, or fuses (however deep), a system of one of ``families`` (keys of
+    :data:`FAMILIES`; ``configs``: results.json's ``system_configs``)."""
     c = configs.get(name)
     if c is None or name in seen:
         return False
-    if c.get("algorithm") in algorithms:
+    kind = _kind(c.get("algorithm"))
+    if kind is None:
+        return False
+    if kind.family in families:
         return True
-    return c.get("algorithm") in ("rrf", "linear") and any(
-        uses(x, configs, algorithms, seen | {name}) for x in (c.get("params") or {}).get("systems", []))
+    return kind.fusion and any(uses(x, configs, families, seen | {name})
+                               for x in (c.get("params") or {}).get("systems", []))
 
 
 def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
@@ -68,14 +74,14 @@ def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
     ``params["family"]``."""
     out: dict[str, str | None] = {}
     for name, c in configs.items():
-        a = c.get("algorithm")
+        kind = _kind(c.get("algorithm"))
         declared = (c.get("params") or {}).get("family")
         if declared in FAMILIES:
             out[name] = declared
-        elif a in ("rrf", "linear"):
+        elif kind is not None and kind.fusion:
             out[name] = "hybrid" if uses(name, configs, {"dense"}) else "fusion"
         else:
-            out[name] = _BY_ALGORITHM.get(a)
+            out[name] = kind.family if kind is not None else None
     return out
 
 

@@ -214,7 +214,7 @@ def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int
     if not hasattr(spec, "offset"):
         raise InputError(None, f"--topics auto: the {proto.name} protocol does not sample documents in a seeded order "
                                "(only focused and high-recall do); give a number of topics")
-    if any(s.algorithm == "external" for s in ctx["systems"]):
+    if any(s.kind.fixed_topics for s in ctx["systems"]):
         raise InputError(None, "--topics auto cannot score external run files: they answer a fixed topic set. Run "
                                "--topics auto without them first, then the same command with --topics N (the number "
                                "it used) and --runs")
@@ -393,7 +393,7 @@ def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str
     S_refs). System runs are shared: only the pseudo-qrels differ."""
     from itertools import combinations
 
-    from .correlate.stats import correlations
+    from .stats import correlations
     from .report.plots import scatter
 
     if len(srefs) < 2:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .atomic import atomic_dir
 from .corpus.store import FILENAME as STORE_FILENAME
 from .corpus.store import DocStore, index_contents

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 from .atomic import atomic_dir
 from .corpus.document import Deletion, Document, Skipped
 from .corpus.sentences import split_abstract

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .correlate.stats import _kendall_b_rows
+from .stats import _kendall_b_rows
 
 STABLE_TAU = 0.9
 DRAWS = 200

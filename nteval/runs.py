@@ -17,10 +17,9 @@ from pathlib import Path
 
 from .atomic import write_text
 from .formats.trec import Run, canonical, format_run, read_run
-from .systems.base import FUSIONS, System
+from .formats.versions import RUN_FORMAT
+from .systems.system import System
 
-RUN_FORMAT = 3  # bump when the way runs are computed changes (2: exact Lucene scores, fast path;
-#                3: RM3 given fb_terms and fb_docs in Anserini's order, they were swapped)
 
 
 def topics_key(topics: dict[str, str]) -> str:
@@ -70,7 +69,7 @@ def _cached_meta(path: Path, meta_path: Path, key: str) -> dict | None:
 def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: str, depth: int) -> dict[str, str]:
     keys: dict[str, str] = {}
     for s in systems:
-        deps = [keys[d] for d in s.params.get("systems", [])] if s.algorithm in FUSIONS else []
+        deps = [keys[d] for d in s.kind.inputs(s)]
         blob = json.dumps([fingerprint, index_name, tkey, s.key(), deps, depth, RUN_FORMAT])
         keys[s.name] = hashlib.sha256(blob.encode()).hexdigest()
     return keys
@@ -160,7 +159,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     from tqdm import tqdm
     from .progress import shown
 
-    from .systems.execute import NO_LUCENE, Target, run_system
+    from .systems.execute import Target, run_system
 
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 100_000:
         from .errors import InputError
@@ -177,7 +176,7 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
     remote = None
     if scheduler:
-        todo = [s for s in systems if s.algorithm not in NO_LUCENE
+        todo = [s for s in systems if s.kind.needs_lucene
                 and _cached_meta(runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json", keys[s.name]) is None]
         if todo:
             from .cluster import RemoteRuns
@@ -297,14 +296,13 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
     import shutil
 
     from .lucene.holdout import holdout_copy
-    from .systems.execute import NO_LUCENE, Target, run_system
+    from .systems.execute import Target, run_system
 
     in_folds: list[System] = []
     for s in systems:
-        if s.algorithm not in NO_LUCENE or (s.algorithm in FUSIONS and all(
-                d in {f.name for f in in_folds} for d in s.params["systems"])):
+        if s.kind.needs_lucene or (s.kind.fusion and all(d in {f.name for f in in_folds} for d in s.kind.inputs(s))):
             in_folds.append(s)
-    whole = [s for s in systems if s.algorithm in NO_LUCENE and s.algorithm not in FUSIONS]
+    whole = [s for s in systems if not s.kind.needs_lucene and not s.kind.fusion]
     folds = index_folds(index_dir, index_name, list(topics))
     docs_of = [[(sources or {}).get(q, q) for q in fold] for fold in folds]  # the documents each fold holds out
     merged: dict[str, Run] = {s.name: {} for s in systems}
@@ -353,7 +351,7 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
             notes[n] = info.notes or {}
     target = Target(index_dir, index_name, fingerprint, label=label)
     for s in systems:
-        if s.algorithm in FUSIONS and s not in in_folds:
+        if s.kind.fusion and s not in in_folds:
             fused = run_system(target, s, topics, depth, done=merged)
             merged[s.name] = {q: canonical(fused.get(q, []), depth) for q in topics}
             empty[s.name] = sum(1 for q in topics if not merged[s.name][q])

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from nteval.correlate.stats import bootstrap_ci, many_topic_tau, point_estimates
+from nteval.stats import bootstrap_ci, many_topic_tau, point_estimates
 
 
 def per_topic(path: Path, measure: str) -> dict[str, dict[str, float]]:

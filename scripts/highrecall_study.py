@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nteval.correlate.stats import correlations
+from nteval.stats import correlations
 from nteval.corpus.store import FILENAME as STORE
 from nteval.corpus.store import DocStore
 from nteval.evaluate import evaluate_run

@@ -127,7 +127,7 @@ def family_biases(work: Path, name: str, report: dict, rng: np.random.Generator)
 
 
 def agreement(work: Path, name: str, report: dict, protocol: str, measure: str) -> dict:
-    from nteval.correlate.stats import many_topic_tau
+    from nteval.stats import many_topic_tau
 
     p = next(x for x in report["pairs"] if x["nt"] == protocol and x["nt_measure"] == measure and x["human_measure"] == "AP")
     names = report["systems"]

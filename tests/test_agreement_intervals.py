@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nteval.correlate.stats import bootstrap_ci, many_topic_tau, point_estimates
+from nteval.stats import bootstrap_ci, many_topic_tau, point_estimates
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -73,7 +73,7 @@ def test_correlate_rejects_qrels_without_matching_topics(scifact_index, tmp_path
 def test_caveats_rules_by_hand():
     """Each rule on a hand-made report: fires where a figure cannot mean anything, stays quiet where
     it can."""
-    from nteval.correlate.caveats import caveats
+    from nteval.report.caveats import caveats
 
     names = [f"s{i}" for i in range(10)]
     good = {"kendall": {"value": 0.8, "p": 0.01}}

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from nteval.correlate.stats import bootstrap_ci, correlations, tau_ap
+from nteval.stats import bootstrap_ci, correlations, tau_ap
 
 X = [0.31, 0.25, 0.40, 0.12, 0.28, 0.33]
 Y = [0.52, 0.41, 0.60, 0.20, 0.50, 0.45]
@@ -65,7 +65,7 @@ def test_tau_ap_ties_are_left_out():
 
 
 def test_vectorised_kendall_equals_scipy():
-    from nteval.correlate.stats import _kendall_b_rows
+    from nteval.stats import _kendall_b_rows
 
     rng = np.random.default_rng(5)
     for _ in range(100):

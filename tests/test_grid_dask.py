@@ -108,7 +108,8 @@ def test_killed_worker_loses_nothing(first200_index, tmp_path):
 
 
 def test_worker_without_the_index_is_one_line(cluster, first200_index, tmp_path):
-    from nteval.cluster import _cell_task, _result, check_workers, session
+    from nteval.cluster import check_workers, result_of, session
+    from nteval.grid.remote import _cell_task
     from nteval.grid.cells import Task
     from nteval.systems.base import make_system
 
@@ -120,7 +121,7 @@ def test_worker_without_the_index_is_one_line(cluster, first200_index, tmp_path)
         task = Task("focused", missing, "t", "q", make_system("bm25", "bm25"), {}, 10, ("RR",), "p")
         fut = client.submit(_cell_task, task, "k", {}, {}, None, retries=0, pure=False)
         with pytest.raises(InputError, match=r"^worker tcp://\S+ cannot see .*nowhere/nt") as err:
-            _result(fut, "cell")
+            result_of(fut, "cell")
         assert "\n" not in str(err.value)
 
 

@@ -24,8 +24,8 @@ from ..index import read_manifest
 from ..runs import run_all
 from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
-from .caveats import MIN_SYSTEMS, caveats
-from .stats import bootstrap_ci, correlations, many_topic_tau
+from ..report.caveats import MIN_SYSTEMS, caveats
+from ..stats import bootstrap_ci, correlations, many_topic_tau
 
 #: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
 MIN_HUMAN_TOPICS = 20
@@ -112,7 +112,7 @@ def provenance(manifest: dict[str, Any]) -> dict[str, Any]:
     import datetime
     import platform
 
-    from .. import __version__
+    from .._version import __version__
 
     return {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "nteval": __version__, "python": platform.python_version(), "index_versions": manifest.get("versions", {})}
@@ -121,7 +121,7 @@ def provenance(manifest: dict[str, Any]) -> dict[str, Any]:
 def _check_external_sides(systems: list, sides: list[str]) -> None:
     """Before any work: an external run system must have a run for every topic set correlate uses."""
     for s in systems:
-        if s.algorithm == "external":
+        if s.kind.fixed_topics:
             runs = s.params.get("runs")
             if runs is None:
                 raise InputError(s.params.get("run"), f"system {s.name}: correlate runs several topic sets "

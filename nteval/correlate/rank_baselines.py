@@ -10,7 +10,7 @@ from ..errors import InputError, short
 from ..evaluate import evaluate_run
 from ..formats.trec import Run, read_run
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
-from .stats import correlations
+from ..stats import correlations
 
 
 #: What nteval writes beside its runs (``NAME.meta.json`` cache stamps) and in a protocol's output

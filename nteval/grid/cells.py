@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
+from ..formats.versions import CELL_FORMAT
 from ..runs import RUN_FORMAT, drop_held
+from ..systems.execute import close_targets, open_target  # noqa: F401  (their home before 0.2)
 from ..systems.base import System
 
-CELL_FORMAT = 2  # bump when what a cell stores, or how it is computed, changes
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,6 @@ def read_cell(path: Path, key: str) -> dict[str, Any] | None:
 
 
 # per worker process: open indexes and parsed topics/qrels, reused by all the cells it computes
-_INDEXES: dict[str, Any] = {}
 _FILES: dict[str, Any] = {}
 
 
@@ -96,23 +96,6 @@ def compute_cell(task: Task, key: str) -> dict[str, Any]:
 
 def store_cell(task: Task, cell: dict[str, Any]) -> None:
     write_text(Path(task.path), json.dumps(cell, separators=(",", ":")) + "\n")
-
-
-def open_target(index: str, label: str):
-    """The process's open :class:`~nteval.systems.execute.Target` of Lucene index directory ``index``
-    (opened on first use; dense vectors load once per process)."""
-    from ..systems.execute import Target
-
-    target = _INDEXES.get(index)
-    if target is None:
-        target = _INDEXES[index] = Target(Path(index).parent, Path(index).name, label=label)
-    return target
-
-
-def close_targets() -> None:
-    """Close every index this process opened (a cluster worker shutting down)."""
-    while _INDEXES:
-        _INDEXES.popitem()[1].close()
 
 
 def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str, dict[str, int]],

@@ -15,12 +15,12 @@ from ..errors import InputError
 from ..evaluate import parse_measures
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
-from ..systems.base import ALGORITHMS, System, make_system
+from ..systems import registry as kinds
+from ..systems.system import System, make_system
 from ..verdict import MIN_TOPICS, check_topic_floor
 from .cells import Task, cell_key, compute_cell, file_digest, read_cell
 from .spec import Axis, grid_systems
 
-FEEDBACK = {"bm25_rm3", "bm25_rocchio", "rrf"}
 
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
 #: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
@@ -43,18 +43,19 @@ def find_system(spec: str, systems: str | Path | None) -> System:
     (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
     from ..systems.sets import builtin_systems, find_named_system, resolve_systems, suggest_system
 
-    if spec in ALGORITHMS:
+    if spec in kinds.algorithms():
         return make_system(spec, spec)
     files = [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"), builtin_systems("wide"),
              builtin_systems("default")]
     found = find_named_system(spec, files)
     if found is not None:
         s, path = found
-        if s.algorithm == "rrf":
+        if s.kind.fusion:
             raise InputError(path, f"--system {spec}: a fusion of runs has no gridable parameter of its own")
         return s
-    raise InputError(None, f"--system {spec!r}{suggest_system(spec, files, tuple(ALGORITHMS))}: neither an algorithm "
-                           f"({', '.join(a for a in ALGORITHMS if a != 'rrf')}) nor a system name in the systems file or "
+    gridable = [a for a in kinds.algorithms() if not kinds.get(a).fusion]
+    raise InputError(None, f"--system {spec!r}{suggest_system(spec, files, tuple(kinds.algorithms()))}: neither an "
+                           f"algorithm ({', '.join(gridable)}) nor a system name in the systems file or "
                            "the shipped sets")
 
 
@@ -138,7 +139,7 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
     """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells.
     With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them."""
     if scheduler:
-        from ..cluster import grid_cells
+        from .remote import grid_cells
 
         return grid_cells(scheduler, todo, bar)
     if jobs == 1 or len(todo) == 1:
@@ -216,7 +217,7 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
     """Would tuning with an NT protocol have picked a good cell for humans? The human score at the NT
     protocol's best cell (and its share of the human best), and how the two surfaces correlate."""
-    from ..correlate.stats import correlations
+    from ..stats import correlations
 
     human = protocols["human"]["measures"]
     out: dict[str, Any] = {}
@@ -342,7 +343,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
         from .. import protocols as registry
 
         # the spec applies a preset: it says whether sources are held out
-        if registry.get("highrecall").Spec(**params_by_protocol["highrecall"]).holdout and base.algorithm in FEEDBACK:
+        if registry.get("highrecall").Spec(**params_by_protocol["highrecall"]).holdout and base.kind.feedback:
             raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid "
                                    "yet: grid it with --no-holdout, and check the chosen cell with "
                                    "`nteval highrecall --holdout`")

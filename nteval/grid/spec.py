@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 from ..errors import InputError
-from ..systems.base import ALGORITHMS, System, make_system
+from ..systems.system import System, make_system
 
 MAX_CELLS = 10_000
 
@@ -66,7 +66,7 @@ def grid_systems(base: System, axes: list[Axis]) -> list[tuple[dict[str, float],
     names = [a.name for a in axes]
     if len(set(names)) != len(names):
         raise InputError(None, f"--param {names[0]} given twice")
-    allowed = ALGORITHMS[base.algorithm]
+    allowed = base.kind.defaults()
     for a in axes:
         default = allowed.get(a.name)
         if a.name not in allowed or isinstance(default, (list, bool)):

@@ -16,7 +16,18 @@ from typing import Any, ClassVar
 
 from ..errors import InputError, short
 from ..formats.trec import Qrels
-from ..verdict import VerdictSpec
+
+
+@dataclass(frozen=True)
+class VerdictSpec:
+    """The verdict a protocol gives: its measure, the search task it stands for, and the human
+    judgments it was measured to agree with."""
+
+    protocol: str
+    measure: str
+    task: str
+    agrees_with: str
+
 
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,

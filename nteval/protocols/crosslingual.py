@@ -18,8 +18,7 @@ from ..corpus.store import FILENAME as STORE
 from ..errors import InputError
 from ..topics.focused import query_text
 from ..topics.ids import crosslingual_id
-from ..verdict import VerdictSpec
-from .base import Protocol, ProtocolSpec, TopicSet, param
+from .base import Protocol, VerdictSpec, ProtocolSpec, TopicSet, param
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,7 @@ from ..systems.base import System, load_systems
 from ..systems.sets import builtin_systems, find_named_system
 from ..topics.focused import focused_topics
 from ..topics.highrecall import COMBINE, JUDGED_POLICIES, STD_KINDS
-from ..verdict import VerdictSpec
-from .base import Protocol, TopicSet, param
+from .base import Protocol, VerdictSpec, TopicSet, param
 from .focused import DocumentSampleSpec, sample_documents, sample_record
 
 
@@ -268,9 +267,29 @@ class HighRecall(Protocol):
                         holdout=spec.holdout, sources=sources)
 
     def report_lines(self, results: dict[str, Any]) -> list[str]:
-        from ..report.text import highrecall_summary
-
         return [highrecall_summary(results)]
+
+
+def asked(res: dict[str, Any]) -> str:
+    """How many topics were asked for: a count, or with ``--topics auto`` how many documents its batches sampled."""
+    n = res["topics_requested"]
+    if n == "auto":
+        return f"{(res.get('topic_counts') or {}).get('sampled', res['n_topics']):,} sampled by --topics auto"
+    return f"{n:,} requested"
+
+
+def highrecall_summary(res: dict[str, Any]) -> str:
+    """The pseudo-qrels in three lines: S_ref and its settings, topics kept and dropped, pseudo-relevant per topic."""
+    pr = res["pseudo_relevant_per_topic"]
+    d = res["dropped"]
+    hist = ", ".join(f"{k}: {v}" for k, v in pr["histogram"].items())
+    return "\n".join([
+        f"S_ref {res['sref']['name']} ({res['sref']['algorithm']}) over all/ with titles, top {res['k']}, "
+        f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}",
+        f"topics kept {res['n_topics']:,} of {asked(res)} "
+        f"(dropped: {d['no_sentence']} without sentence {res['sentence']}, {d['no_pseudo_relevant']} without a pseudo-relevant hit)",
+        f"pseudo-relevant per topic: min {pr['min']}, median {pr['median']}, mean {pr['mean']}, max {pr['max']}  [{hist}]",
+    ])
 
 
 PROTOCOL = HighRecall

@@ -190,7 +190,7 @@ def bottom_line(r: dict[str, Any]) -> list[Block]:
 
 def _lead_blocks(r: dict[str, Any]) -> list[Block]:
     """The bottom line, the caveats, the verdicts: what a reader needs before any figure."""
-    from ..correlate.caveats import caveat_blocks
+    from .caveats import caveat_blocks
 
     return bottom_line(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
 

@@ -5,12 +5,14 @@ the measure and protocol."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..grid.spec import Axis
 from .plots import INK, pyplot, save_png
+
+if TYPE_CHECKING:  # (a grid axis: name and values)
+    from ..grid.spec import Axis
 
 
 def _safe(name: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..protocols.highrecall import highrecall_summary  # noqa: F401  (its home before 0.2)
+
 
 def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
     c = manifest["counts"]
@@ -98,27 +100,6 @@ def system_note_lines(results: dict[str, Any]) -> list[str]:
             out.append(f"  {name}: {n['foreign_hits']:,} hits on {n['foreign_documents']:,} documents outside the "
                        "collection (scored non-relevant)")
     return (["notes:"] + out) if out else []
-
-
-def _asked(res: dict[str, Any]) -> str:
-    """How many topics were asked for: a count, or with ``--topics auto`` how many documents its batches sampled."""
-    asked = res["topics_requested"]
-    if asked == "auto":
-        return f"{(res.get('topic_counts') or {}).get('sampled', res['n_topics']):,} sampled by --topics auto"
-    return f"{asked:,} requested"
-
-
-def highrecall_summary(res: dict[str, Any]) -> str:
-    pr = res["pseudo_relevant_per_topic"]
-    d = res["dropped"]
-    hist = ", ".join(f"{k}: {v}" for k, v in pr["histogram"].items())
-    return "\n".join([
-        f"S_ref {res['sref']['name']} ({res['sref']['algorithm']}) over all/ with titles, top {res['k']}, "
-        f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}",
-        f"topics kept {res['n_topics']:,} of {_asked(res)} "
-        f"(dropped: {d['no_sentence']} without sentence {res['sentence']}, {d['no_pseudo_relevant']} without a pseudo-relevant hit)",
-        f"pseudo-relevant per topic: min {pr['min']}, median {pr['median']}, mean {pr['mean']}, max {pr['max']}  [{hist}]",
-    ])
 
 
 def sref_summary(res: dict[str, Any], out: Any) -> str:
@@ -251,3 +232,34 @@ def runs_line(res: dict[str, Any]) -> str:
         return f"(runs: {len(timing)} computed)"
     return (f"(runs: {len(timing) - reused} computed, {reused} reused from the cache of earlier runs with the same "
             "index, topics, depth and system)")
+
+
+def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
+    """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
+    from ..answer import TASKS, bias_lines, disagreement_lines
+    from ..evidence import evidence_lines
+    from ..verdict import verdict_text
+
+    lines: list[str] = []
+    if answer.get("headline"):
+        lines += [answer["headline"]["text"], ""]
+    else:
+        lines += ["No task declared: both verdicts, then where they disagree.",
+                  f"  known-item search (focused, {answer['verdicts']['focused']['measure']}): "
+                  + answer["verdicts"]["focused"]["headline"]["text"].split(", ", 1)[1],
+                  f"  topical search (high-recall, {answer['verdicts']['highrecall']['measure']}): "
+                  + answer["verdicts"]["highrecall"]["headline"]["text"].split(", ", 1)[1], ""]
+    shown = [TASKS[answer["task"]][0]] if answer.get("task") else ["focused", "highrecall"]
+    for name in shown:  # the verdict behind the answer: groups, sizes, ceiling, stability; evidence; biases
+        lines.append(verdict_text(name, res[name]["verdict"], counts=res[name].get("topic_counts")))
+        lines += evidence_lines(name)
+        lines += bias_lines(res, [name])
+        lines.append("")
+    lines += disagreement_lines(answer["disagreements"])
+    if answer.get("how_to_choose"):
+        lines += ["", answer["how_to_choose"]]
+    where = Path(answer.get("out") or ".")
+    timing = {f"{name}/{k}": t for name in ("focused", "highrecall") for k, t in (res[name].get("timing") or {}).items()}
+    lines += ["", f"tables of every system and measure: {where / 'focused' / 'results.tsv'}, "
+                  f"{where / 'highrecall' / 'results.tsv'} " + runs_line({"timing": timing})]
+    return lines

@@ -12,173 +12,32 @@ the key. (:mod:`nteval.systems.external` runs the last three kinds.)
 """
 from __future__ import annotations
 
-import hashlib
-import json
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, short
+from . import registry
+from .external import external_entry
+from .system import (  # noqa: F401  (the names' home before system kinds; still imported from here)
+    ALGORITHMS,
+    FUSIONS,
+    MAX_NAME_CHARS,
+    MAX_PARAM_VALUE,
+    System,
+    check_name,
+    make_system,
+    name_problem,
+)
 
-BM25 = {"k1": 0.9, "b": 0.4}
-#: algorithm → default parameters (every allowed key is listed; types follow the defaults).
-ALGORITHMS: dict[str, dict[str, Any]] = {
-    "bm25": dict(BM25),
-    "qld": {"mu": 1000.0},
-    "bm25_rm3": {**BM25, "fb_docs": 10, "fb_terms": 10, "original_query_weight": 0.5},
-    "bm25_rocchio": {**BM25, "fb_docs": 10, "fb_terms": 10, "alpha": 1.0, "beta": 0.75},
-    "disjunctive": {**BM25, "max_words": 5},
-    "conj_disj": {**BM25, "max_words": 6},
-    "and_then": {**BM25, "max_words": 5},
-    "proximity": {**BM25, "depth": 100},
-    "bm25_proximity": {**BM25, "depth": 100, "bm25_weight": 2.0, "proximity_weight": 1.0},
-    "dense": {"model": "wordllama", "dim": 256, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32,
-              "ef_search": 0, "dtype": "float32"},  # 0 = chosen from the collection size and the depth
-    "rrf": {"systems": [], "k": 60},
-    "linear": {"systems": [], "weights": [], "norm": "minmax"},
-}
-#: Systems whose run is combined from other systems' runs (they name their inputs in ``systems``).
-FUSIONS = {"rrf", "linear"}
-#: Systems nteval does not compute: their runs come from outside (see :mod:`nteval.systems.external`).
-EXTERNAL_KINDS = {"external": "run", "callable": "callable", "command": "command"}
-#: String parameters: the values they accept (None: any non-empty string, e.g. a model path).
-_CHOICES: dict[str, tuple[str, ...] | None] = {"model": None, "index": ("flat", "ivf", "hnsw"),
-                                               "dtype": ("float32", "float16"),
-                                               "norm": ("minmax", "zscore", "none")}
 #: Systems files are small hand-written lists; a bigger file is refused before YAML parses it.
 MAX_SYSTEMS_FILE_BYTES = 1_000_000
 #: Systems and config files are a few levels deep; deeper nesting is refused before it is built.
 MAX_YAML_DEPTH = 20
-#: System names become file names (NAME.run, NAME.meta.json): keep them well under NAME_MAX (255).
-MAX_NAME_CHARS = 100
-#: Bound on any numeric parameter (Lucene takes 32-bit floats and ints).
-MAX_PARAM_VALUE = 1e9
-_POSITIVE = {"k1", "mu", "fb_docs", "fb_terms", "max_words", "depth", "k", "dim", "hnsw_m"}
-_NON_NEGATIVE = {"nlist", "nprobe", "ef_search"}  # 0 = chosen from the collection size (and the depth)
-_UNIT = {"b", "original_query_weight"}
 
 
-@dataclass(frozen=True)
-class System:
-    """A named search method. ``fn`` holds the Python callable of a ``callable`` system (not part
-    of its identity: ``params["version"]`` is, so a changed function needs a new version)."""
-    name: str
-    algorithm: str
-    params: dict[str, Any] = field(default_factory=dict)
-    fn: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
-
-    def key(self) -> str:
-        """Content hash of what determines the system's output (an external run's file content too)."""
-        ident: dict[str, Any] = {"algorithm": self.algorithm, "params": self.params}
-        if self.algorithm == "external":
-            from .external import run_files_digest
-
-            ident = {"algorithm": "external", "content": run_files_digest(self)}
-        blob = json.dumps(ident, sort_keys=True)
-        return hashlib.sha256(blob.encode()).hexdigest()
-
-    @property
-    def is_external(self) -> bool:
-        return self.algorithm in EXTERNAL_KINDS
-
-    def describe(self) -> str:
-        if self.algorithm == "external":
-            files = self.params.get("runs") or {"": self.params.get("run")}
-            return "external run " + ", ".join(Path(str(p)).name for p in files.values())
-        if self.algorithm in ("callable", "command"):
-            what = (self.params.get("target") or self.params.get("command")
-                    or getattr(self.fn, "__qualname__", type(self.fn).__name__))
-            return f"{self.algorithm} {short(what, 40)} (version {self.params.get('version')})"
-        ps = ", ".join(f"{k}={v}" for k, v in self.params.items() if v != ALGORITHMS[self.algorithm].get(k) or k == "systems")
-        return f"{self.algorithm}({ps})" if ps else self.algorithm
-
-
-def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None, where: str | Path | None = None) -> System:
-    """Validate and fill defaults."""
-    if algorithm not in ALGORITHMS:
-        raise InputError(where, f"system {short(name)}: unknown algorithm {short(algorithm)} (known: {', '.join(ALGORITHMS)})",
-                         place="algorithm")
-    defaults = ALGORITHMS[algorithm]
-    params = dict(params or {})
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        if key not in defaults:
-            raise InputError(where, f"system {short(name)}: unknown parameter {short(key)} for {algorithm} "
-                                    f"(allowed: {', '.join(defaults)})", place=f"params.{str(key)[:40]}")
-        d = defaults[key]
-        if key == "weights":
-            if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                      and math.isfinite(v) and v >= 0 for v in value):
-                raise InputError(where, f"system {short(name)}: weights must be a list of numbers ≥ 0, got {short(value)}",
-                                 place=f"params.{key}")
-            value = [float(v) for v in value]
-        elif isinstance(d, list):
-            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-                raise InputError(where, f"system {short(name)}: {key} must be a list of system names", place=f"params.{key}")
-        elif isinstance(d, str):
-            choices = _CHOICES.get(key)
-            if not isinstance(value, str) or not value.strip():
-                raise InputError(where, f"system {short(name)}: {key} must be a non-empty string, got {short(value)}",
-                                 place=f"params.{key}")
-            if choices is not None and value not in choices:
-                raise InputError(where, f"system {short(name)}: {key} must be one of {', '.join(choices)}, got {short(value)}",
-                                 place=f"params.{key}")
-        elif isinstance(d, bool) or not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise InputError(where, f"system {short(name)}: {key} must be a number, got {short(value)}", place=f"params.{key}")
-        elif isinstance(value, float) and not math.isfinite(value):
-            raise InputError(where, f"system {short(name)}: {key} must be a finite number, got {value!r}",
-                             place=f"params.{key}")
-        elif abs(value) > MAX_PARAM_VALUE:
-            raise InputError(where, f"system {short(name)}: {key} must be at most {MAX_PARAM_VALUE:g} in size, "
-                                    f"got {short(value, 30)}", place=f"params.{key}")
-        elif isinstance(d, int) and not isinstance(d, bool):
-            if float(value) != int(value):
-                raise InputError(where, f"system {short(name)}: {key} must be a whole number, got {short(value)}", place=f"params.{key}")
-            value = int(value)
-        else:
-            value = float(value)
-        if key in _NON_NEGATIVE and not value >= 0:
-            raise InputError(where, f"system {short(name)}: {key} must be ≥ 0, got {value!r}", place=f"params.{key}")
-        if key in _POSITIVE and not value > 0:
-            raise InputError(where, f"system {short(name)}: {key} must be > 0, got {value!r}", place=f"params.{key}")
-        if key in _UNIT and not 0 <= value <= 1:
-            raise InputError(where, f"system {short(name)}: {key} must be within [0, 1], got {value!r}", place=f"params.{key}")
-        out[key] = value
-    full = {k: (list(v) if isinstance(v, list) else v) for k, v in defaults.items()}
-    full.update(out)
-    if algorithm in FUSIONS and not full["systems"]:
-        raise InputError(where, f"system {short(name)}: {algorithm} needs params.systems (names to fuse)", place="params.systems")
-    if algorithm == "linear" and full["weights"] and len(full["weights"]) != len(full["systems"]):
-        raise InputError(where, f"system {short(name)}: {len(full['weights'])} weights for {len(full['systems'])} systems",
-                         place="params.weights")
-    if algorithm == "linear" and full["weights"] and not sum(full["weights"]) > 0:
-        raise InputError(where, f"system {short(name)}: the weights sum to 0", place="params.weights")
-    if algorithm == "dense":
-        from .dense import check_dense_params
-
-        check_dense_params(name, full, where)
-    return System(name=name, algorithm=algorithm, params=full)
-
-
-def name_problem(name: str) -> str | None:
-    """What makes ``name`` unfit to name a system (None if nothing): names become file names
-    (NAME.run) and table cells."""
-    if not name or any(c.isspace() or c in "/\\|" or not c.isprintable() for c in name) or name.startswith("."):
-        return ("name must be non-empty, without spaces, slashes, '|' (it splits report tables) or control characters, "
-                "not starting with a dot")
-    if len(name) > MAX_NAME_CHARS:
-        return f"name has {len(name)} characters (at most {MAX_NAME_CHARS}; it becomes a file name)"
-    return None
-
-
-def check_name(name: str, where: str | Path | None, i: int | str) -> None:
-    """Refuse a system name :func:`name_problem` finds unfit, naming the file and the place."""
-    problem = name_problem(name)
-    if problem:
-        place = f"systems[{i}].name" if isinstance(i, int) else str(i)
-        raise InputError(where, f"system {short(name) if name else '#' + str(i)}: {problem}", place=place)
+def _yaml_keys() -> set[str]:
+    """The keys that declare a system nteval does not compute (``run``, ``runs``, ``callable``, ``command``)."""
+    return {key for n in registry.names() for key in registry.get(n).yaml_keys}
 
 
 #: Set (to 1) by ``--allow-code``: systems files may declare ``callable:`` and ``command:`` systems.
@@ -253,8 +112,8 @@ def load_systems(path: str | Path, listing: bool = False) -> list[System]:
         if raw_name is not None and not isinstance(raw_name, (str, int, float)) or isinstance(raw_name, bool):
             raise InputError(path, f"system #{i}: name must be a string, got {short(raw_name)}", place=f"systems[{i}].name")
         name = str(raw_name or "")
-        kinds = [k for k, key in EXTERNAL_KINDS.items() if key in entry] + (["external"] if "runs" in entry else [])
-        allowed = {"name", "algorithm", "params"} if not kinds else {"name", "run", "runs", "callable", "command", "version"}
+        kinds = [n for n in registry.names() if any(key in entry for key in registry.get(n).yaml_keys)]
+        allowed = {"name", "algorithm", "params"} if not kinds else {"name", "version", *_yaml_keys()}
         extra = set(entry) - allowed
         if extra:
             raise InputError(path, f"system {short(name or i)}: unknown key {short(sorted(map(str, extra))[0])} "
@@ -263,9 +122,7 @@ def load_systems(path: str | Path, listing: bool = False) -> list[System]:
         if name in names:
             raise InputError(path, f"system {short(name)} is declared twice", place=f"systems[{i}].name")
         if kinds:
-            from .external import external_entry
-
-            code = [k for k in ("callable", "command") if k in entry]
+            code = [key for n in kinds if registry.get(n).runs_code for key in registry.get(n).yaml_keys if key in entry]
             if code and not (listing or code_allowed()):
                 raise InputError(path, f"system {short(name)} runs code ({code[0]}: {short(entry[code[0]], 60)}): a "
                                        "systems file that declares code runs it with your rights, like a Makefile; if "
@@ -281,8 +138,8 @@ def load_systems(path: str | Path, listing: bool = False) -> list[System]:
                 raise InputError(path, f"system {short(name)}: algorithm must be a name, got {short(algorithm)}",
                                  place=f"systems[{i}].algorithm")
             s = make_system(name, algorithm, params, where=path)
-        if s.algorithm in FUSIONS:
-            for dep in s.params["systems"]:
+        if s.kind.fusion:
+            for dep in s.kind.inputs(s):
                 if dep not in names:
                     raise InputError(path, f"system {short(name)}: fuses {short(dep)}, which is not declared before it",
                                      place=f"systems[{i}].params.systems")

@@ -32,6 +32,8 @@ import numpy as np
 
 from ..atomic import save_array, write_text
 from ..errors import InputError, short
+from ..params import Param
+from .kind import RunContext, SystemKind
 
 #: Documents per cached part of an encoding (the unit of resumption).
 PART = 8192
@@ -481,3 +483,32 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
         hits = [len(set(a[a >= 0]) & set(t[t >= 0])) / max(1, int((t >= 0).sum())) for a, t in zip(approx, truth)]
         notes["recall_vs_flat"] = round(float(np.mean(hits)), 4) if hits else None
     return run, notes
+
+
+class Dense(SystemKind):
+    """A dense encoder over the searched index's documents (vectors cached beside the index), FAISS search."""
+
+    name = "dense"
+    params = (
+        Param("model", "wordllama", "wordllama (shipped in its wheel) or a local sentence-transformers directory"),
+        Param("dim", 256, "vector dimension (wordllama: 64, 128 or 256)", positive=True),
+        Param("index", "flat", "FAISS index: exact, inverted lists or HNSW graph", choices=("flat", "ivf", "hnsw")),
+        Param("nlist", 0, "IVF lists (0: chosen from the collection size)", min=0),
+        Param("nprobe", 0, "IVF lists searched (0: chosen from the depth)", min=0),
+        Param("hnsw_m", 32, "HNSW neighbours per vector", positive=True),
+        Param("ef_search", 0, "HNSW search breadth (0: chosen from the depth)", min=0),
+        Param("dtype", "float32", "stored vector precision", choices=("float32", "float16")),
+    )
+    summary = "dense retrieval: an offline encoder + FAISS"
+    family = "dense"
+    needs_lucene = False
+
+    def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        check_dense_params(name, params, where)
+
+    def run(self, target: Any, system: Any, topics: dict[str, str], depth: int, ctx: RunContext) -> Any:
+        run, notes = dense_run(system.name, system.params, target.index_dir, target.index_name, target.fingerprint,
+                               topics, depth, progress=target.progress)
+        target.notes[system.name] = notes
+        ctx.tick(len(topics))
+        return run

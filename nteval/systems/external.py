@@ -34,7 +34,8 @@ from typing import Any
 from ..corpus.store import known_docids
 from ..errors import InputError, short
 from ..formats.trec import Run, read_run_top, run_rows
-from .base import System, check_name, name_problem
+from .kind import RunContext, SystemKind
+from .system import System, check_name, name_problem
 
 #: Above this share of hits outside the collection a run is refused: it searched another corpus.
 MAX_FOREIGN_SHARE = 0.05
@@ -198,14 +199,14 @@ def external_rankings(system: System, label: str, topics: dict[str, str], k: int
     """What the system returns for ``topics`` (unvalidated): a parsed run file, or the callable's or
     command's output. ``label`` names the topic set (a protocol, or ``human``)."""
     p = system.params
-    if system.algorithm == "external":
+    if isinstance(system.kind, ExternalRun):
         if "runs" in p:
             if label not in p["runs"]:
                 raise InputError(None, f"system {short(system.name)}: no run for the {label} topics (give runs: "
                                        f"{{{label}: PATH}}, or --runs DIR/{label}/)")
             return read_run_top(Path(p["runs"][label]), int(k))
         return read_run_top(Path(p["run"]), int(k))
-    if system.algorithm == "callable":
+    if isinstance(system.kind, CallableKind):
         fn = system.fn or _import(system)
         return _call_user(system, fn, dict(topics), int(k))
     return _run_command(system, topics, k)
@@ -354,7 +355,7 @@ def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) 
     """Before any system runs: every external run file answers these topics (its topic ids, read
     without the rest of the file), so a run of another topic set fails before the zoo's work."""
     for s in systems:
-        if s.algorithm != "external":
+        if not isinstance(s.kind, ExternalRun):
             continue
         files = s.params.get("runs") or {label: s.params["run"]}
         if label not in files:
@@ -443,3 +444,51 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     if foreign:
         notes["foreign_example"] = sorted(foreign)[0]
     return out, notes
+
+
+class _Outside(SystemKind):
+    """Runs nteval does not compute: validated against the topics before they are scored."""
+
+    family = None
+    needs_lucene = False
+    computed = False
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        run, notes = validate(system, external_rankings(system, target.label, topics, depth), topics, depth,
+                              target.index_dir, target.index_name, target.label)
+        target.notes[system.name] = notes
+        ctx.tick(len(topics))
+        return run
+
+    def describe(self, system: System) -> str:
+        what = (system.params.get("target") or system.params.get("command")
+                or getattr(system.fn, "__qualname__", type(system.fn).__name__))
+        return f"{system.algorithm} {short(what, 40)} (version {system.params.get('version')})"
+
+
+class ExternalRun(_Outside):
+    name = "external"
+    yaml_keys = ("run", "runs")
+    fixed_topics = True
+    summary = "a TREC run file made outside nteval (runs: one per topic set for correlate)"
+
+    def identity(self, system: System) -> dict[str, Any]:
+        return {"algorithm": "external", "content": run_files_digest(system)}
+
+    def describe(self, system: System) -> str:
+        files = system.params.get("runs") or {"": system.params.get("run")}
+        return "external run " + ", ".join(Path(str(p)).name for p in files.values())
+
+
+class CallableKind(_Outside):
+    name = "callable"
+    yaml_keys = ("callable",)
+    runs_code = True
+    summary = "a Python search(queries, k) -> {qid: [(docid, score)]}, cached under its version"
+
+
+class CommandKind(_Outside):
+    name = "command"
+    yaml_keys = ("command",)
+    runs_code = True
+    summary = "an external program writing a TREC run, run once per topic set, cached under its version"

@@ -2,9 +2,18 @@
 normalised scores (the usual way to build a sparse + dense hybrid)."""
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+from ..errors import InputError, short
 from ..formats.trec import Run, trec_order
+from ..params import Param
+from .kind import RunContext, SystemKind
+
+if TYPE_CHECKING:
+    from .system import System
 
 
 def rrf(runs: list[Run], k: int = 60, depth: int = 1000) -> Run:
@@ -53,3 +62,54 @@ def linear(runs: list[Run], weights: list[float] | None = None, norm: str = "min
                 total[docid] = total.get(docid, floors) + wi * (v - floor)
         out[qid] = trec_order(total.items())[:depth]
     return out
+
+
+_SYSTEMS = Param("systems", [], "the systems fused (declared before this one)", items="names")
+
+
+class Fusion(SystemKind):
+    """A run made from other systems' runs (they run first, in the same call)."""
+
+    family = "fusion"
+    needs_lucene = False
+    fusion = True
+
+    def check(self, name: str, params: dict[str, Any], where: str | Path | None) -> None:
+        if not params["systems"]:
+            raise InputError(where, f"system {short(name)}: {self.name} needs params.systems (names to fuse)",
+                             place="params.systems")
+
+    def fuse(self, inputs: list[Run], params: dict[str, Any], depth: int) -> Run:
+        raise NotImplementedError
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        run = self.fuse([ctx.done[name] for name in system.params["systems"]], system.params, depth)
+        ctx.tick(len(topics))
+        return {q: run.get(q, []) for q in topics}
+
+
+class RRF(Fusion):
+    name = "rrf"
+    params = (_SYSTEMS, Param("k", 60, "rank offset: score = Σ 1 / (k + rank)", positive=True))
+    summary = "reciprocal rank fusion (Cormack et al. 2009)"
+
+    def fuse(self, inputs: list[Run], params: dict[str, Any], depth: int) -> Run:
+        return rrf(inputs, k=params["k"], depth=depth)
+
+
+class Linear(Fusion):
+    name = "linear"
+    params = (_SYSTEMS, Param("weights", [], "one weight per fused system (empty: equal)", items="numbers"),
+              Param("norm", "minmax", "score normalisation per topic", choices=("minmax", "zscore", "none")))
+    summary = "weighted sum of normalised scores (a sparse + dense hybrid)"
+
+    def check(self, name: str, params: dict[str, Any], where: str | Path | None) -> None:
+        super().check(name, params, where)
+        if params["weights"] and len(params["weights"]) != len(params["systems"]):
+            raise InputError(where, f"system {short(name)}: {len(params['weights'])} weights for "
+                                    f"{len(params['systems'])} systems", place="params.weights")
+        if params["weights"] and not sum(params["weights"]) > 0:
+            raise InputError(where, f"system {short(name)}: the weights sum to 0", place="params.weights")
+
+    def fuse(self, inputs: list[Run], params: dict[str, Any], depth: int) -> Run:
+        return linear(inputs, params["weights"], params["norm"], depth)

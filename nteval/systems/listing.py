@@ -5,7 +5,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from .base import _POSITIVE, _UNIT, ALGORITHMS, load_systems
+from . import registry
+from .base import load_systems
 
 
 def shipped_sets() -> dict[str, Path]:
@@ -14,21 +15,14 @@ def shipped_sets() -> dict[str, Path]:
     return {p.stem: p for p in sorted(root.glob("*.yaml"))}
 
 
-def _param(key: str, default) -> str:
-    if isinstance(default, list):
-        return f"{key}=[numbers]" if key == "weights" else f"{key}=[names]"
-    rng = " (0..1)" if key in _UNIT else (" (>0)" if key in _POSITIVE else "")
-    return f"{key}={default:g}{rng}" if isinstance(default, float) else f"{key}={default}{rng}"
-
-
 def overview() -> str:
     lines = ["shipped system sets (--systems NAME):"]
     for name, path in shipped_sets().items():
         systems = load_systems(path, listing=True)
         lines.append(f"  {name:<10} {len(systems):>3} systems  {path}")
     lines += ["", "algorithms (params with defaults; --param/--system in nteval grid):"]
-    for algo, params in ALGORITHMS.items():
-        lines.append(f"  {algo:<15} " + ", ".join(_param(k, v) for k, v in params.items()))
+    for algo in registry.algorithms():
+        lines.append(f"  {algo:<15} " + ", ".join(p.shown() for p in registry.get(algo).params))
     lines += ["", "systems nteval does not compute (systems YAML entries; --runs DIR adds run files):",
               "  {name, run: PATH}                       an external TREC run (runs: {focused: P, human: P} for correlate)",
               "  {name, callable: 'module:fn', version}  a Python search(queries, k) -> {qid: [(docid, score)]}",

@@ -11,7 +11,16 @@ a document matching one term scores 0. It reranks BM25's top ``depth`` documents
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..lucene.searcher import Index, Ranking
+from ..params import Param
+from .kind import RunContext, SystemKind
+from .lucene_kinds import B, K1
+
+if TYPE_CHECKING:
+    from ..formats.trec import Run
+    from .system import System
 
 
 def imd_score(positions: dict[str, list[int]], n_query_terms: int) -> float:
@@ -40,3 +49,49 @@ def rerank(index: Index, text: str, bm25: Ranking, depth: int, bm25_weight: floa
         prox = imd_score(index.term_positions(docid, terms), len(terms)) if i < depth else 0.0
         out.append((docid, bm25_weight * score + proximity_weight * prox))
     return out
+
+
+_DEPTH = Param("depth", 100, "BM25's top documents reranked", positive=True)
+
+
+class Proximity(SystemKind):
+    name = "proximity"
+    params = (K1, B, _DEPTH)
+    summary = "BM25's top depth reranked by the proximity score alone (a deliberately weak system)"
+    family = "proximity"
+
+    def weights(self, params: dict[str, Any]) -> tuple[float, float]:
+        return 0.0, 1.0
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        index, p = target.lucene, system.params
+        index.configure("bm25", k1=p["k1"], b=p["b"])
+        bm25_weight, proximity_weight = self.weights(p)
+        out: Run = {}
+        for qid, text in topics.items():
+            base = index.search(text, self.base_depth(p, depth))
+            out[qid] = self.cut(rerank(index, text, base, p["depth"], bm25_weight, proximity_weight), depth)
+            ctx.tick(1)
+        return out
+
+    def base_depth(self, params: dict[str, Any], depth: int) -> int:
+        return params["depth"]
+
+    def cut(self, ranking: Ranking, depth: int) -> Ranking:
+        return ranking
+
+
+class BM25Proximity(Proximity):
+    name = "bm25_proximity"
+    params = (K1, B, _DEPTH, Param("bm25_weight", 2.0, "weight of BM25"),
+              Param("proximity_weight", 1.0, "weight of the proximity score"))
+    summary = "bm25_weight × BM25 + proximity_weight × proximity on BM25's top depth (paper: 2×BM25 + proximity)"
+
+    def weights(self, params: dict[str, Any]) -> tuple[float, float]:
+        return params["bm25_weight"], params["proximity_weight"]
+
+    def base_depth(self, params: dict[str, Any], depth: int) -> int:
+        return max(depth, params["depth"])
+
+    def cut(self, ranking: Ranking, depth: int) -> Ranking:
+        return ranking[:depth]

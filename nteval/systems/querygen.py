@@ -15,8 +15,17 @@ every stage), sort the rest by increasing document frequency (ties: term), and k
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..lucene import queries
 from ..lucene.searcher import Index, Ranking
+from ..params import Param
+from .kind import RunContext, SystemKind
+from .lucene_kinds import B, K1
+
+if TYPE_CHECKING:
+    from ..formats.trec import Run
+    from .system import System
 
 STAGE_OFFSET = 1000.0
 
@@ -62,3 +71,43 @@ def and_then(index: Index, text: str, k: int, max_words: int) -> Ranking:
                 if len(out) >= k:
                     break
     return out
+
+
+class PerQueryBM25(SystemKind):
+    """A query generator of this module: each query built in Python from the max_words rarest
+    terms and searched with BM25 (k1, b), one at a time."""
+
+    family = "reduction"
+    #: the generator: (index, text, depth, max_words) → ranking
+    generate: staticmethod
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        index, p = target.lucene, system.params
+        index.configure("bm25", k1=p["k1"], b=p["b"])
+        out: Run = {}
+        for qid, text in topics.items():
+            out[qid] = self.generate(index, text, depth, p["max_words"])
+            ctx.tick(1)
+        return out
+
+
+def _max_words(default: int) -> Param:
+    return Param("max_words", default, "the rarest analyzed query terms kept", positive=True)
+
+
+class Disjunctive(PerQueryBM25):
+    name, generate = "disjunctive", staticmethod(disjunctive)
+    params = (K1, B, _max_words(5))
+    summary = "OR of the max_words rarest query terms (Campagne 2008)"
+
+
+class ConjDisj(PerQueryBM25):
+    name, generate = "conj_disj", staticmethod(conj_disj)
+    params = (K1, B, _max_words(6))
+    summary = "(OR of the rarer half) AND (OR of the rest) (Campagne 2008)"
+
+
+class AndThen(PerQueryBM25):
+    name, generate = "and_then", staticmethod(and_then)
+    params = (K1, B, _max_words(5))
+    summary = "AND of all kept terms, then of fewer, then OR (Campagne 2008)"

@@ -1,0 +1,30 @@
+"""``nteval compare``: the focused and the high-recall protocol on the same sampled documents, and
+one answer from them (:mod:`nteval.answer` says how the answer is made)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .answer import check_task, compare_answer
+from .atomic import out_dir_lock, read_lock, write_text
+from .experiment import run_protocol
+from .report.text import answer_lines
+
+
+def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Run the focused and the high-recall protocol on the same sampled documents (OUT/focused,
+    OUT/highrecall) and write OUT/answer.json and OUT/answer.md: with a ``task`` (known-item or
+    topical), its headline first; without, both verdicts, where they disagree and why, and how
+    to choose. ``kwargs``: as :func:`nteval.experiment.run_protocol` (systems, n_topics, seed…),
+    for both protocols; ``highrecall``: {parameter: value} for the high-recall one only."""
+    check_task(task)
+    out, index_dir = Path(out), Path(index_dir).absolute()
+    hr_params = dict(kwargs.pop("highrecall", None) or {})
+    with out_dir_lock(out), read_lock(index_dir):  # (both protocols on one unchanging index)
+        res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
+               "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
+    answer = {**compare_answer(res, task), "out": str(out)}
+    write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
+    write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")
+    return {"answer": answer, **res}

@@ -1,0 +1,92 @@
+"""What a system kind is: the parameters it declares, what it needs and does, how it is
+identified for caching and how it runs.
+
+A kind is a class registered in :mod:`nteval.systems.registry` (built-ins in :data:`BUILTIN`
+there, others through the ``nteval.system_kinds`` entry-point group). Everything that runs,
+caches, tunes, lists or explains systems asks the kind instead of testing algorithm names:
+adding one is a module with a :class:`SystemKind` subclass, its test and one registry line.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ..params import Param
+
+if TYPE_CHECKING:  # (types only: a kind module imports nothing above it)
+    from ..formats.trec import Run
+    from .system import System
+
+
+@dataclass
+class RunContext:
+    """What a kind's :meth:`SystemKind.run` may use besides the topics: the runs already made in
+    this call (fusions read their inputs there), the Java search threads and a progress tick."""
+
+    done: Mapping[str, Run]
+    threads: int
+    tick: Callable[[int], None]
+
+
+class SystemKind:
+    """One kind of system (an algorithm family member, or a source of runs nteval does not compute)."""
+
+    #: the ``algorithm:`` a systems YAML names it by
+    name: ClassVar[str]
+    #: its parameters (defaults, bounds, help): validation, listings and grid axes come from them
+    params: ClassVar[tuple[Param, ...]] = ()
+    #: one line for ``nteval systems`` and the docs
+    summary: ClassVar[str] = ""
+    #: the family the validation study measures biases for (:mod:`nteval.evidence`)
+    family: ClassVar[str | None] = None
+    #: it searches the open Lucene index (False: dense vectors, fusions, runs from outside)
+    needs_lucene: ClassVar[bool] = True
+    #: it reads the searched documents' text to rewrite the query (pseudo-relevance feedback): a
+    #: held-out topic's own document would leak into it
+    feedback: ClassVar[bool] = False
+    #: its run is fused from other systems' runs, named in ``params["systems"]``
+    fusion: ClassVar[bool] = False
+    #: nteval computes its runs (False: an external run file, a Python callable, a program)
+    computed: ClassVar[bool] = True
+    #: its runs answer one fixed topic set (a run file): it cannot follow ``--topics auto``
+    fixed_topics: ClassVar[bool] = False
+    #: declared in a systems YAML by one of these keys instead of ``algorithm:`` (``run``, ``callable``…)
+    yaml_keys: ClassVar[tuple[str, ...]] = ()
+    #: declaring it in a systems file runs code with the user's rights (needs ``--allow-code``)
+    runs_code: ClassVar[bool] = False
+
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}
+
+    def declared(self) -> dict[str, Param]:
+        return {p.name: p for p in self.params}
+
+    def check(self, name: str, params: dict[str, Any], where: str | Path | None) -> None:
+        """Checks across parameters, after each one passed its own declaration (one line)."""
+
+    def inputs(self, system: System) -> list[str]:
+        """The systems whose runs this one is made from (fusions)."""
+        return list(system.params.get("systems", [])) if self.fusion else []
+
+    def identity(self, system: System) -> dict[str, Any]:
+        """What determines the system's output, hashed into its run-cache key."""
+        return {"algorithm": system.algorithm, "params": system.params}
+
+    def key(self, system: System) -> str:
+        return hashlib.sha256(json.dumps(self.identity(system), sort_keys=True).encode()).hexdigest()
+
+    def describe(self, system: System) -> str:
+        """``bm25(k1=1.2)``: the kind and the parameters that differ from their defaults."""
+        d = self.defaults()
+        ps = ", ".join(f"{k}={v}" for k, v in system.params.items() if v != d.get(k) or k == "systems")
+        return f"{system.algorithm}({ps})" if ps else system.algorithm
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        """Rankings for every topic (an empty list where the query analyzes to nothing).
+        ``target``: a :class:`nteval.systems.execute.Target` (the index directory, the Lucene
+        index opened on first use, notes for the report)."""
+        raise NotImplementedError
