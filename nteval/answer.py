@@ -15,7 +15,6 @@ in opposite directions (both significantly), each with its likely reason, then h
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from .errors import InputError

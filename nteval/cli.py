@@ -144,7 +144,7 @@ def _load_config(ctx: click.Context, _param, path: str | None) -> None:
     on the command line win. Names as on the command line, without the dashes."""
     if not path:
         return
-    from .errors import InputError, short
+    from .errors import InputError
     from .systems.base import read_yaml
 
     try:
@@ -302,6 +302,40 @@ _MMD_OPTION = click.option(
          "'noticeable') or an absolute difference in the measure's units (0.01).")
 
 
+def spec_options(protocol: str, names: tuple[str, ...]):
+    """Command-line options made from a protocol spec's declared parameters (their defaults,
+    choices and help: one table, :func:`nteval.protocols.base.param`); validation stays the spec's."""
+    import dataclasses
+    import typing
+
+    from .protocols import get
+
+    spec = get(protocol).Spec
+    fields = {f.name: f for f in dataclasses.fields(spec)}
+    hints = typing.get_type_hints(spec)
+
+    def decorate(fn):
+        for name in reversed(names):
+            f, meta = fields[name], fields[name].metadata
+            flag = meta.get("flag") or "--" + name.replace("_", "-")
+            text = meta["help"]
+            first = text.split(":")[0]
+            kwargs: dict = {"help": (text if first in (meta.get("choices") or ()) else text[:1].upper() + text[1:]) + "."}
+            t = typing.get_args(hints[name]) or (hints[name],)
+            if isinstance(f.default, tuple):
+                kwargs["multiple"] = True
+            else:
+                kwargs.update(default=f.default, show_default=f.default is not None)
+                if meta.get("choices"):
+                    kwargs["type"] = click.Choice(list(meta["choices"]))
+                elif "/" not in flag:
+                    kwargs["type"] = t[0]
+            fn = click.option(flag, name, **kwargs)(fn)
+        return fn
+
+    return decorate
+
+
 def _protocol_options(fn):
     """Options shared by the NT protocol commands (same sample ⇒ same D0 across protocols)."""
     opts = [
@@ -335,18 +369,8 @@ def _protocol_options(fn):
     return fn
 
 
-def _sample_filter_options(fn):
-    """Which documents may become NT topics (shared by every command that samples D0)."""
-    opts = [
-        click.option("--language", default=None, help="Only documents in this language (e.g. eng)."),
-        click.option("--year-min", type=int, default=None),
-        click.option("--year-max", type=int, default=None),
-        click.option("--min-sentences", default=3, show_default=True, help="Abstract sentences a topic document needs."),
-        click.option("--min-title-tokens", default=3, show_default=True, help="Title tokens a topic document needs."),
-    ]
-    for opt in reversed(opts):
-        fn = opt(fn)
-    return fn
+#: which documents may become NT topics (every command that samples D0 has these)
+_sample_filter_options = spec_options("focused", ("language", "year_min", "year_max", "min_sentences", "min_title_tokens"))
 
 
 def _protocol_kwargs(kw: dict) -> dict:
@@ -374,36 +398,15 @@ def focused_cmd(**kw) -> None:
     click.echo(protocol_report(res, get("focused")))
 
 
-def _highrecall_options(fn):
-    opts = [
-        click.option("--k", default=1000, show_default=True, help="S_ref hits z-scored per title."),
-        click.option("--zt", default=2.0, show_default=True, help="Z threshold: hits with z ≥ ZT are pseudo-relevant."),
-        click.option("--sentence", default=3, show_default=True, help="Which abstract sentence is the query (1-based)."),
-        click.option("--fallback", type=click.Choice(["skip", "last"]), default="skip", show_default=True,
-                     help="Abstracts with fewer sentences: skip the topic, or use the last sentence."),
-        click.option("--judged", type=click.Choice(["topk-nonrelevant", "relevant-only"]), default="topk-nonrelevant",
-                     show_default=True, help="Write S_ref's other top-k hits as judged non-relevant (rel 0), or not."),
-        click.option("--std", type=click.Choice(["population", "sample"]), default="population", show_default=True,
-                     help="Standard deviation used in the z-scores."),
-        click.option("--combine", type=click.Choice(["vote", "mean"]), default="vote", show_default=True,
-                     help="With several --sref: pseudo-relevant when most references give z ≥ ZT (vote) or the mean z is."),
-        click.option("--graded/--binary", default=False, show_default=True,
-                     help="Graded pseudo-qrels: relevance 2 where z ≥ ZT + 1 (for nDCG), else 1."),
-        click.option("--holdout/--no-holdout", default=False, show_default=True,
-                     help="Search each topic with its source document held out of the index (no feedback leak)."),
-        click.option("--preset", type=click.Choice(["paper"]), default=None,
-                     help="paper: Campagne 2008 as published (one BM25 S_ref, binary, relevant-only, source kept); "
-                          "overrides --sref/--combine/--graded/--holdout/--judged."),
-    ]
-    for opt in reversed(opts):
-        fn = opt(fn)
-    return fn
+#: the high-recall options every command that runs the protocol has (--sref apart)
+HIGHRECALL_OPTIONS = ("k", "zt", "sentence", "fallback", "judged", "std", "combine", "graded", "holdout", "preset")
+_highrecall_options = spec_options("highrecall", HIGHRECALL_OPTIONS)
+_sref_option = spec_options("highrecall", ("sref",))
 
 
 @main.command("highrecall")
 @_protocol_options
-@click.option("--sref", multiple=True, help="Reference system: a name from the systems sets, or a YAML with one system; "
-                                            "give several to fuse them (--combine).  [default: BM25 k1=0.9 b=0.4]")
+@_sref_option
 @_highrecall_options
 @_friendly_errors
 @_locks_out
@@ -463,7 +466,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @click.option("--field", default=None, help="Topic field(s) for XML topics.")
 @click.option("--human-index", type=click.Choice(["all", "nt"]), default="all", show_default=True,
               help="Index the human queries search.")
-@click.option("--sref", default=None, help="High-recall reference system (fixed while the grid varies).  [default: BM25 k1=0.9 b=0.4]")
+@_sref_option
 @_highrecall_options
 @_sample_filter_options
 @click.option("--jobs", default=1, show_default=True, help="Worker processes (each starts its JVM once).")
@@ -598,7 +601,7 @@ def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet:
 
 @main.command("compare")
 @_protocol_options
-@click.option("--sref", multiple=True, help="High-recall reference system(s) (default: the vote of three).")
+@_sref_option
 @_friendly_errors
 @_locks_out
 def compare_cmd(**kw) -> None:
@@ -678,7 +681,7 @@ def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str,
 @click.option("--min-systems", default=5, show_default=True, help="Fail when fewer systems are compared.")
 @click.option("--correction", type=click.Choice(["holm", "bh"]), default="holm", show_default=True,
               help="Multiple-comparison correction of the paired tests between systems.")
-@click.option("--sref", multiple=True, help="High-recall reference system(s).")
+@_sref_option
 @_highrecall_options
 @click.option("--protocols", "protocol_names", default="focused,highrecall", show_default=True,
               help="Protocols (see `nteval protocols`) whose rankings are set against the human one, joined by commas.")

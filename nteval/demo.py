@@ -46,9 +46,8 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
     from . import protocols
     from .compare import run_compare
-    from .report.text import answer_lines
     from .index import read_manifest
-    from .report.text import manifest_summary, protocol_details
+    from .report.text import answer_lines, manifest_summary, protocol_details
 
     out = Path(out)
     index_dir = ensure_sample_index(out)

@@ -144,6 +144,7 @@ def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAUL
     qrels = load_qrels(qrels_path)
     scored = []
     from tqdm import tqdm
+
     from .progress import shown
 
     for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not shown(progress) or len(run_paths) < 2,

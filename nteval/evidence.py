@@ -106,7 +106,7 @@ def evidence_lines(protocol: str) -> list[str]:
     if ev is None:
         return []
     parts = []
-    for name, c in ev["collections"].items():
+    for c in ev["collections"].values():
         lo, hi = c["ci95"]
         parts.append(f"on {KINDS[c['kind']].split(' (')[0]} ({c['label']}, {c['relevant_per_query']:.1f} relevant per "
                      f"query) Kendall tau {c['kendall']:.2f} [{lo:.2f}, {hi:.2f}] with human {c['human_measure']}")

@@ -63,7 +63,6 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], sc
     from tqdm import tqdm
 
     from .progress import shown
-
     from .verdict import make_verdict
 
     vmeasure = proto.verdict.measure
@@ -393,8 +392,8 @@ def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str
     S_refs). System runs are shared: only the pseudo-qrels differ."""
     from itertools import combinations
 
-    from .stats import correlations
     from .report.plots import scatter
+    from .stats import correlations
 
     if len(srefs) < 2:
         raise InputError(None, "give at least two --sref")

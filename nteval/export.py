@@ -21,10 +21,10 @@ from ._version import __version__
 from .atomic import atomic_dir
 from .corpus.store import FILENAME as STORE_FILENAME
 from .corpus.store import DocStore, index_contents
-from .topics.ids import topic_set_id
 from .errors import InputError, read_json_file
 from .formats.trec import Qrels, read_qrels, read_topics
 from .index import read_manifest
+from .topics.ids import topic_set_id
 
 FORMATS = ("beir", "trec")
 MARKER = "export.json"
@@ -157,6 +157,7 @@ def _write_corpus(path: Path, store: DocStore, fmt: str, searches: str, judged: 
                   progress: bool) -> tuple[dict[str, Any], int]:
     """Stream the corpus to ``path``; ``judged`` loses every docid seen (what stays is missing)."""
     from tqdm import tqdm
+
     from .progress import shown
 
     w, n = _Writer(path), 0

@@ -92,9 +92,9 @@ PARSE_WORKER_IDLE_S = 10
 def _parsed(files: Sequence[Path], jobs: int, documents: str):
     """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
     if jobs > 1 and len(files) > 1:
-        from joblib import Parallel, delayed
-
         import os
+
+        from joblib import Parallel, delayed
 
         me = os.getpid()  # parse workers exit as soon as this process is gone
         # idle_worker_timeout: the workers (≈ 200 MB each, a parsed file's operations) exit 10 s
@@ -139,6 +139,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     file touches (index look-ups, not a count of the whole table per file).
     """
     from tqdm import tqdm
+
     from .progress import shown
 
     per_source: list[dict] = []

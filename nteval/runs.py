@@ -21,7 +21,6 @@ from .formats.versions import RUN_FORMAT
 from .systems.system import System
 
 
-
 def topics_key(topics: dict[str, str]) -> str:
     return hashlib.sha256(json.dumps(topics, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
@@ -157,8 +156,8 @@ def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str
     each, all at once; fusions, dense and external systems run here once their inputs are in; every
     run is written here under the same names and keys (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
-    from .progress import shown
 
+    from .progress import shown
     from .systems.execute import Target, run_system
 
     if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 100_000:

@@ -71,6 +71,7 @@ def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], pr
     """Every run (in the order given, or of ``names``) against ``qrels`` with ir_measures; one run
     is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
     from tqdm import tqdm
+
     from .progress import shown
 
     order = list(runs) if names is None else list(names)

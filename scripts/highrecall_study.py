@@ -18,7 +18,6 @@ from pathlib import Path
 
 import numpy as np
 
-from nteval.stats import correlations
 from nteval.corpus.store import FILENAME as STORE
 from nteval.corpus.store import DocStore
 from nteval.evaluate import evaluate_run
@@ -26,6 +25,7 @@ from nteval.experiment import resolve_systems
 from nteval.formats.trec import read_run
 from nteval.index import read_manifest
 from nteval.runs import run_all, run_all_holdout
+from nteval.stats import correlations
 from nteval.systems.base import make_system
 from nteval.topics.focused import focused_topics
 from nteval.topics.highrecall import fused_pseudo_qrels, sentence_query

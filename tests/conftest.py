@@ -105,3 +105,24 @@ def one_line_error(result, *needles: str) -> str:
     for n in needles:
         assert n in lines[0], lines[0]
     return lines[0]
+
+
+#: The fast tier (``make test-fast``: ruff, mypy and these, under a minute): the structure tests,
+#: every system kind on a small real index, and the unit tests of pure modules. Everything else
+#: builds bigger indexes or runs whole pipelines and is marked ``slow`` (the full suite, CI).
+FAST_MODULES = {
+    "tests/architecture/test_layers.py", "tests/architecture/test_deprecations.py",
+    "tests/architecture/test_parameter_contract.py", "tests/systems/test_kinds.py",
+    "tests/test_effects.py", "tests/test_significance.py", "tests/test_correlate_stats.py",
+    "tests/test_reliability.py", "tests/test_trec_eval_semantics.py", "tests/test_topic_readers.py",
+    "tests/test_sentences.py", "tests/test_sentences_kinds.py", "tests/test_xmlprune.py", "tests/test_atomic.py",
+    "tests/test_systems_config.py",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        rel = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+        if rel not in FAST_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -70,7 +70,7 @@ def test_coverage_script_on_a_real_correlate_run(correlated):
     assert x.shape[0] == y.shape[0] == len(systems) and y.shape[1] == 30
     res = ci_coverage.coverage(x, y, 20, draws=3, n_boot=40)
     assert res["truth"] == point_estimates(x, y)["kendall"] and res["human_topics"] == 20
-    for name, c in res["intervals"].items():
+    for c in res["intervals"].values():
         assert c["n"] == 3 and 0 <= c["holds"] <= 1 and c["holds"] + c["truth_above"] + c["truth_below"] == pytest.approx(1)
     import json
 

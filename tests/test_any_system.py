@@ -3,7 +3,6 @@ Python callables and external programs — on a real PubMed index, through the r
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -49,7 +48,7 @@ def _cli(*args: str):
 
 def test_flat_dense_search_is_exact_inner_product(first200_index, dense_cache):
     from nteval.index import read_manifest
-    from nteval.systems.dense import document_vectors, dense_run, index_texts, load_encoder
+    from nteval.systems.dense import dense_run, document_vectors, index_texts, load_encoder
 
     fp = read_manifest(first200_index)["fingerprint"]
     enc = load_encoder("wordllama", 256)

@@ -109,8 +109,8 @@ def test_killed_worker_loses_nothing(first200_index, tmp_path):
 
 def test_worker_without_the_index_is_one_line(cluster, first200_index, tmp_path):
     from nteval.cluster import check_workers, result_of, session
-    from nteval.grid.remote import _cell_task
     from nteval.grid.cells import Task
+    from nteval.grid.remote import _cell_task
     from nteval.systems.base import make_system
 
     missing = str(tmp_path / "nowhere" / "nt")

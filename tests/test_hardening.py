@@ -376,8 +376,8 @@ def test_empty_qrels_is_refused(tmp_path, content):
     r = CliRunner().invoke(main, ["evaluate", "--qrels", str(qrels), str(run)])
     assert r.exit_code == 2, r.output
     one_line_error(r.stderr, str(qrels), "empty")
-    from nteval.formats.topics import load_qrels
     from nteval.errors import InputError
+    from nteval.formats.topics import load_qrels
 
     with pytest.raises(InputError, match="empty"):
         load_qrels(qrels)

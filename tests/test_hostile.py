@@ -64,8 +64,8 @@ def test_a_writer_is_refused_while_a_protocol_reads_the_index_and_the_other_way_
 def test_runs_made_while_the_index_changed_are_not_kept(first200_index, tmp_path):
     """Whatever changes an index without nteval's locks (another machine on NFS): the fingerprint is
     checked before results are written; the runs of that call are removed, not cached."""
-    from nteval.experiment import check_unchanged
     from nteval.errors import InputError
+    from nteval.experiment import check_unchanged
     from nteval.index import read_manifest
     from nteval.runs import RunInfo
     from nteval.systems.base import make_system

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import FIRST100, FIRST200
-
 from index_compare import assert_same_index, make_update
 
 from nteval.cli import main
 from nteval.index import build_index, read_manifest, update_index
+
 
 @pytest.mark.parametrize("documents", ["any-text", "title+abstract"])
 def test_update_equals_scratch_build(tmp_path, documents):

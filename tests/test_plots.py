@@ -8,8 +8,8 @@ import itertools
 from pathlib import Path
 
 import matplotlib.colors as mcolors
-from matplotlib.text import Text
 import pytest
+from matplotlib.text import Text
 
 from nteval.grid.run import _near_best
 from nteval.grid.spec import parse_axis

@@ -113,7 +113,7 @@ def _index_without_term_vectors(path) -> None:
         doc.add(A("org.apache.lucene.document.StringField")("id", str(i), A("org.apache.lucene.document.Field$Store").YES))
         doc.add(A("org.apache.lucene.document.BinaryDocValuesField")("id", A("org.apache.lucene.util.BytesRef")(str(i).encode())))
         doc.add(A("org.apache.lucene.document.TextField")("contents", text, no))
-        doc.add(A("org.apache.lucene.document.StoredField")("raw", '{"id": "%d", "contents": "%s"}' % (i, text)))
+        doc.add(A("org.apache.lucene.document.StoredField")("raw", f'{{"id": "{i}", "contents": "{text}"}}'))
         writer.addDocument(doc)
     writer.commit()
     writer.close()

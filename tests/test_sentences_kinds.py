@@ -6,13 +6,12 @@ import json
 import re
 
 import pytest
+from conftest import DATA
 
 import nteval.corpus.sentences as S
 from nteval.corpus.document import Document
 from nteval.corpus.medline import read_medline
 from nteval.demo import sample_path
-
-from conftest import DATA
 
 CISI = [json.loads(line)["text"] for line in (DATA / "cisi" / "corpus_first100.jsonl").read_text().splitlines()]
 

@@ -4,10 +4,9 @@ test_medline), and an index written by the previous nteval is opened as it is.""
 from __future__ import annotations
 
 from collections import defaultdict
-from pathlib import Path
 
 import pytest
-from conftest import DATA, FIRST100, FIRST200
+from conftest import FIRST100, FIRST200
 
 from nteval.corpus.document import Document
 from nteval.corpus.medline import read_medline

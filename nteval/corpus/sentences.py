@@ -96,7 +96,7 @@ _LOWER_ABBREVIATIONS = {
     "fig", "figs", "no", "nos", "ca", "approx", "vs", "ref", "refs", "vol", "vols", "pp", "eq", "eqs", "tab", "al",
     "nr", "chap", "sect", "suppl", "ed", "eds", "ver", "st", "dr", "mr", "mrs", "ms", "prof", "jr", "sr", "inc",
     "ltd", "co", "corp", "dept", "univ", "e.g", "i.e", "et", "cf", "viz", "resp", "incl", "ibid", "op", "cit", "jan",
-    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft", "approx",
+    "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "ft",
 }
 
 

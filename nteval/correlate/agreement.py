@@ -21,11 +21,11 @@ from ..evaluate import evaluate_run
 from ..formats.topics import load_judged_topics
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
+from ..report.caveats import MIN_SYSTEMS, caveats
 from ..runs import run_all
+from ..stats import bootstrap_ci, correlations, many_topic_tau
 from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
-from ..report.caveats import MIN_SYSTEMS, caveats
-from ..stats import bootstrap_ci, correlations, many_topic_tau
 
 #: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
 MIN_HUMAN_TOPICS = 20

@@ -9,9 +9,8 @@ from typing import Any
 from ..errors import InputError, short
 from ..evaluate import evaluate_run
 from ..formats.trec import Run, read_run
-from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
 from ..stats import correlations
-
+from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
 
 #: What nteval writes beside its runs (``NAME.meta.json`` cache stamps) and in a protocol's output
 #: directory; never a run.
@@ -67,6 +66,7 @@ def read_runs(source: str | Path) -> dict[str, Run]:
 def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_depth: int = 100,
                    trials: int = 10, seed: int = 0, progress: bool | None = None) -> dict[str, Any]:
     from tqdm import tqdm
+
     from ..progress import shown
 
     topics = sorted(qrels)

@@ -17,9 +17,8 @@ from typing import Any
 from ..atomic import write_text
 from ..formats.versions import CELL_FORMAT
 from ..runs import RUN_FORMAT, drop_held
-from ..systems.execute import close_targets, open_target  # noqa: F401  (their home before 0.2)
 from ..systems.base import System
-
+from ..systems.execute import close_targets, open_target  # noqa: F401  (their home before 0.2)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..cluster import SEARCH_LOCK, RETRIES, distributed_module, require_path, result_of, worker_address, session, share, workers
+from ..cluster import RETRIES, SEARCH_LOCK, distributed_module, require_path, result_of, session, share, worker_address, workers
 from ..formats.trec import read_qrels, read_topics
 from .cells import evaluate_cell, read_cell, read_exclusions, store_cell
 

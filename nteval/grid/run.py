@@ -21,7 +21,6 @@ from ..verdict import MIN_TOPICS, check_topic_floor
 from .cells import Task, cell_key, compute_cell, file_digest, read_cell
 from .spec import Axis, grid_systems
 
-
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
 #: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
 HUMAN_MEASURES = ("AP", "nDCG@10")
@@ -264,10 +263,9 @@ def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: 
 
     OUT is locked for the whole run (:func:`nteval.atomic.out_dir_lock`): a second grid writing the
     same OUT gets a one-line error instead of mixing cells. Arguments: see :func:`_run_grid`."""
+    from ..answer import TASKS, check_task
     from ..atomic import out_dir_lock
     from ..runs import cluster_session, run_memory_budget
-
-    from ..answer import TASKS, check_task
 
     run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
     from ..lucene import jvm
@@ -320,6 +318,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``): its workers compute the cells
     and the references' Lucene runs instead of ``jobs`` local processes (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
+
     from ..progress import shown
 
     t_start = time.perf_counter()

@@ -318,6 +318,7 @@ class PipelinedIndexer:
         """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
         Lucene phase, silent otherwise, runs."""
         from tqdm import tqdm
+
         from ..progress import shown
 
         self._commit_stream()

@@ -168,7 +168,7 @@ def start() -> None:
         _started = True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def autoclass(name: str) -> Any:
     """``jnius.autoclass`` after making sure our JVM is the one that started."""
     start()
@@ -211,7 +211,7 @@ def _versions_from_jvm() -> dict[str, str]:
     return {"java": str(System.getProperty("java.version")), "lucene": str(Version.LATEST.toString())}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _versions_without_jvm(jar: Path) -> dict[str, str] | None:
     """Java's version from the runtime's ``release`` file and Lucene's from the newest
     ``LUCENE_X_Y_Z`` constant of ``org.apache.lucene.util.Version`` in the jar: what the JVM would

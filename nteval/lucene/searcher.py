@@ -70,7 +70,7 @@ class Index:
         self._searcher.close()
         self._reader.close()
 
-    def __enter__(self) -> "Index":
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc) -> None:

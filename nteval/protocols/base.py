@@ -31,9 +31,12 @@ class VerdictSpec:
 
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-          choices: tuple[str, ...] | None = None) -> Any:
-    """A spec field with its help text and the bounds :meth:`ProtocolSpec.validate` checks."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices}
+          choices: tuple[str, ...] | None = None, flag: str | None = None) -> Any:
+    """A spec field with its help text and the bounds :meth:`ProtocolSpec.validate` checks: the one
+    declaration its ``--param``, its command-line option (``flag``: its spelling when not
+    ``--name``, e.g. ``--graded/--binary``; :func:`nteval.cli.spec_options`), ``nteval protocols``
+    and the docs' parameter tables are made from."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "flag": flag}
     if isinstance(default, (list, dict, set)):
         raise TypeError("spec defaults must be immutable (use a tuple)")
     return field(default=default, metadata=meta)

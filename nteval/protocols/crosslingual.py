@@ -18,7 +18,7 @@ from ..corpus.store import FILENAME as STORE
 from ..errors import InputError
 from ..topics.focused import query_text
 from ..topics.ids import crosslingual_id
-from .base import Protocol, VerdictSpec, ProtocolSpec, TopicSet, param
+from .base import Protocol, ProtocolSpec, TopicSet, VerdictSpec, param
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from ..corpus.store import DocStore
 from ..errors import InputError
 from ..topics.focused import focused_topics
 from ..topics.sample import SampleSpec, sample_ids
-from .base import Protocol, VerdictSpec, ProtocolSpec, TopicSet, param
+from .base import Protocol, ProtocolSpec, TopicSet, VerdictSpec, param
 
 
 @dataclass(frozen=True)

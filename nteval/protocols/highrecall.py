@@ -18,9 +18,8 @@ from ..systems.base import System, load_systems
 from ..systems.sets import builtin_systems, find_named_system
 from ..topics.focused import focused_topics
 from ..topics.highrecall import COMBINE, JUDGED_POLICIES, STD_KINDS
-from .base import Protocol, VerdictSpec, TopicSet, param
+from .base import Protocol, TopicSet, VerdictSpec, param
 from .focused import DocumentSampleSpec, sample_documents, sample_record
-
 
 #: The reference systems a high-recall run fuses by default, and the paper's single one.
 REFERENCE_SYSTEMS = {
@@ -203,8 +202,8 @@ def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | N
 
 @dataclass(frozen=True)
 class HighRecallSpec(DocumentSampleSpec):
-    sref: tuple[str, ...] = param((), "reference systems (names from the system sets, or YAML files with one system); "
-                            "several are fused; empty = the default vote of three")
+    sref: tuple[str, ...] = param((), "reference system(s): names from the system sets, or YAML files with one system; "
+                                      f"several are fused (combine); default: the vote of {', '.join(DEFAULT_SREFS)}")
     k: int = param(1000, "S_ref hits z-scored per title", min=2)
     zt: float = param(2.0, "Z threshold: hits with z ≥ zt are pseudo-relevant")
     sentence: int = param(3, "which abstract sentence is the query (1-based)", min=1)
@@ -214,8 +213,10 @@ class HighRecallSpec(DocumentSampleSpec):
     fallback: str = param("skip", "abstracts with fewer sentences: skip the topic, or use the last sentence",
                           choices=("skip", "last"))
     combine: str = param("vote", "several S_refs: majority vote of z ≥ zt, or mean z", choices=COMBINE)
-    graded: bool = param(False, "relevance 2 where z ≥ zt + 1, else 1")
-    holdout: bool = param(False, "search each topic with its source document held out of the index")
+    graded: bool = param(False, "graded pseudo-qrels: relevance 2 where z ≥ zt + 1 (for nDCG), else 1",
+                         flag="--graded/--binary")
+    holdout: bool = param(False, "search each topic with its source document held out of the index (no feedback leak)",
+                          flag="--holdout/--no-holdout")
     preset: str | None = param(None, "paper: Campagne 2008 as published (overrides sref, combine, graded, "
                                      "holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))
 

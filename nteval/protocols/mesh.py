@@ -17,7 +17,7 @@ from typing import Any
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import DocStore
 from ..errors import InputError
-from .base import Protocol, VerdictSpec, ProtocolSpec, TopicSet, param
+from .base import Protocol, ProtocolSpec, TopicSet, VerdictSpec, param
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import numpy as np
 
-
 #: Text on figures: near-black, never below 8 pt (the figures are read at 100 % in report.html).
 INK = "#1a1a1a"
 LABEL_SIZE = 8.0

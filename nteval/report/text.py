@@ -24,7 +24,7 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
         f"  skipped      {skipped}",
         index_counts(manifest),
         store_summary(manifest.get("store", {})),
-        f"  versions     " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()),
+        "  versions     " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()),
     ]
     return "\n".join(lines)
 

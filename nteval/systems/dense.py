@@ -24,9 +24,10 @@ import os
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -292,6 +293,7 @@ def _lock(path: Path):
 
 def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path, progress: bool) -> None:
     from tqdm import tqdm
+
     from ..progress import shown
 
 

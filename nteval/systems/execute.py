@@ -10,9 +10,8 @@ from ..formats.trec import Run
 from .kind import RunContext
 from .system import System
 
-
 #: the Lucene index directories this process opened (:func:`open_target`), closed by :func:`close_targets`
-_INDEXES: dict[str, "Target"] = {}
+_INDEXES: dict[str, Target] = {}
 
 
 class Target:
@@ -30,7 +29,7 @@ class Target:
         self._lucene = None
 
     @classmethod
-    def wrapping(cls, index) -> "Target":
+    def wrapping(cls, index) -> Target:
         """A Target around an already open Lucene ``Index`` (callers of earlier versions passed one)."""
         t = cls(index.path.parent, index.path.name)
         t._lucene = index

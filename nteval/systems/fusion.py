@@ -48,7 +48,7 @@ def linear(runs: list[Run], weights: list[float] | None = None, norm: str = "min
     out: Run = {}
     for qid in sorted({q for r in runs for q in r}):
         total: dict[str, float] = {}
-        parts = []
+        parts: list[tuple[dict[str, float], float]] = []
         for run in runs:
             ranking = run.get(qid, [])
             if not ranking:

@@ -11,12 +11,12 @@ a document matching one term scores 0. It reranks BM25's top ``depth`` documents
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..lucene.searcher import Index, Ranking
 from ..params import Param
 from .kind import RunContext, SystemKind
-from .lucene_kinds import B, K1
+from .lucene_kinds import K1, B
 
 if TYPE_CHECKING:
     from ..formats.trec import Run
@@ -56,7 +56,7 @@ _DEPTH = Param("depth", 100, "BM25's top documents reranked", positive=True)
 
 class Proximity(SystemKind):
     name = "proximity"
-    params = (K1, B, _DEPTH)
+    params: ClassVar[tuple[Param, ...]] = (K1, B, _DEPTH)
     summary = "BM25's top depth reranked by the proximity score alone (a deliberately weak system)"
     family = "proximity"
 

@@ -21,7 +21,7 @@ from ..lucene import queries
 from ..lucene.searcher import Index, Ranking
 from ..params import Param
 from .kind import RunContext, SystemKind
-from .lucene_kinds import B, K1
+from .lucene_kinds import K1, B
 
 if TYPE_CHECKING:
     from ..formats.trec import Run

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[2] / "nteval"
 
 #: low → high; a module may import its own layer or lower ones. Prefixes match packages.
