@@ -21,7 +21,6 @@ from ._version import __version__
 from .atomic import atomic_dir
 from .corpus.document import Deletion, Document, Skipped
 from .corpus.sentences import split_abstract
-from .corpus.sources import expand, read_records, source_format
 from .corpus.store import FILENAME as STORE_FILENAME
 from .corpus.store import FORMAT as STORE_FORMAT
 from .corpus.store import DocStore
@@ -64,6 +63,7 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
     """
     ops: list[tuple] = []
     both = documents == "title+abstract"
+    from .corpus.sources import read_records  # (lxml: not loaded by `nteval --help`)
     for rec in read_records(path):
         if isinstance(rec, Document):
             if both and not (rec.title and rec.abstract):
@@ -313,6 +313,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     check_documents(documents)
+    from .corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
@@ -508,6 +509,7 @@ def _damage(tmp: Path, rows: list[dict], lucene_done: bool) -> str | None:
 
 
 def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
+    from .corpus.sources import source_format  # (lxml: not loaded by `nteval --help`)
     return {"path": str(path), "format": source_format(path), "bytes": path.stat().st_size, "sha256": sha256,
             "counts": counts}
 
@@ -617,6 +619,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
     if not is_index_dir(index_dir):
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
                                     "to an index made by nteval index")
+    from .corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
     files = expand(list(sources))
     shas = [sha256_file(p) for p in files]
     with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
