@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import InputError
+from ..plugins import entry_points
 from .base import Protocol, ProtocolSpec, TopicSet, param
 
 __all__ = ["BUILTIN", "Protocol", "ProtocolSpec", "TopicSet", "get", "names", "param"]
@@ -26,9 +27,7 @@ _LOADED: dict[str, Protocol] = {}
 
 
 def _entry_points() -> dict[str, str]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep.value for ep in entry_points(group="nteval.protocols")}
+    return entry_points("nteval.protocols")
 
 
 def _modules() -> dict[str, str]:

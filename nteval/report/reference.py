@@ -13,14 +13,10 @@ def _cell(value: Any) -> str:
 
 
 def _bounds(meta: Any) -> str:
-    parts = []
-    if getattr(meta, "get", None):
-        if meta.get("choices"):
-            parts.append(" \\| ".join(meta["choices"]))
-        if meta.get("min") is not None:
-            parts.append(f"≥ {meta['min']:g}")
-        if meta.get("max") is not None:
-            parts.append(f"≤ {meta['max']:g}")
+    """A spec field's bounds from its metadata (:func:`nteval.protocols.base.param`)."""
+    parts = [" \\| ".join(meta["choices"])] if meta.get("choices") else []
+    parts += [f"≥ {meta['min']:g}"] if meta.get("min") is not None else []
+    parts += [f"≤ {meta['max']:g}"] if meta.get("max") is not None else []
     return ", ".join(parts)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from importlib import import_module
 
 from ..errors import InputError, short
+from ..plugins import entry_points
 from .kind import SystemKind
 
 #: kind name → "module:class" (the registry lines)
@@ -36,9 +37,7 @@ _LOADED: dict[str, SystemKind] = {}
 
 
 def _entry_points() -> dict[str, str]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep.value for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    return entry_points(ENTRY_POINT_GROUP)
 
 
 def names() -> list[str]:

@@ -45,11 +45,10 @@ class _Algorithms(Mapping):
     """algorithm → default parameters, read from the registry when first asked (the table earlier
     versions kept here by hand)."""
 
-    def _table(self) -> dict[str, dict[str, Any]]:
-        return {n: registry.get(n).defaults() for n in registry.algorithms()}
-
     def __getitem__(self, name: str) -> dict[str, Any]:
-        return self._table()[name]
+        if name not in registry.algorithms():
+            raise KeyError(name)
+        return registry.get(name).defaults()
 
     def __iter__(self) -> Iterator[str]:
         return iter(registry.algorithms())
