@@ -136,3 +136,19 @@ def test_third_party_kind_through_an_entry_point(tmp_path, monkeypatch, first200
         target.close()
     registry._LOADED.pop("textbook_bm25", None)
     sys.modules.pop("mykinds", None)
+
+
+def test_an_entry_point_that_is_not_a_kind_is_one_line(tmp_path, monkeypatch):
+    """A broken third-party registration names itself in one line instead of failing deep inside."""
+    pkg = tmp_path / "site"
+    (pkg / "notakind").mkdir(parents=True)
+    (pkg / "notakind" / "__init__.py").write_text("class Thing:\n    name = 'thing'\n")
+    dist = pkg / "notakind-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: notakind\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[nteval.system_kinds]\nthing = notakind:Thing\n")
+    monkeypatch.syspath_prepend(str(pkg))
+    with pytest.raises(InputError, match="system kind 'thing': notakind:Thing is not a SystemKind named 'thing'"):
+        registry.get("thing")
+    assert registry.get("bm25").name == "bm25"  # the built-in kinds still load beside it
+    sys.modules.pop("notakind", None)
