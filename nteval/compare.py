@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from .answer import check_task, compare_answer
-from .atomic import out_dir_lock, read_lock, write_text
+from .atomic import write_text
 from .experiment import run_protocol
 from .report.text import answer_lines
 
@@ -21,9 +21,14 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     check_task(task)
     out, index_dir = Path(out), Path(index_dir).absolute()
     hr_params = dict(kwargs.pop("highrecall", None) or {})
-    with out_dir_lock(out), read_lock(index_dir):  # (both protocols on one unchanging index)
-        res = {"focused": run_protocol("focused", index_dir, out / "focused", **kwargs),
-               "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", **{**kwargs, **hr_params})}
+    from .session import session
+    from .settings import Execution, take
+
+    execution = take(Execution, kwargs.pop("execution", None), kwargs)
+    with session(out, index_dir, execution.scheduler):  # (both protocols on one unchanging index)
+        res = {"focused": run_protocol("focused", index_dir, out / "focused", execution=execution, **kwargs),
+               "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", execution=execution,
+                                          **{**kwargs, **hr_params})}
     answer = {**compare_answer(res, task), "out": str(out)}
     write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
     write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")

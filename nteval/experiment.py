@@ -5,8 +5,9 @@ protocol's verdict is written beside the results."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import protocols
 from .atomic import write_text
@@ -26,21 +27,39 @@ from .protocols.highrecall import (  # noqa: F401  (re-exported: the public name
     resolve_sref,
     resolve_srefs,
 )
-from .runs import run_all
+from .runs import Searched, run_all
 from .scores import Scores, evaluate_runs, strata_means
-from .systems.sets import builtin_systems, find_named_system, resolve_systems  # noqa: F401
+from .settings import AUTO_BATCH, AUTO_BUDGET, Execution, RunSettings, reject_unknown, split_options
+from .systems.sets import builtin_systems, find_named_system, resolve_set, resolve_systems  # noqa: F401
 from .topics.ids import topic_set_id
-from .verdict import MIN_TOPICS, check_topic_floor
+from .verdict import check_topic_floor
 
 FOCUSED_MEASURES = protocols.get("focused").measures
 HIGHRECALL_MEASURES = protocols.get("highrecall").measures
 
+__all__ = ["AUTO_BATCH", "AUTO_BUDGET", "Evaluated", "run_protocol", "run_protocol_scores", "run_focused",
+           "run_highrecall", "run_sref_sensitivity", "write_results"]
 
-#: ``--topics auto``: topics are drawn in batches of this many documents of the seeded sample order
-#: (prefix-stable: batch k is the same documents whatever comes after it, so its runs stay cached).
-AUTO_BATCH = 250
-#: ``--topics auto`` stops at this many sampled documents at most (``topics_budget`` overrides).
-AUTO_BUDGET = 5000
+
+class Evaluated(NamedTuple):
+    """One topic set, the infos of the runs made on it, and their scores."""
+
+    tset: TopicSet
+    infos: list
+    scores: Scores
+
+
+@dataclass
+class _Call:
+    """What every step of one protocol run shares."""
+
+    proto: Protocol
+    index_dir: Path
+    manifest: dict[str, Any]
+    systems: list
+    systems_path: Path | None
+    settings: RunSettings
+    execution: Execution
 
 
 def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
@@ -52,12 +71,12 @@ def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
     return old.get("verdict") if isinstance(old, dict) and old.get("topic_set") == topic_set else None
 
 
-def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], scores: Scores, infos: list,
-                  tset: TopicSet, extra: dict[str, Any], correction: str = "holm", progress: bool | None = None,
-                  mmd: Any = None, task: str | None = None) -> dict[str, Any]:
+def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extra: dict[str, Any],
+                  settings: RunSettings, progress: bool | None = None) -> dict[str, Any]:
     """Write per-topic scores, results.tsv, results.json and results.tex (booktabs, for a paper),
     and the protocol's verdict (significance groups, effect sizes, reliability) in results.json
-    and significance.tsv. ``scores``: every run evaluated on ``tset.qrels``."""
+    and significance.tsv. ``result.scores``: every run evaluated on ``result.tset.qrels``;
+    ``settings.measures``: the measures reported (resolved)."""
     import sys
 
     from tqdm import tqdm
@@ -65,6 +84,9 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], sc
     from .progress import shown
     from .verdict import make_verdict
 
+    tset, infos, scores = result
+    measures = list(settings.measures or proto.measures)
+    correction, mmd, task = settings.correction, settings.mmd, settings.task
     vmeasure = proto.verdict.measure
     write_text(out / "per_topic.tsv", scores.tsv(measures))
     systems = {n: {m: round(v, 6) for m, v in means.items() if m in measures} for n, means in scores.means.items()}
@@ -120,40 +142,39 @@ def write_results(out: Path, proto: Protocol, seed: int, measures: list[str], sc
     return results
 
 
-def _run_topic_set(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, runs_dir: Path,
-                   floor: int | None) -> tuple[TopicSet, list, Scores]:
+def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, floor: int | None) -> Evaluated:
     """Build one topic set into ``out`` (topics.tsv, qrels.txt and the protocol's own files), run
     every system into ``runs_dir`` and evaluate the runs. ``floor``: the topic floor checked before
     any system runs (None: the caller checks the total)."""
     from .runs import run_all_holdout
 
-    proto, index_dir, manifest = ctx["proto"], ctx["index_dir"], ctx["manifest"]
-    tset = proto.build(index_dir, spec, out, progress=ctx["progress"], systems_path=ctx["systems_path"])
+    proto, index_dir, ex, depth = call.proto, call.index_dir, call.execution, call.settings.depth
+    tset = proto.build(index_dir, spec, out, progress=ex.progress, systems_path=call.systems_path)
     if floor is not None:
         check_topic_floor(proto.name, tset.counts["used"], tset.counts["requested"], tset.counts["eligible"], floor,
                           index_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_topics(out / "topics.tsv", tset.topics)
     write_qrels(out / "qrels.txt", tset.qrels)
+    where = Searched(index_dir, proto.searches, call.manifest["fingerprint"], label=proto.name)
     if tset.holdout:
-        if ctx["scheduler"]:
+        if ex.scheduler:
             import sys
 
             print("note: --holdout runs are computed here, not on the cluster (their index copies live under OUT)",
                   file=sys.stderr)
-        runs, infos, _ = run_all_holdout(index_dir, proto.searches, manifest["fingerprint"], tset.queries,
-                                         ctx["systems"], runs_dir / "holdout", depth=ctx["depth"],
-                                         progress=ctx["progress"], label=proto.name, sources=tset.sources)
+        runs, infos, _ = run_all_holdout(where, tset.queries, call.systems, runs_dir / "holdout", depth, ex,
+                                         sources=tset.sources)
     else:
-        runs, infos = run_all(index_dir, proto.searches, manifest["fingerprint"], tset.queries, ctx["systems"], runs_dir,
-                              depth=ctx["depth"], progress=ctx["progress"], label=proto.name, scheduler=ctx["scheduler"])
+        runs, infos = run_all(where, tset.queries, call.systems, runs_dir, depth, ex)
     vmeasure = proto.verdict.measure
-    evaluated = ctx["measures"] + ([vmeasure] if vmeasure not in ctx["measures"] else [])
-    scores = evaluate_runs(runs, tset.qrels, evaluated, progress=ctx["progress"], names=[i.system.name for i in infos])
-    return tset, infos, scores
+    measures = list(call.settings.measures or ())
+    evaluated = measures + ([vmeasure] if vmeasure not in measures else [])
+    scores = evaluate_runs(runs, tset.qrels, evaluated, progress=ex.progress, names=[i.system.name for i in infos])
+    return Evaluated(tset, infos, scores)
 
 
-def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -> tuple[TopicSet, list, Scores]:
+def _merge(parts: list[Evaluated], counts: dict[str, Any]) -> Evaluated:
     """The batches of ``--topics auto`` as one topic set, its runs' infos summed, its scores joined."""
     from dataclasses import replace
 
@@ -187,44 +208,45 @@ def _merge(parts: list[tuple[TopicSet, list, Scores]], counts: dict[str, Any]) -
         infos.append(RunInfo(i.system, i.path.parents[2], "batches",
                              all(x.reused for x in same), secs, sum(x.empty_queries for x in same),
                              round(n / secs, 1) if secs > 0 else None, i.notes))
-    return merged, infos, _joined_scores(parts)
+    return Evaluated(merged, infos, _joined_scores(parts))
 
 
-def _joined_scores(parts: list[tuple[TopicSet, list, Scores]]) -> Scores:
+def _joined_scores(parts: list[Evaluated]) -> Scores:
     """The scores of every batch of ``--topics auto`` as one Scores over all their topics."""
     first = parts[0][2]
     return Scores.of_topics(first.measures, {s: {q: v for _, _, sc in parts for q, v in sc.per_topic[s].items()}
                                              for s in first.per_topic})
 
 
-def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int, min_topics: int,
-                 batch: int = AUTO_BATCH) -> tuple[TopicSet, list, Scores, dict[str, Any]]:
+def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated, dict[str, Any]]:
     """``--topics auto``: seeded batches of ``batch`` documents of the sample order (each in
     OUT/batches/NNN/, runs cached there) until the ranking is stable — the split-half τ of the
     verdict measure between two disjoint halves of the topics used reaches
     :data:`~nteval.reliability.STABLE_TAU` (0.9, mean of 200 draws) — or the eligible documents or
-    the ``budget`` of sampled documents run out. Returns the merged topic set, infos, scores, and
-    what happened (``auto``: batches, stopping reason, the τ at each step)."""
+    the budget of sampled documents (``settings.topics_budget``) run out. Returns the merged topic
+    set, infos and scores, and what happened (``auto``: batches, stopping reason, the τ at each
+    step)."""
     from dataclasses import replace
 
     from .reliability import STABLE_TAU, reliability
 
-    proto = ctx["proto"]
+    proto = call.proto
+    budget, min_topics, batch = call.settings.topics_budget, call.settings.min_topics, call.settings.topics_batch
     if not hasattr(spec, "offset"):
         raise InputError(None, f"--topics auto: the {proto.name} protocol does not sample documents in a seeded order "
                                "(only focused and high-recall do); give a number of topics")
-    if any(s.kind.fixed_topics for s in ctx["systems"]):
+    if any(s.kind.fixed_topics for s in call.systems):
         raise InputError(None, "--topics auto cannot score external run files: they answer a fixed topic set. Run "
                                "--topics auto without them first, then the same command with --topics N (the number "
                                "it used) and --runs")
     vm = proto.verdict.measure
-    parts: list[tuple[TopicSet, list, Scores]] = []
+    parts: list[Evaluated] = []
     steps: list[dict[str, Any]] = []
     reason = ""
     k = 0
     while True:
         bspec = replace(spec, n_topics=batch, offset=k * batch)
-        part = _run_topic_set(ctx, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
+        part = _run_topic_set(call, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
         parts.append(part)
         eligible = part[0].counts["eligible"]
         sampled = min((k + 1) * batch, eligible)
@@ -250,76 +272,83 @@ def _auto_topics(ctx: dict[str, Any], spec: ProtocolSpec, out: Path, budget: int
         k += 1
     counts = {"requested": "auto", "eligible": parts[0][0].counts["eligible"], "used": used, "batches": k + 1,
               "sampled": sampled, "stopped": reason}
-    tset, infos, scores = _merge(parts, counts)
+    merged = _merge(parts, counts)
+    tset = merged.tset
     tset.stats["sample"] = {**tset.stats.get("sample", {}), "n": sampled, "offset": 0}
     tset.stats["topics_requested"] = "auto"
     auto = {"batch": batch, "budget": budget, "criterion": f"split-half Kendall tau of {vm} ≥ {STABLE_TAU}",
             "stopped": reason, "steps": steps}
-    return tset, infos, scores, auto
+    return merged, auto
 
 
 def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: str | Path,
-                        spec: ProtocolSpec | None = None, systems: str | Path | None = None, depth: int = 1000,
-                        measures: list[str] | None = None, progress: bool | None = None, min_topics: int = MIN_TOPICS,
-                        correction: str = "holm", runs_dir: str | Path | None = None,
-                        extra_systems: list | None = None, systems_file: Path | None = None,
-                        scheduler: str | None = None, mmd: Any = None, topics_budget: int = AUTO_BUDGET,
-                        task: str | None = None, topics_batch: int = AUTO_BATCH,
-                        **params: Any) -> tuple[dict[str, Any], Scores]:
-    """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`. OUT is
-    locked for the run (:func:`nteval.atomic.out_dir_lock`): two processes never mix one OUT.
-    ``systems_file``: where S_ref names are looked up when ``systems`` is a list of Systems.
-    ``scheduler``: a Dask scheduler's address: the systems' runs are computed by its workers, one
-    task per system (:func:`nteval.runs.run_all`); held-out runs (``holdout``) stay local.
-    ``n_topics="auto"``: topics drawn in batches until the ranking is stable (:func:`_auto_topics`),
-    at most ``topics_budget`` sampled documents, in batches of ``topics_batch``. ``mmd``: the minimum meaningful difference
-    (:class:`nteval.effects.MMD`; "5%" by default). ``task``: the search task the user declared
-    (``known-item`` or ``topical``, :data:`nteval.answer.TASKS`): the protocol must measure it,
-    and results.json leads with its headline answer."""
+                        spec: ProtocolSpec | None = None, systems: Any = None, settings: RunSettings | None = None,
+                        execution: Execution | None = None, **options: Any) -> tuple[dict[str, Any], Scores]:
+    """:func:`run_protocol`, also returning the in-memory :class:`~nteval.scores.Scores`.
+
+    ``systems``: a systems YAML, a shipped set's name, a list of Systems or a
+    :class:`~nteval.settings.SystemSet` (with the external runs of ``--runs``).
+    ``settings`` (:class:`~nteval.settings.RunSettings`): depth, measures, topic floor,
+    correction, minimum meaningful difference, declared task, ``--topics auto`` limits, runs cache.
+    ``execution`` (:class:`~nteval.settings.Execution`): progress, threads, Dask scheduler (the
+    systems' runs are computed by its workers, one task per system; held-out runs stay local).
+    ``options``: the protocol spec's parameters (``n_topics=500, seed=1``; ``n_topics="auto"``
+    draws topics in batches until the ranking is stable, :func:`_auto_topics`), and any field of
+    the two objects above as a plain keyword (``depth=100, progress=False``).
+
+    The shared prologue holds for the call (:func:`nteval.session.session`: OUT locked, index
+    read-locked, one Dask session). ``settings.task`` (``known-item`` or ``topical``,
+    :data:`nteval.answer.TASKS`): the protocol must measure it, and results.json leads with its
+    headline answer."""
     from .answer import check_task
-    from .atomic import out_dir_lock, read_lock
     from .effects import MMD
-    from .runs import cluster_session, run_memory_budget
+    from .session import session
 
-    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
-    from .lucene import jvm
-
-    jvm.preflight()  # so does a Java VM that could not start
-    mmd = MMD.parse(mmd)
+    settings, execution, params = split_options(options, settings, execution)
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
-    check_task(task, proto.name)
+    settings = _checked(settings, proto)
     auto = params.get("n_topics") == "auto" or (spec is not None and getattr(spec, "n_topics", None) == "auto")
     if auto:
         params = {k: v for k, v in params.items() if k != "n_topics"}
-        if isinstance(topics_budget, bool) or not isinstance(topics_budget, int) or topics_budget < 1:
-            raise InputError(None, f"--topics-budget must be a whole number ≥ 1, got {topics_budget!r}")
+    elif spec is not None:
+        reject_unknown(params, f"protocol {proto.name}")
     spec = spec if spec is not None and not auto else proto.Spec.from_params(**params)
-    index_dir, out = Path(index_dir).absolute(), Path(out)
-    with out_dir_lock(out), read_lock(index_dir), cluster_session(scheduler, [index_dir]):
+    settings = _replace(settings, mmd=MMD.parse(settings.mmd))
+    check_task(settings.task, proto.name)
+    with session(out, index_dir, execution.scheduler) as index_dir:
+        out = Path(out)
         manifest = read_manifest(index_dir)
         proto.check_index(index_dir)
-        measures = [str(m) for m in parse_measures(measures or list(proto.measures))]
-        systems_path, system_list = resolve_systems(systems, extra_systems)
-        systems_path = systems_path or systems_file
-        ctx = {"proto": proto, "index_dir": index_dir, "manifest": manifest, "systems": system_list,
-               "systems_path": systems_path, "depth": depth, "measures": measures, "progress": progress,
-               "scheduler": scheduler}
+        systems_path, system_list = resolve_set(systems)
+        call = _Call(proto, index_dir, manifest, system_list, systems_path, settings, execution)
         extra: dict[str, Any] = {}
         if auto:
-            tset, infos, scores, extra["auto"] = _auto_topics(ctx, spec, out, topics_budget, min_topics, topics_batch)
+            result, extra["auto"] = _auto_topics(call, spec, out)
+            tset = result.tset
             check_topic_floor(proto.name, tset.counts["used"], tset.counts["sampled"], tset.counts["eligible"],
-                              min_topics, index_dir)
+                              settings.min_topics, index_dir)
             write_topics(out / "topics.tsv", tset.topics)
             write_qrels(out / "qrels.txt", tset.qrels)
         else:
-            tset, infos, scores = _run_topic_set(ctx, spec, out, Path(runs_dir) if runs_dir else out / "runs", min_topics)
-        check_unchanged(index_dir, manifest, infos)
+            result = _run_topic_set(call, spec, out, settings.runs_dir or out / "runs", settings.min_topics)
+        check_unchanged(index_dir, manifest, result.infos)
         extra = {"index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
                  "collection": collection_counts(manifest, proto.searches), "systems_file":
-                 str(systems_path) if systems_path else None, "depth": depth, **extra, **tset.stats}
-        results = write_results(out, proto, spec.seed, measures, scores, infos, tset, extra, correction=correction,
-                                progress=progress, mmd=mmd, task=task)
-        return results, scores
+                 str(systems_path) if systems_path else None, "depth": settings.depth, **extra, **result.tset.stats}
+        results = write_results(out, proto, spec.seed, result, extra, settings, execution.progress)
+        return results, result.scores
+
+
+def _checked(settings: RunSettings, proto: Protocol) -> RunSettings:
+    """The settings with the measures parsed (the protocol's own when none are given)."""
+    measures = [str(m) for m in parse_measures(list(settings.measures or proto.measures))]
+    return _replace(settings, measures=tuple(measures))
+
+
+def _replace(settings: RunSettings, **changes: Any) -> RunSettings:
+    from dataclasses import replace
+
+    return replace(settings, **changes)
 
 
 def check_unchanged(index_dir: Path, manifest: dict[str, Any], infos: list) -> None:
@@ -357,33 +386,32 @@ def run_protocol(protocol: str | Protocol, index_dir: str | Path, out: str | Pat
     qrels.txt, runs/, per_topic.tsv, results.tsv, results.json (with the verdict), significance.tsv.
 
     ``spec`` (the protocol's ProtocolSpec) or its parameters as keywords (``n_topics=500, seed=1``);
-    fails with a one-line InputError when fewer than ``min_topics`` topics are usable."""
+    ``systems``, ``settings``, ``execution`` and their fields as keywords: see
+    :func:`run_protocol_scores`. Fails with a one-line InputError when fewer than
+    ``settings.min_topics`` topics are usable."""
     return run_protocol_scores(protocol, index_dir, out, **kwargs)[0]
 
 
-def run_focused(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
-                systems: str | Path | None = None, depth: int = 1000, measures: list[str] | None = None,
-                progress: bool | None = None, min_topics: int = MIN_TOPICS, correction: str = "holm",
-                **filters: Any) -> dict[str, Any]:
+def run_focused(index_dir: str | Path, out: str | Path, n_topics: int | str = 1000, seed: int = 42,
+                systems: Any = None, **kwargs: Any) -> dict[str, Any]:
     """Focused NT protocol: sample D0, titles → queries over ``nt``, each doc its own relevant.
-    Fails (InputError) when fewer than ``min_topics`` documents can become topics."""
-    return run_protocol("focused", index_dir, out, n_topics=n_topics, seed=seed, systems=systems, depth=depth,
-                        measures=measures, progress=progress, min_topics=min_topics, correction=correction,
-                        **filters)
+    ``kwargs``: the sampling filters of :class:`~nteval.protocols.focused.FocusedSpec`
+    (``language``, ``year_min``…) and the settings of :func:`run_protocol_scores` (``depth``,
+    ``measures``, ``progress``, ``min_topics``…). Fails (InputError) when fewer than
+    ``min_topics`` documents can become topics."""
+    return run_protocol("focused", index_dir, out, n_topics=n_topics, seed=seed, systems=systems, **kwargs)
 
 
-def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int = 1000, seed: int = 42,
-                   sref: str | Path | list | None = None, systems: str | Path | None = None, depth: int = 1000,
-                   measures: list[str] | None = None, progress: bool | None = None, runs_dir: str | Path | None = None,
-                   min_topics: int = MIN_TOPICS, correction: str = "holm", **params: Any) -> dict[str, Any]:
+def run_highrecall(index_dir: str | Path, out: str | Path, n_topics: int | str = 1000, seed: int = 42,
+                   sref: str | Path | list | None = None, systems: Any = None, **kwargs: Any) -> dict[str, Any]:
     """High-recall NT protocol (see :mod:`nteval.protocols.highrecall`): S_ref over ``all`` with the
     titles → Z-score pseudo-qrels; the n-th abstract sentence → queries over ``nt`` (with the
     source documents held out of it when ``holdout``). ``preset`` (:data:`HIGHRECALL_PRESETS`)
-    replaces the S_ref, combination, grading, hold-out and judged settings. ``params``: the other
-    fields of :class:`~nteval.protocols.highrecall.HighRecallSpec` (k, zt, sentence, judged...)."""
+    replaces the S_ref, combination, grading, hold-out and judged settings. ``kwargs``: the other
+    fields of :class:`~nteval.protocols.highrecall.HighRecallSpec` (k, zt, sentence, judged...)
+    and the settings of :func:`run_protocol_scores` (``depth``, ``runs_dir``, ``progress``…)."""
     return run_protocol("highrecall", index_dir, out, n_topics=n_topics, seed=seed, sref=sref, systems=systems,
-                        depth=depth, measures=measures, progress=progress, runs_dir=runs_dir, min_topics=min_topics, correction=correction,
-                        **params)
+                        **kwargs)
 
 
 def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str], **kwargs: Any) -> dict[str, Any]:
@@ -416,7 +444,7 @@ def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str
                 c = stats[m]
                 title = (f"{m}: S_ref {a} vs {b}\nPearson {c['pearson']['value']:.3f}, Spearman {c['spearman']['value']:.3f}, "
                          f"Kendall {c['kendall']['value']:.3f}") if c["pearson"]["value"] is not None else f"{m}: {a} vs {b}"
-                scatter(x, y, systems, f"{m} with S_ref = {a}", f"{m} with S_ref = {b}", title,
+                scatter(x, y, systems, (f"{m} with S_ref = {a}", f"{m} with S_ref = {b}", title),
                         out / f"sref_{m.replace('@', '_at_')}.png")
         pairs[f"{a} vs {b}"] = stats
     result = {"protocol": "sref-sensitivity", "srefs": labels, "measures": measures, "systems": systems,

@@ -1,17 +1,24 @@
 """Declared parameters: the one table every plug-in fills in.
 
-A :class:`Param` says a parameter's name, default, type (the default's), bounds or choices and
-help, once. Protocol specs (:func:`nteval.protocols.base.param`) and system kinds
-(:class:`nteval.systems.kind.SystemKind`) declare theirs with it; validation, ``--param``
-parsing, the listings of ``nteval protocols``/``nteval systems``, the CLI options of the
-protocol commands and the docs' parameter tables are all made from these declarations (the
-contract test in ``tests/test_params.py`` holds them together), as scikit-learn's declared
+Two shapes of one declaration (name, default, help, bounds or choices, command-line spelling):
+
+* :class:`Param`, for the parameters of a system kind (:class:`nteval.systems.kind.SystemKind`),
+  which live in a ``params:`` mapping of a systems YAML;
+* :func:`param`, a dataclass field, for the spec objects: protocol specs
+  (:class:`nteval.protocols.base.ProtocolSpec`), run settings and execution
+  (:mod:`nteval.settings`), grid and correlate specs. :func:`check_declared` validates them.
+
+Validation, ``--param`` parsing, the listings of ``nteval protocols``/``nteval systems``, the
+command-line options of every command (``nteval.cli.options.declared``) and the docs' parameter
+tables (:mod:`nteval.report.reference`) are all made from these declarations; the contract test
+``tests/architecture/test_parameter_contract.py`` holds them together, as scikit-learn's declared
 parameter constraints drive its estimators' validation.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError, short
@@ -92,3 +99,62 @@ class Param:
         if self.min == 0 and self.max == 1 and not 0 <= value <= 1:
             raise InputError(where, f"{who}: {key} must be within [0, 1], got {value!r}", place=place)
         return value
+
+
+def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
+          choices: tuple[str, ...] | None = None, flag: str | None = None, metavar: str | None = None,
+          option: bool = True, sep: str | None = None) -> Any:
+    """A declared field of a spec object: its default, one line of help, inclusive bounds or
+    choices, and its command-line spelling (``flag``: when not ``--name``, e.g.
+    ``--graded/--binary`` or ``--bootstrap``; ``option=False``: no command-line option, Python
+    only; ``sep``: a list given as one option, its items joined by ``sep``). :func:`check_declared`
+    validates it; ``--param`` parsing, the commands' options, listings and the docs' tables read it."""
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "flag": flag, "metavar": metavar,
+            "option": option, "sep": sep}
+    if isinstance(default, (list, dict, set)):
+        raise TypeError("spec defaults must be immutable (use a tuple)")
+    return field(default=default, metadata=meta)
+
+
+def declared(cls_or_obj: Any) -> list[dataclasses.Field]:
+    """The declared fields (made by :func:`param`) of a spec class or object, in order."""
+    return [f for f in dataclasses.fields(cls_or_obj) if "help" in f.metadata]
+
+
+def flag_of(f: dataclasses.Field) -> str:
+    """The command-line spelling of a declared field (``--name`` unless it says otherwise)."""
+    return (f.metadata.get("flag") or "--" + f.name.replace("_", "-")).split("/")[0]
+
+
+def check_declared(obj: Any, as_options: bool = False) -> None:
+    """One-line :class:`InputError` naming the parameter when a value of ``obj``'s declared fields
+    is out of its bounds or choices (None always passes). ``as_options``: name it by its
+    command-line flag (``--depth must be ≥ 1, got 0``) instead of ``name=value: must be ≥ 1``."""
+    for f in declared(obj):
+        v, meta = getattr(obj, f.name), f.metadata
+        if v is None:
+            continue
+        say = (lambda what, f=f, v=v: f"{flag_of(f)} must be {what}, got {short(v)}") if as_options else \
+              (lambda what, f=f, v=v: f"{f.name}={short(v)}: must be {what}")
+        if meta.get("choices") and v not in meta["choices"]:
+            raise InputError(None, say(f"one of {', '.join(meta['choices'])}"))
+        if isinstance(f.default, int) and not isinstance(f.default, bool) and as_options and (
+                isinstance(v, bool) or not isinstance(v, int)):
+            raise InputError(None, say("a whole number"))
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            lo, hi = meta.get("min"), meta.get("max")
+            if v != v or v in (float("inf"), float("-inf")):
+                raise InputError(None, say("a finite number"))
+            if lo is not None and hi is not None and not lo <= v <= hi and as_options:
+                raise InputError(None, say(f"within [{lo:,g}, {hi:,g}]"))
+            if lo is not None and v < lo:
+                raise InputError(None, say(f"≥ {lo:g}"))
+            if hi is not None and v > hi:
+                raise InputError(None, say(f"≤ {hi:g}"))
+
+
+def same_as(cls: Any, name: str) -> Any:
+    """A field declared like ``cls.name`` (same default, help and bounds): one declaration for an
+    option several spec objects share (``--depth`` of runs and of grids)."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return field(default=f.default, metadata=f.metadata)

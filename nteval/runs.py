@@ -18,6 +18,7 @@ from pathlib import Path
 from .atomic import write_text
 from .formats.trec import Run, canonical, format_run, read_run
 from .formats.versions import RUN_FORMAT
+from .settings import Execution, check_depth
 from .systems.system import System
 
 
@@ -143,35 +144,52 @@ class RunSet(Mapping):
         return name in self._paths
 
 
-def run_all(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-            runs_dir: Path, depth: int = 1000, progress: bool | None = None, threads: int | None = None,
-            key_name: str | None = None, label: str | None = None,
-            scheduler: str | None = None) -> tuple[RunSet, list[RunInfo]]:
-    """Compute (or reuse) every system's run over ``index_dir/index_name``; returns runs in trec order
-    (a :class:`RunSet`: memory bounded, the runs it does not hold are read back from their files).
-    ``key_name`` names the index in the cache key when the directory name is not stable; ``label``
-    names the topic set for external systems with one run per topic set (default: the index name).
+@dataclass(frozen=True)
+class Searched:
+    """The index a call's systems search: ``index_dir/index_name`` at ``fingerprint``.
+    ``key_name`` names the index in the cache key when the directory name is not stable (a
+    held-out copy); ``label`` names the topic set for external systems with one run per topic set
+    (default: the index name)."""
+
+    index_dir: Path
+    index_name: str
+    fingerprint: str
+    key_name: str | None = None
+    label: str | None = None
+
+    @classmethod
+    def of(cls, index_dir: str | Path, index_name: str, label: str | None = None) -> Searched:
+        """The index as its manifest describes it now (its fingerprint read from the manifest)."""
+        from .index import read_manifest
+
+        return cls(Path(index_dir), index_name, read_manifest(Path(index_dir))["fingerprint"], label=label)
+
+
+def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs_dir: Path, depth: int = 1000,
+            execution: Execution | None = None) -> tuple[RunSet, list[RunInfo]]:
+    """Compute (or reuse) every system's run over ``where``; returns runs in trec order (a
+    :class:`RunSet`: memory bounded, the runs it does not hold are read back from their files).
     A system that fails stops the call with its error; the runs finished before it stay cached.
-    ``scheduler``: a Dask scheduler's address; the Lucene systems not cached yet run there, one task
-    each, all at once; fusions, dense and external systems run here once their inputs are in; every
-    run is written here under the same names and keys (:mod:`nteval.cluster`)."""
+    ``execution.threads``: Lucene search threads per run; ``execution.scheduler``: a Dask
+    scheduler's address; the Lucene systems not cached yet run there, one task each, all at once;
+    fusions, dense and external systems run here once their inputs are in; every run is written
+    here under the same names and keys (:mod:`nteval.cluster`)."""
     from tqdm import tqdm
 
     from .progress import shown
     from .systems.execute import Target, run_system
-
-    if isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= 100_000:
-        from .errors import InputError
-
-        raise InputError(None, f"--depth must be a whole number within [1, 100,000], got {depth!r}")
     from .systems.external import precheck_runs
 
+    check_depth(depth)
+    ex = execution or Execution()
+    index_dir, index_name, fingerprint, label = where.index_dir, where.index_name, where.fingerprint, where.label
+    progress, threads, scheduler = ex.progress, ex.threads, ex.scheduler
     precheck_runs(systems, topics, label or index_name)
     runs_dir.mkdir(parents=True, exist_ok=True)
     tkey = topics_key(topics)
     runs = RunSet(topics)
     infos: list[RunInfo] = []
-    keys = _run_keys(systems, fingerprint, key_name or index_name, tkey, depth)
+    keys = _run_keys(systems, fingerprint, where.key_name or index_name, tkey, depth)
     target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
     remote = None
     if scheduler:
@@ -275,9 +293,8 @@ def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[
     return holdout_folds(topic_ids, int(read_manifest(index_dir)["indexes"][index_name]["documents"]))
 
 
-def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: dict[str, str], systems: list[System],
-                    runs_dir: Path, depth: int = 1000, progress: bool | None = None, threads: int | None = None,
-                    label: str | None = None, sources: dict[str, str] | None = None
+def run_all_holdout(where: Searched, topics: dict[str, str], systems: list[System], runs_dir: Path,
+                    depth: int = 1000, execution: Execution | None = None, sources: dict[str, str] | None = None
                     ) -> tuple[dict[str, Run], list[RunInfo], dict[str, list[str]]]:
     """Like :func:`run_all`, but each topic (qid = its source docid) searches a copy of the index
     in which its source document and its fold-mates are held out (see :mod:`nteval.lucene.holdout`).
@@ -297,6 +314,9 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
     from .lucene.holdout import holdout_copy
     from .systems.execute import Target, run_system
 
+    index_dir, index_name, fingerprint, label = where.index_dir, where.index_name, where.fingerprint, where.label
+    ex = execution or Execution()
+    local = Execution(progress=ex.progress, threads=ex.threads)  # (held-out copies live here, not on a cluster)
     in_folds: list[System] = []
     for s in systems:
         if s.kind.needs_lucene or (s.kind.fusion and all(d in {f.name for f in in_folds} for d in s.kind.inputs(s))):
@@ -324,8 +344,8 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
         needs = not _all_cached(fold_runs, fold_topics, in_folds, fingerprint, f"{index_name}-holdout-{fkey}", depth)
         if needs and not copy_dir.exists():
             holdout_copy(index_dir / index_name, copy_dir, docs_of[i])
-        runs, infos = run_all(base, copy_dir.name, fingerprint, fold_topics, in_folds, fold_runs, depth=depth,
-                              progress=progress, threads=threads, key_name=f"{index_name}-holdout-{fkey}", label=label)
+        runs, infos = run_all(Searched(base, copy_dir.name, fingerprint, key_name=f"{index_name}-holdout-{fkey}",
+                                       label=label), fold_topics, in_folds, fold_runs, depth, local)
         if copy_dir.exists():
             shutil.rmtree(copy_dir)
         for info in infos:
@@ -339,8 +359,8 @@ def run_all_holdout(index_dir: Path, index_name: str, fingerprint: str, topics: 
     notes: dict[str, dict] = {}
     if whole:
         extra = max(len(f) for f in folds) if folds else 0
-        runs, infos = run_all(index_dir, index_name, fingerprint, topics, whole, runs_dir / "whole", depth=depth + extra,
-                              progress=progress, threads=threads, label=label)
+        runs, infos = run_all(Searched(index_dir, index_name, fingerprint, label=label), topics, whole,
+                              runs_dir / "whole", depth + extra, local)
         drop = {q: set(fold) for q, fold in held.items()}
         for info in infos:
             n = info.system.name

@@ -11,11 +11,13 @@ from typing import Any
 
 from .errors import InputError
 from .protocols.base import VerdictSpec  # noqa: F401  (its home before 0.2)
+from .settings import MIN_TOPICS as _MIN_TOPICS
 
 #: Fewer topics than this and a system ranking is mostly noise (the split-half curves in the
 #: docs/verdicts.md: at 50 NT topics τ between two disjoint topic sets is ≈ 0.6-0.8 for 17-24 systems);
-#: 50 is also TREC's customary minimum. ``--min-topics`` lowers it on purpose.
-MIN_TOPICS = 50
+#: 50 is also TREC's customary minimum. ``--min-topics`` lowers it on purpose. (Defined with the
+#: other run settings in :mod:`nteval.settings`.)
+MIN_TOPICS = _MIN_TOPICS
 
 
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:

@@ -841,7 +841,7 @@ def test_a_bug_is_one_line_with_the_traceback_kept_in_a_file(capsys, monkeypatch
     that keeps its traceback, exit 1; NTEVAL_TRACEBACK=1 shows the traceback instead."""
     import re
 
-    from nteval.cli import _friendly_errors
+    from nteval.cli.app import friendly_errors as _friendly_errors
 
     @_friendly_errors
     def buggy():

@@ -87,7 +87,7 @@ def test_scatter_labels_of_24_systems_do_not_overlap():
     assert len(rows) == 24
     x, y = [float(r["RR"]) for r in rows], [float(r["nDCG@10"]) for r in rows]
     assert len(set(zip(x, y))) < 20  # a real dense case: several systems score exactly the same
-    fig = scatter_figure(x, y, [r["system"] for r in rows], "RR", "nDCG@10", "focused, wide systems")
+    fig = scatter_figure(x, y, [r["system"] for r in rows], ("RR", "nDCG@10", "focused, wide systems"))
     try:
         fig.canvas.draw()
         ax = fig.axes[0]

@@ -79,7 +79,7 @@ def test_cli_run_and_protocols(first200_index, tmp_path):
 def test_protocol_params_of_one_protocol_are_checked_together():
     """`--protocol-param mesh.min_docs=2 --protocol-param mesh.max_docs=3` is a valid window even
     though max_docs=3 alone is below the default min_docs (5)."""
-    from nteval.cli import _protocol_params
+    from nteval.cli.options import protocol_params as _protocol_params
 
     assert _protocol_params(("mesh.min_docs=2", "mesh.max_docs=3", "highrecall.zt=1.5")) == {
         "mesh": {"min_docs": 2, "max_docs": 3}, "highrecall": {"zt": 1.5}}

@@ -22,16 +22,14 @@ from ..formats.topics import load_judged_topics
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..report.caveats import MIN_SYSTEMS, caveats
-from ..runs import run_all
+from ..runs import Searched, run_all
+from ..settings import Execution, HumanJudgments, RunSettings, SystemSet
 from ..stats import bootstrap_ci, correlations, many_topic_tau
-from ..verdict import MIN_TOPICS
 from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .spec import DEFAULT_PROTOCOLS, MIN_HUMAN_TOPICS, CorrelateSpec
 
-#: Fewer human topics than this and the human ranking itself is noise (see the human ceiling).
-MIN_HUMAN_TOPICS = 20
-
-#: the protocols correlate runs by default
-DEFAULT_PROTOCOLS = ("focused", "highrecall")
+__all__ = ["CorrelateSpec", "DEFAULT_PROTOCOLS", "MIN_HUMAN_TOPICS", "advantage_vs_baseline", "correlate_options",
+           "protocol_pairs", "run_correlate"]
 
 
 def protocol_pairs(names: tuple[str, ...] | list[str]) -> tuple[tuple[str, str, str], ...]:
@@ -133,80 +131,112 @@ def _check_external_sides(systems: list, sides: list[str]) -> None:
                                                             f"(has: {', '.join(sorted(runs))})")
 
 
-def run_correlate(index_dir: str | Path, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """:func:`_run_correlate` with the index read-locked for the whole run (its protocols and the
-    human topics search one unchanging index, see :func:`nteval.atomic.read_lock`)."""
-    from ..atomic import read_lock
-    from ..lucene import jvm
+def run_correlate(index_dir: str | Path, queries: Any = None, qrels: Any = None, out: str | Path | None = None,
+                  systems: Any = None, spec: CorrelateSpec | None = None, settings: RunSettings | None = None,
+                  execution: Execution | None = None, **options: Any) -> dict[str, Any]:
+    """Run ``systems`` under each NT protocol and on the human topics, and report how far the NT
+    rankings agree with the human one (report.json, report.md, report.html, scatter plots in OUT).
 
-    jvm.preflight()  # a Java VM that could not start fails before OUT is touched
-    with read_lock(Path(index_dir).absolute()):
-        return _run_correlate(Path(index_dir).absolute(), *args, **kwargs)
+    ``queries``/``qrels``: the human topics and judgments (or ``spec.human``);
+    ``spec`` (:class:`~nteval.correlate.spec.CorrelateSpec`): protocols, NT topics, bootstrap,
+    ceiling and baselines; ``settings`` (:class:`~nteval.settings.RunSettings`): depth, topic
+    floor, correction, MMD, declared task; ``execution``: progress, Dask scheduler (every
+    protocol's and the human topics' Lucene runs computed by its workers). Any of their fields may
+    be given as a plain keyword (``n_boot=300, progress=False``); ``field`` and ``human_index``
+    go to the human judgments, ``extra_systems`` (external runs: one per topic set, e.g.
+    ``focused`` and ``human``) after ``systems``, ``highrecall`` (S_ref, k, zt…) to that protocol.
+
+    The shared prologue holds for the whole call (:func:`nteval.session.session`: OUT locked, the
+    index read-locked — its protocols and the human topics search one unchanging index — and one
+    Dask session)."""
+    from ..session import session
+
+    if out is None:
+        raise InputError(None, "run_correlate: give out, the output directory")
+    spec, settings, execution, chosen = correlate_options(queries, qrels, systems, spec, settings, execution, options)
+    with session(out, index_dir, execution.scheduler) as index_abs:
+        return _run_correlate(index_abs, Path(out), chosen, spec, settings, execution)
 
 
-def _run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str | Path, out: str | Path,
-                  systems: str | Path | None = None, n_topics: int = 1000, seed: int = 42, field: str | None = None,
-                  depth: int = 1000, n_boot: int = 1000, splits: int = 20, pool_depth: int = 100, trials: int = 10,
-                  pairs: tuple | None = None, progress: bool | None = None, min_topics: int = MIN_TOPICS,
-                  min_systems: int = MIN_SYSTEMS, min_human_topics: int = MIN_HUMAN_TOPICS,
-                  correction: str = "holm", highrecall: dict[str, Any] | None = None,
-                  protocols: tuple[str, ...] | list[str] = DEFAULT_PROTOCOLS,
-                  protocol_params: dict[str, dict[str, Any]] | None = None,
-                  extra_systems: list | None = None, scheduler: str | None = None, task: str | None = None,
-                  mmd: Any = None) -> dict[str, Any]:
-    """``protocols``: registered protocols whose rankings are set against the human one (each
-    with its declared pairs unless ``pairs`` is given); ``protocol_params``: {protocol: spec
-    parameters}; ``highrecall``: the high-recall ones (S_ref, k, zt, sentence…), kept for older callers.
-    ``extra_systems``: systems added to the set (external runs: one per topic set, e.g. ``focused``
-    and ``human``; callables and dense systems run on every topic set themselves). ``scheduler``: a
-    Dask scheduler's address: every protocol's and the human topics' Lucene runs are computed by its
-    workers, one task per system (:func:`nteval.runs.run_all`)."""
+def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpec | None, settings: RunSettings | None,
+                      execution: Execution | None, options: dict[str, Any]
+                      ) -> tuple[CorrelateSpec, RunSettings, Execution, SystemSet]:
+    """:func:`run_correlate`'s keywords routed to the objects that own them, checked before OUT
+    is touched (one-line error for a keyword nobody takes)."""
+    from dataclasses import fields, replace
+
     from ..answer import TASKS, check_task
     from ..effects import MMD
-    from ..experiment import resolve_systems, run_protocol_scores
-    from ..runs import run_memory_budget
+    from ..settings import reject_unknown, split_options
 
-    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or not 10 <= n_boot <= 100_000:
-        raise InputError(None, f"--bootstrap must be a whole number within [10, 100,000], got {n_boot!r}")
-    mmd = MMD.parse(mmd)
-    check_task(task)
-    if task is not None and TASKS[task][0] not in protocols:
+    rest = dict(options)
+    extra = tuple(rest.pop("extra_systems", None) or ())
+    hr = rest.pop("highrecall", None)
+    given = HumanJudgments.given(queries, qrels, rest.pop("field", None), rest.pop("human_index", "all"))
+    settings, execution, rest = split_options(rest, settings, execution)
+    names = {f.name for f in fields(CorrelateSpec)} - {"human"}
+    mine = {k: rest.pop(k) for k in list(rest) if k in names}
+    reject_unknown(rest, "run_correlate", names | {"field", "human_index", "extra_systems", "highrecall"})
+    if spec is None:
+        if given is None:
+            raise InputError(None, "run_correlate: give the human judgments (queries and qrels)")
+        spec = CorrelateSpec(given, **mine)
+    else:
+        spec = replace(spec, **mine, **({"human": given} if given is not None else {}))
+    if hr:
+        params = {k: dict(v) for k, v in spec.protocol_params.items()}
+        spec = replace(spec, protocol_params={**params, "highrecall": {**hr, **params.get("highrecall", {})}})
+    settings = replace(settings, mmd=MMD.parse(settings.mmd))
+    task = check_task(settings.task)
+    if task is not None and TASKS[task][0] not in spec.protocols:
         raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol, which --protocols "
-                               f"leaves out ({', '.join(protocols)})")
-    index_dir, out = Path(index_dir), Path(out)
-    manifest = read_manifest(index_dir)
-    systems_path, system_list = resolve_systems(systems, extra_systems)
-    _check_external_sides(system_list, [*protocols, "human"])
-    if len(system_list) < min_systems:
-        raise InputError(systems_path, f"{len(system_list)} systems: need at least {min_systems} to correlate rankings "
-                                       "(a rank correlation over fewer systems takes a handful of values; --min-systems)")
-    topics, qrels = load_judged_topics(queries, qrels_path, field)
-    require_judged_in_index(index_dir, qrels, qrels_path)
-    if len(qrels) < min_human_topics:
-        raise InputError(qrels_path, f"{len(qrels)} judged human topics: need at least {min_human_topics} for a human "
-                                     "ranking that means something (--min-human-topics)")
-    params = {name: dict(v) for name, v in (protocol_params or {}).items()}
-    if highrecall:
-        params["highrecall"] = {**highrecall, **params.get("highrecall", {})}
-    pairs = tuple(pairs) if pairs is not None else protocol_pairs(tuple(protocols))
-    from .. import protocols as registry
+                               f"leaves out ({', '.join(spec.protocols)})")
+    chosen = SystemSet.of(systems)
+    if extra:
+        chosen = replace(chosen, extra=chosen.extra + extra)
+    return spec, settings, execution, chosen
 
+
+def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: CorrelateSpec, settings: RunSettings,
+                   execution: Execution) -> dict[str, Any]:
+    """The work of :func:`run_correlate`, inside its prologue."""
+    from dataclasses import replace
+
+    from .. import protocols as registry
+    from ..answer import TASKS
+    from ..experiment import run_protocol_scores
+    from ..systems.sets import resolve_set
+
+    protocols, task, hj = spec.protocols, settings.task, spec.human
+    manifest = read_manifest(index_dir)
+    systems_path, system_list = resolve_set(chosen)
+    _check_external_sides(system_list, [*protocols, "human"])
+    if len(system_list) < spec.min_systems:
+        raise InputError(systems_path, f"{len(system_list)} systems: need at least {spec.min_systems} to correlate "
+                                       "rankings (a rank correlation over fewer systems takes a handful of values; "
+                                       "--min-systems)")
+    topics, qrels = load_judged_topics(hj.queries, hj.qrels, hj.field)
+    require_judged_in_index(index_dir, qrels, hj.qrels)
+    if len(qrels) < spec.min_human_topics:
+        raise InputError(hj.qrels, f"{len(qrels)} judged human topics: need at least {spec.min_human_topics} for a "
+                                   "human ranking that means something (--min-human-topics)")
+    pairs = spec.pairs if spec.pairs is not None else protocol_pairs(protocols)
     for name in protocols:  # what each protocol needs of the index, before any of them runs
         registry.get(name).check_index(index_dir)
     nt: dict[str, dict[str, Any]] = {}
     nt_scores = {}
+    listed = SystemSet(system_list, file=systems_path)
     for name in protocols:
+        own = replace(settings, task=task if task is not None and TASKS[task][0] == name else None, runs_dir=None)
         nt[name], nt_scores[name] = run_protocol_scores(
-            name, index_dir, out / name, systems=system_list, systems_file=systems_path, depth=depth, progress=progress,
-            min_topics=min_topics,
-            correction=correction, n_topics=n_topics, seed=seed, scheduler=scheduler, mmd=mmd,
-            task=task if task is not None and TASKS[task][0] == name else None, **params.get(name, {}))
+            name, index_dir, out / name, systems=listed, settings=own, execution=execution, n_topics=spec.n_topics,
+            seed=spec.seed, **spec.protocol_params.get(name, {}))
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
-    runs, infos = run_all(index_dir, "all", manifest["fingerprint"], topics, system_list, hdir / "runs", depth=depth,
-                          progress=progress, label="human", scheduler=scheduler)
+    runs, infos = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
+                          hdir / "runs", settings.depth, Execution(progress=execution.progress,
+                                                                   scheduler=execution.scheduler))
     names = [s.name for s in system_list]
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}
@@ -216,7 +246,7 @@ def _run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str |
     lines = ["system\tqid\tmeasure\tvalue"] + [f"{n}\t{q}\t{m}\t{v:.6f}" for n in names for q, vs in human_per[n].items()
                                                 for m, v in vs.items()]
     write_text(hdir / "per_topic.tsv", "\n".join(lines) + "\n")
-
+    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
     report_pairs = []
     for side, ntm, hm in pairs:
         xt = nt_scores[side].matrix(ntm, names)
@@ -243,8 +273,9 @@ def _run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str |
                              "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
-    ceiling = {hm: _human_ceiling(human_per, names, hm, splits, seed) for hm in sorted({p[2] for p in pairs})}
+    ceiling = {hm: _human_ceiling(human_per, names, hm, spec.splits, seed) for hm in sorted({p[2] for p in pairs})}
     n_rel = mean_relevant(qrels)
+    pool_depth, trials = spec.pool_depth, spec.trials
     base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
               "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
     baselines: dict[str, Any] = {}
@@ -279,14 +310,15 @@ def _run_correlate(index_dir: str | Path, queries: str | Path, qrels_path: str |
                for side, r in nt.items() if r.get("verdict")}
     report = {
         "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
-        "systems": names, "human": {"queries": str(queries), "qrels": str(qrels_path), "topics": len(topics),
-                                    "judged_topics": len(qrels), "field": field, "scores": human_scores},
+        "systems": names, "human": {"queries": str(hj.queries), "qrels": str(hj.qrels), "topics": len(topics),
+                                    "judged_topics": len(qrels), "field": hj.field, "scores": human_scores},
         "verdict": verdict,
         "system_configs": {s.name: s.describe() for s in system_list},
         "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
                       "settings": _protocol_settings(r)} for side, r in nt.items()},
         "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
-        "settings": {"n_topics": n_topics, "seed": seed, "depth": depth, "bootstrap": n_boot, "splits": splits,
+        "settings": {"n_topics": spec.n_topics, "seed": seed, "depth": settings.depth, "bootstrap": n_boot,
+                     "splits": spec.splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
         "provenance": provenance(manifest),
     }

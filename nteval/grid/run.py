@@ -15,11 +15,13 @@ from ..errors import InputError
 from ..evaluate import parse_measures
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
+from ..runs import Searched
+from ..settings import Execution, HumanJudgments
 from ..systems import registry as kinds
 from ..systems.system import System, make_system
-from ..verdict import MIN_TOPICS, check_topic_floor
+from ..verdict import check_topic_floor
 from .cells import Task, cell_key, compute_cell, file_digest, read_cell
-from .spec import Axis, grid_systems
+from .spec import Axis, GridSpec, grid_systems
 
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
 #: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
@@ -75,10 +77,8 @@ def protocol_list(protocol: str) -> list[str]:
     return chosen
 
 
-def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, seed: int, measures: list[str] | None,
-            queries: str | Path | None, qrels: str | Path | None, field: str | None, human_index: str,
-            params: dict[str, dict[str, Any]], progress: bool, filters: dict[str, Any],
-            min_topics: int = 1, systems_path: Path | None = None) -> tuple[list[Judgments], dict[str, Any]]:
+def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[str, Any]],
+            systems_path: Path | None = None, progress: bool | None = None) -> tuple[list[Judgments], dict[str, Any]]:
     """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (the same seed and
     filters give document-sampling protocols the same D0, as ``nteval run`` does).
     ``params``: per protocol, its spec's parameters beyond topics, seed and filters."""
@@ -86,19 +86,19 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
     from ..corpus.store import require_judged_in_index
     from ..formats.topics import load_judged_topics
 
+    protocols, measures, filters = protocol_list(grid.protocol), grid.measures, grid.sample
     info: dict[str, Any] = {}
     human = None
-    if queries is not None or qrels is not None:  # read (and reject) human judgments before writing anything
-        if queries is None or qrels is None:
-            raise InputError(None, "human judgments need both --queries and --qrels")
-        human = load_judged_topics(queries, qrels, field)
-        require_judged_in_index(index_dir, human[1], qrels)
+    hj = grid.human
+    if hj is not None:  # read (and reject) human judgments before writing anything
+        human = load_judged_topics(hj.queries, hj.qrels, hj.field)
+        require_judged_in_index(index_dir, human[1], hj.qrels)
     specs = {}
     for name in protocols:  # every spec validated before any protocol writes
         proto = registry.get(name)
         proto.check_index(index_dir)
         fields = {f for f, *_ in proto.Spec.describe()}
-        specs[name] = proto.Spec.from_params(n_topics=n_topics, seed=seed,
+        specs[name] = proto.Spec.from_params(n_topics=grid.n_topics, seed=grid.seed,
                                              **{k: v for k, v in filters.items() if k in fields},
                                              **params.get(name, {}))
     out_js: list[Judgments] = []
@@ -109,7 +109,7 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         if "sample" in stats and "sample" not in info:
             info["sample"] = {**stats["sample"], "eligible_documents": stats.get("eligible_documents")}
         check_topic_floor(f"grid {name}", tset.counts["used"], tset.counts["requested"], tset.counts["eligible"],
-                          min_topics, index_dir)
+                          grid.min_topics, index_dir)
         rest = {k: v for k, v in stats.items() if k not in ("sample", "eligible_documents", "topics_requested")}
         if rest:
             info[name] = rest
@@ -125,11 +125,11 @@ def prepare(index_dir: Path, out: Path, protocols: list[str], n_topics: int, see
         chosen = tuple(measures) if measures else proto.grid_measures
         out_js.append(Judgments(name, f"{proto.searches}-holdout" if tset.holdout else proto.searches, out / name,
                                 chosen, len(tset.topics)))
-    if human is not None:
+    if human is not None and hj is not None:
         write_topics(out / "human" / "topics.tsv", human[0])
         write_qrels(out / "human" / "qrels.txt", human[1])
-        info["human"] = {"queries": str(queries), "qrels": str(qrels), "field": field, "index": human_index}
-        out_js.append(Judgments("human", human_index, out / "human", tuple(measures) if measures else HUMAN_MEASURES,
+        info["human"] = {"queries": str(hj.queries), "qrels": str(hj.qrels), "field": hj.field, "index": hj.index}
+        out_js.append(Judgments("human", hj.index, out / "human", tuple(measures) if measures else HUMAN_MEASURES,
                                 len(human[0])))
     return out_js, info
 
@@ -237,52 +237,89 @@ def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -
     return out
 
 
-def _score_references(index_dir: Path, fingerprint: str, j: Judgments, references: list[System], depth: int,
-                      out: Path, progress: bool, scheduler: str | None = None) -> dict[str, dict[str, float]]:
+def _score_references(where: Searched, j: Judgments, references: tuple[System, ...], depth: int, out: Path,
+                      execution: Execution) -> dict[str, dict[str, float]]:
     """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
     OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
     from ..formats.trec import canonical, read_qrels, read_topics
     from ..runs import drop_held, run_all
     from ..scores import evaluate_runs
+    from ..settings import Execution as Ex
     from .cells import read_exclusions
 
     topics, qrels = read_topics(j.dir / "topics.tsv"), read_qrels(j.dir / "qrels.txt")
     held = read_exclusions(j.dir / "holdout.tsv") if j.index_name.endswith("-holdout") else {}
     extra = max((len(v) for v in held.values()), default=0)
-    runs, _ = run_all(index_dir, j.index_name.removesuffix("-holdout"), fingerprint, topics, references,
-                      out / "references" / j.name, depth=depth + extra, progress=progress, label=j.name,
-                      scheduler=scheduler)
+    runs, _ = run_all(Searched(where.index_dir, j.index_name.removesuffix("-holdout"), where.fingerprint, label=j.name),
+                      topics, list(references), out / "references" / j.name, depth + extra,
+                      Ex(progress=execution.progress, scheduler=execution.scheduler))
     runs = {n: {q: canonical(r, depth) for q, r in drop_held(run, held).items()} for n, run in runs.items()}
     scores = evaluate_runs(runs, qrels, list(j.measures))
     return {n: {m: round(v, 6) for m, v in scores.means[n].items()} for n in runs}
 
 
-def run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (focused, highrecall,
-    both, or none with human judgments only); write OUT/grid.tsv, OUT/grid.json and contour PNGs.
+def run_grid(index_dir: str | Path, out: str | Path, params: Any, grid: GridSpec | None = None,
+             execution: Execution | None = None, **options: Any) -> dict[str, Any]:
+    """Evaluate a system at every combination of its parameters under the NT protocols (and human
+    judgments when given); write OUT/grid.tsv, OUT/grid.json and contour PNGs.
 
-    OUT is locked for the whole run (:func:`nteval.atomic.out_dir_lock`): a second grid writing the
-    same OUT gets a one-line error instead of mixing cells. Arguments: see :func:`_run_grid`."""
+    ``params``: the axes (a list of :class:`~nteval.grid.spec.Axis`, or a :class:`GridSpec`).
+    ``grid``: the rest of :class:`GridSpec` (system, protocol, topics, human judgments…);
+    ``execution``: ``jobs`` local processes or a Dask ``scheduler`` whose workers compute the cells.
+    ``options``: any of their fields as plain keywords (``protocol="focused", jobs=2``); a
+    high-recall spec parameter (``sref``, ``k``, ``zt``…) goes to that protocol, a sampling filter
+    (``language``, ``year_min``…) to every protocol that samples documents, ``queries``/``qrels``/
+    ``field``/``human_index`` make the human judgments.
+
+    The shared prologue holds for the whole run (:func:`nteval.session.session`): a second grid
+    writing the same OUT gets a one-line error instead of mixing cells."""
     from ..answer import TASKS, check_task
-    from ..atomic import out_dir_lock
-    from ..runs import cluster_session, run_memory_budget
+    from ..session import session
 
-    run_memory_budget()  # a bad NTEVAL_RUN_MEMORY_HITS fails before OUT is touched
-    from ..lucene import jvm
-
-    jvm.preflight()  # so does a Java VM that could not start
-    task = check_task(kwargs.pop("task", None))
-    if task is not None and TASKS[task][0] not in protocol_list(kwargs.get("protocol", "both")):
+    grid, execution = grid_options(params, grid, execution, options)
+    task = check_task(grid.task)
+    if task is not None and TASKS[task][0] not in protocol_list(grid.protocol):
         raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol; add it to --protocol")
-    from ..atomic import read_lock
-
-    index_dir = Path(index_dir).absolute()
-    with out_dir_lock(out), read_lock(index_dir), cluster_session(kwargs.get("scheduler"), [index_dir]):
-        result = _run_grid(index_dir, out, params, *args, **kwargs)
+    with session(out, index_dir, execution.scheduler) as index_dir:
+        result = _run_grid(index_dir, Path(out), grid, execution)
         if task is not None:
             result["task"], result["answer"] = task, grid_headline(task, result)
             write_text(Path(out) / "grid.json", json.dumps(result, indent=2) + "\n")
         return result
+
+
+def grid_options(params: Any, grid: GridSpec | None, execution: Execution | None,
+                 options: dict[str, Any]) -> tuple[GridSpec, Execution]:
+    """:func:`run_grid`'s keywords routed to the objects that own them (one-line error for a
+    keyword nobody takes)."""
+    from dataclasses import fields, replace
+
+    from .. import protocols as registry
+    from ..settings import reject_unknown, take
+
+    rest = dict(options)
+    execution = take(Execution, execution, rest)
+    human = HumanJudgments.given(rest.pop("queries", None), rest.pop("qrels", None), rest.pop("field", None),
+                                 rest.pop("human_index", "all"))
+    hr_fields = {f for f, *_ in registry.get("highrecall").Spec.describe()} - {"n_topics", "seed"}
+    sample_fields = {f for f, *_ in registry.get("focused").Spec.describe()} - {"n_topics", "seed"}
+    hr = {k: rest.pop(k) for k in list(rest) if k in hr_fields and k not in sample_fields}
+    sample = {k: rest.pop(k) for k in list(rest) if k in sample_fields}
+    if isinstance(params, GridSpec):
+        grid = params
+    else:
+        grid = replace(grid, axes=tuple(params)) if grid is not None else GridSpec(tuple(params))
+    mine = {k: rest.pop(k) for k in list(rest) if k in {f.name for f in fields(GridSpec)}}
+    reject_unknown(rest, "run_grid", {f.name for f in fields(GridSpec)} | hr_fields | sample_fields)
+    changes: dict[str, Any] = dict(mine)
+    if human is not None:
+        changes["human"] = human
+    if hr:
+        given = dict(changes.get("protocol_params", grid.protocol_params))
+        changes["protocol_params"] = {**given, "highrecall": {**hr, **given.get("highrecall", {})}}
+    if sample:
+        changes["sample"] = {**grid.sample, **sample}
+    return (replace(grid, **changes) if changes else grid), execution
 
 
 def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
@@ -300,45 +337,24 @@ def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
     return {"protocol": proto, "measure": m, "best": r["best"], "tied_cells": tied, "text": text}
 
 
-def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protocol: str = "both", system: str = "bm25",
-             systems: str | Path | None = None, measures: list[str] | None = None, n_topics: int = 1000,
-             seed: int = 42, depth: int = 1000, queries: str | Path | None = None, qrels: str | Path | None = None,
-             field: str | None = None, human_index: str = "all", sref: str | Path | None = None, k: int = 1000,
-             zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
-             fallback: str = "skip", jobs: int = 1, progress: bool | None = None, plots: bool = True,
-             combine: str = "vote", graded: bool = False, holdout: bool = False, min_topics: int = MIN_TOPICS,
-             preset: str | None = None, protocol_params: dict[str, dict[str, Any]] | None = None,
-             references: list[System] | None = None, scheduler: str | None = None, **filters: Any) -> dict[str, Any]:
-    """Evaluate ``system`` at every combination of ``params`` under ``protocol`` (a registered
-    protocol, several joined by commas, both = focused + highrecall, or none with human judgments
-    only); write OUT/grid.tsv, OUT/grid.json and contour PNGs. The high-recall options (``sref``…
-    ``preset``) and ``protocol_params`` ({protocol: {parameter: value}}) set the protocols' specs.
-    ``references``: systems scored on the same topics beside the grid (external runs of ``--runs``,
-    a dense model, a callable): each is a line on the maps and a row of the summary.
-    ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``): its workers compute the cells
-    and the references' Lucene runs instead of ``jobs`` local processes (:mod:`nteval.cluster`)."""
+def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) -> dict[str, Any]:
+    """The grid of :func:`run_grid`, inside its prologue. ``grid.references``: systems scored on
+    the same topics beside the grid (external runs of ``--runs``, a dense model, a callable): each
+    is a line on the maps and a row of the summary."""
     from tqdm import tqdm
 
     from ..progress import shown
 
     t_start = time.perf_counter()
-    index_dir, out = Path(index_dir), Path(out)
-    protocols = protocol_list(protocol)
-    if jobs < 1:
-        raise InputError(None, "--jobs must be ≥ 1")
-    for opt, value in (("--topics", n_topics), ("--depth", depth)):
-        if value < 1:
-            raise InputError(None, f"{opt} must be ≥ 1, got {value}")
-    if not protocols and queries is None:
+    params, depth, seed, references = list(grid.axes), grid.depth, grid.seed, grid.references
+    jobs, progress, scheduler = execution.jobs, execution.progress, execution.scheduler
+    protocols = protocol_list(grid.protocol)
+    if not protocols and grid.human is None:
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
-    if human_index not in ("all", "nt"):
-        raise InputError(None, "--human-index must be all or nt")
-    params_by_protocol = {name: dict(v) for name, v in (protocol_params or {}).items()}
-    base = find_system(system, systems)
+    params_by_protocol = {name: dict(v) for name, v in grid.protocol_params.items()}
+    base = find_system(grid.system, grid.systems)
     if "highrecall" in protocols:
-        hr = {"sref": sref, "k": k, "zt": zt, "sentence": sentence, "judged": judged, "std": std, "fallback": fallback,
-              "combine": combine, "graded": graded, "holdout": holdout, "preset": preset}
-        params_by_protocol["highrecall"] = {**hr, **params_by_protocol.get("highrecall", {})}
+        params_by_protocol["highrecall"] = dict(params_by_protocol.get("highrecall", {}))
         from .. import protocols as registry
 
         # the spec applies a preset: it says whether sources are held out
@@ -347,16 +363,17 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
                                    "yet: grid it with --no-holdout, and check the chosen cell with "
                                    "`nteval highrecall --holdout`")
     manifest = read_manifest(index_dir)
-    if measures:
-        measures = [str(m) for m in parse_measures(measures)]
+    if grid.measures:
+        from dataclasses import replace
+
+        grid = replace(grid, measures=tuple(str(m) for m in parse_measures(list(grid.measures))))
     cells = grid_systems(base, params)
     systems_path = None
-    if systems:
+    if grid.systems:
         from ..systems.sets import resolve_systems
 
-        systems_path = resolve_systems(systems)[0]
-    judgments, info = prepare(index_dir, out, protocols, n_topics, seed, measures, queries, qrels, field, human_index,
-                              params_by_protocol, progress, filters, min_topics, systems_path)
+        systems_path = resolve_systems(grid.systems)[0]
+    judgments, info = prepare(index_dir, out, grid, params_by_protocol, systems_path, progress)
 
     digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
     # cell-major order: an interrupted grid has covered every protocol evenly
@@ -385,7 +402,8 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
     result: dict[str, Any] = {
         "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"],
         "system": {"name": base.name, "algorithm": base.algorithm, "params": base.params},
-        "axes": {a.name: list(a.values) for a in params}, "depth": depth, "seed": seed, "topics_requested": n_topics,
+        "axes": {a.name: list(a.values) for a in params}, "depth": depth, "seed": seed,
+        "topics_requested": grid.n_topics,
         **info, "protocols": {},
         "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
         "timing": {"jobs": jobs, "scheduler": scheduler, "workers": workers, "compute_seconds": round(compute_s, 3),
@@ -407,8 +425,8 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
             rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         if references:
-            pres["references"] = _score_references(index_dir, manifest["fingerprint"], j, references, depth, out, progress,
-                                                   scheduler)
+            pres["references"] = _score_references(Searched(index_dir, j.index_name, manifest["fingerprint"]), j,
+                                                   references, depth, out, execution)
             for m, r in pres["measures"].items():
                 r["references"] = {n: v[m] for n, v in pres["references"].items()}
                 rows += [f"{j.name}\t" + "\t".join("" for _ in names) + f"\t{m}\t{v[m]:.6f}\t{j.n_topics}\t{n}"
@@ -419,7 +437,7 @@ def _run_grid(index_dir: str | Path, out: str | Path, params: list[Axis], protoc
         result["disagreement"] = best_cells_disagreement(result["protocols"], names)
     if "human" in result["protocols"]:
         result["human_agreement"] = human_agreement(result["protocols"], [p for p, _ in cells])
-    if plots:
+    if grid.plots:
         from ..report.contours import grid_plots
 
         result["plots"] = [str(p.relative_to(out)) for p in grid_plots(result, params, out)]

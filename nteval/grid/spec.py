@@ -1,11 +1,16 @@
-"""Grid axes from ``NAME=START:STOP:STEP`` or ``NAME=V1,V2,...`` and the systems of each cell."""
+"""Grid axes from ``NAME=START:STOP:STEP`` or ``NAME=V1,V2,...``, the systems of each cell, and
+the :class:`GridSpec` a grid run takes."""
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from ..errors import InputError
+from ..params import check_declared, param, same_as
+from ..settings import HumanJudgments, RunSettings, SystemSet, check_depth
 from ..systems.system import System, make_system
 
 MAX_CELLS = 10_000
@@ -89,3 +94,46 @@ def grid_systems(base: System, axes: list[Axis]) -> list[tuple[dict[str, float],
         s = make_system(base.name, base.algorithm, {**base.params, **params})
         cells.append(({k: s.params[k] for k in names}, System(f"{base.name}[{cell_label(params)}]", s.algorithm, s.params)))
     return cells
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """What one grid evaluates. ``axes``: one or two :class:`Axis`; ``system``: an algorithm or a
+    system's name in ``systems`` (or the shipped sets) whose other parameters stay fixed;
+    ``protocol``: a registered protocol, several joined by commas, ``both`` (focused and
+    high-recall) or ``none`` (human judgments only); ``measures``: for every protocol (None: each
+    protocol's ``grid_measures``); ``human``: judgments the cells are also scored on;
+    ``protocol_params``: {protocol: {parameter: value}} (S_ref, k, zt… of high-recall);
+    ``sample``: the sampling filters (language, years…) every document-sampling protocol gets;
+    ``references``: systems scored beside the grid on the same topics (a line on each map);
+    ``plots``: draw the contour maps; ``task``: the declared search task (its headline leads)."""
+
+    axes: tuple[Axis, ...]
+    system: str = param("bm25", "an algorithm (bm25, qld, bm25_rm3, ...) or a system name from --systems / the "
+                                "shipped sets")
+    systems: Any = same_as(SystemSet, "source")
+    protocol: str = param("both", "protocol(s) to evaluate the grid under: a name from `nteval protocols`, several "
+                                  "joined by commas, both (focused,highrecall) or none (human judgments only)")
+    measures: tuple[str, ...] | None = param(None, "ir_measures name(s) for every protocol (repeatable)  [default: "
+                                                   "focused RR; highrecall AP Bpref; human AP nDCG@10]", flag="--measure")
+    n_topics: int = param(1000, "documents sampled as NT topics (D0)", min=1, flag="--topics")
+    seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
+    depth: int = same_as(RunSettings, "depth")
+    min_topics: int = same_as(RunSettings, "min_topics")
+    human: HumanJudgments | None = None
+    protocol_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    sample: Mapping[str, Any] = field(default_factory=dict)
+    references: tuple[System, ...] = ()
+    plots: bool = True
+    task: str | None = same_as(RunSettings, "task")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "axes", tuple(self.axes))
+        object.__setattr__(self, "references", tuple(self.references or ()))
+        if self.measures is not None:
+            object.__setattr__(self, "measures", tuple(str(m) for m in self.measures) or None)
+        for opt, value in (("--topics", self.n_topics), ("--depth", self.depth)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise InputError(None, f"{opt} must be ≥ 1, got {value}")
+        check_depth(self.depth)
+        check_declared(self, as_options=True)

@@ -16,6 +16,9 @@ from typing import Any, ClassVar
 
 from ..errors import InputError, short
 from ..formats.trec import Qrels
+from ..params import check_declared, param
+
+__all__ = ["Protocol", "ProtocolSpec", "TopicSet", "VerdictSpec", "param"]
 
 
 @dataclass(frozen=True)
@@ -30,23 +33,11 @@ class VerdictSpec:
 
 
 
-def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
-          choices: tuple[str, ...] | None = None, flag: str | None = None) -> Any:
-    """A spec field with its help text and the bounds :meth:`ProtocolSpec.validate` checks: the one
-    declaration its ``--param``, its command-line option (``flag``: its spelling when not
-    ``--name``, e.g. ``--graded/--binary``; :func:`nteval.cli.spec_options`), ``nteval protocols``
-    and the docs' parameter tables are made from."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices, "flag": flag}
-    if isinstance(default, (list, dict, set)):
-        raise TypeError("spec defaults must be immutable (use a tuple)")
-    return field(default=default, metadata=meta)
-
-
 @dataclass(frozen=True)
 class ProtocolSpec:
     """Parameters every protocol has. Subclasses add theirs with :func:`param`."""
 
-    n_topics: int = param(1000, "topics to sample", min=1)
+    n_topics: int = param(1000, "documents sampled as topics (D0)", min=1, flag="--topics")
     seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
 
     def __post_init__(self) -> None:
@@ -54,19 +45,7 @@ class ProtocolSpec:
 
     def validate(self) -> None:
         """One-line error naming the parameter when a value is out of its bounds or choices."""
-        for f in dataclasses.fields(self):
-            v, meta = getattr(self, f.name), f.metadata
-            if v is None:
-                continue
-            if meta.get("choices") and v not in meta["choices"]:
-                raise InputError(None, f"{f.name}={short(v)}: must be one of {', '.join(meta['choices'])}")
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                if v != v or v in (float("inf"), float("-inf")):
-                    raise InputError(None, f"{f.name}={v}: must be a finite number")
-                if meta.get("min") is not None and v < meta["min"]:
-                    raise InputError(None, f"{f.name}={v}: must be ≥ {meta['min']:g}")
-                if meta.get("max") is not None and v > meta["max"]:
-                    raise InputError(None, f"{f.name}={v}: must be ≤ {meta['max']:g}")
+        check_declared(self)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(self).items()}

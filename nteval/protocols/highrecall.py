@@ -13,7 +13,8 @@ from ..corpus.store import DocStore
 from ..errors import InputError
 from ..formats.trec import write_topics
 from ..index import read_manifest
-from ..runs import run_all
+from ..runs import Searched, run_all
+from ..settings import Execution
 from ..systems.base import System, load_systems
 from ..systems.sets import builtin_systems, find_named_system
 from ..topics.focused import focused_topics
@@ -86,18 +87,17 @@ def apply_preset(name: str) -> tuple[list[System], str, bool, bool, str]:
     return reference_systems(p["sref"]), p["combine"], p["graded"], p["holdout"], p["judged"]
 
 
-def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | list[System], out: Path, k: int = 1000,
-                      zt: float = 2.0, sentence: int = 3, judged: str = "topk-nonrelevant", std: str = "population",
-                      fallback: str = "skip", progress: bool | None = None, combine: str = "vote", graded: bool = False,
-                      holdout: bool = False) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str], dict[str, str]]:
+def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: Path, spec: HighRecallSpec,
+                      progress: bool | None = None
+                      ) -> tuple[dict[str, str], dict, dict[str, Any], dict[str, str], dict[str, str]]:
     """Queries (n-th sentences) of the kept topics, pseudo-qrels, their statistics, the sentence
     of every sampled doc that has one (runs over those are shared across S_refs), and each topic's
     source document. Topic ids are ``DOCID-sN`` (:func:`nteval.topics.ids.highrecall_id`): a
     high-recall run can never pass for a focused one, whose ids are the docids.
 
-    Several S_refs are fused (``combine``: vote or mean z, see
-    :func:`nteval.topics.highrecall.fused_pseudo_qrels`); ``graded`` gives grade 2 to z ≥ ZT + 1;
-    ``holdout``: each topic will be searched with its source document (and its fold-mates) held
+    ``spec`` gives k, ZT, the sentence, the judged policy and the rest. Several S_refs are fused
+    (``spec.combine``: vote or mean z, see :func:`nteval.topics.highrecall.fused_pseudo_qrels`);
+    ``spec.graded`` gives grade 2 to z ≥ ZT + 1; ``spec.holdout``: each topic will be searched with its source document (and its fold-mates) held
     out of the index, so they leave its qrels too (``stats["holdout_folds"]``).
 
     Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
@@ -107,10 +107,9 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     from ..topics.highrecall import fused_pseudo_qrels, pseudo_relevant_stats, sentence_query
     from ..topics.ids import highrecall_id
 
-    _check_highrecall(k, judged, std, sentence)
-    if combine not in COMBINE:
-        raise InputError(None, f"--combine must be one of {', '.join(COMBINE)}")
-    refs = sref_system if isinstance(sref_system, list) else [sref_system]
+    spec.validate()
+    k, zt, sentence, judged, std = spec.k, spec.zt, spec.sentence, spec.judged, spec.std
+    fallback, combine, graded, holdout = spec.fallback, spec.combine, spec.graded, spec.holdout
     manifest = read_manifest(index_dir)
     store = DocStore(index_dir / STORE)
     try:
@@ -125,8 +124,8 @@ def highrecall_topics(index_dir: Path, ids: list[str], sref_system: System | lis
     out.mkdir(parents=True, exist_ok=True)
     write_topics(out / "titles.tsv", titles)
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
-    sref_runs, _ = run_all(index_dir, "all", manifest["fingerprint"], titles, refs, out / "sref",
-                           depth=k, progress=progress)
+    sref_runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, refs, out / "sref", k,
+                           Execution(progress=progress))
     qrels_all = fused_pseudo_qrels([sref_runs[r.name] for r in refs], k=k, zt=zt, std=std, judged=judged,
                                    combine=combine, graded=graded)
     qrels_all, outside = judgeable(index_dir, manifest, qrels_all)
@@ -236,11 +235,6 @@ class HighRecallSpec(DocumentSampleSpec):
             raise InputError(None, f"--combine must be one of {', '.join(COMBINE)}")
         super().validate()
 
-    def options(self) -> dict[str, Any]:
-        """The keyword arguments of :func:`highrecall_topics`."""
-        return {"k": self.k, "zt": self.zt, "sentence": self.sentence, "judged": self.judged, "std": self.std,
-                "fallback": self.fallback, "combine": self.combine, "graded": self.graded, "holdout": self.holdout}
-
 
 class HighRecall(Protocol):
     name = "highrecall"
@@ -261,8 +255,8 @@ class HighRecall(Protocol):
               systems_path: Path | None = None) -> TopicSet:
         ids, n_eligible = sample_documents(index_dir, spec)
         refs = resolve_srefs(spec.sref, systems_path)
-        topics, qrels, stats, sentences, sources = highrecall_topics(Path(index_dir), ids, refs, Path(out),
-                                                                     progress=progress, **spec.options())
+        topics, qrels, stats, sentences, sources = highrecall_topics(Path(index_dir), ids, refs, Path(out), spec,
+                                                                     progress)
         return TopicSet(topics, qrels, {"requested": spec.n_topics, "eligible": n_eligible, "used": len(qrels)},
                         stats={**sample_record(spec, n_eligible), **stats}, run_topics=sentences,
                         holdout=spec.holdout, sources=sources)

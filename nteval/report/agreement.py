@@ -34,9 +34,9 @@ def _scatters(report: dict[str, Any], out: Path) -> list[tuple[dict[str, Any], s
         fname = f"scatter_{p['nt']}_{p['nt_measure']}_vs_human_{p['human_measure']}.png".replace("@", "_at_")
         human = [p["human_scores"][n] for n in names]
         scatter([p["nt_scores"][n] for n in names], human, names,
-                f"NT {p['nt']} {p['nt_measure']}", f"human {p['human_measure']}",
-                f"{pair_label(p)}\nPearson {_fmt(s['pearson']['value'])}, Spearman {_fmt(s['spearman']['value'])}, "
-                f"Kendall τ-b {_fmt(s['kendall']['value'])}", out / fname, diagonal=False,
+                (f"NT {p['nt']} {p['nt_measure']}", f"human {p['human_measure']}",
+                 f"{pair_label(p)}\nPearson {_fmt(s['pearson']['value'])}, Spearman {_fmt(s['spearman']['value'])}, "
+                 f"Kendall τ-b {_fmt(s['kendall']['value'])}"), out / fname, diagonal=False,
                 small=len({round(v, 6) for v in human}) <= 2)
         images.append((p, fname))
     return images

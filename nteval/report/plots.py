@@ -21,9 +21,10 @@ def pyplot():
     return plt
 
 
-def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabel: str, ylabel: str,
-                   title: str, diagonal: bool = True, small: bool = False):
+def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[str], text: tuple[str, str, str],
+                   diagonal: bool = True, small: bool = False):
     """Points labelled by name, every label readable (no two overlap; see :func:`place_labels`).
+    ``text``: (x-axis label, y-axis label, title).
     ``small``: a thumbnail size, for a scatter with little to show (two distinct values on an axis)."""
     fig, ax = pyplot().subplots(figsize=(4.6, 3.6) if small else (6.4, 5.4), dpi=110)
     ax.scatter(x, y, s=28, color="#1f77b4", zorder=3)
@@ -32,6 +33,7 @@ def scatter_figure(x: Sequence[float], y: Sequence[float], labels: Sequence[str]
         hi = max(max(x), max(y))
         ax.plot([lo, hi], [lo, hi], lw=0.8, ls="--", color="grey")
     ax.margins(0.12)  # room around the outermost points for their labels
+    xlabel, ylabel, title = text
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
@@ -122,9 +124,10 @@ def place_labels(ax, x: Sequence[float], y: Sequence[float], labels: Sequence[st
     return out
 
 
-def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], xlabel: str, ylabel: str,
-            title: str, path: Path, diagonal: bool = True, small: bool = False) -> Path:
-    return save_png(scatter_figure(x, y, labels, xlabel, ylabel, title, diagonal, small), path, layout=False)
+def scatter(x: Sequence[float], y: Sequence[float], labels: Sequence[str], text: tuple[str, str, str], path: Path,
+            diagonal: bool = True, small: bool = False) -> Path:
+    """:func:`scatter_figure` saved as a PNG at ``path``."""
+    return save_png(scatter_figure(x, y, labels, text, diagonal, small), path, layout=False)
 
 
 def save_png(fig, path: Path, layout: bool = True) -> Path:

@@ -1,5 +1,6 @@
-"""The docs' parameter tables, made from the declarations (protocol specs and system kinds): the
-page ``docs/parameters.md`` is this text, and a test fails when they differ."""
+"""The docs' parameter tables, made from the declarations (protocol specs, system kinds, run
+settings, execution, grid and correlate specs): the page ``docs/parameters.md`` is this text, and
+a test fails when they differ."""
 from __future__ import annotations
 
 import dataclasses
@@ -39,6 +40,7 @@ def parameters_markdown() -> str:
             lines.append(f"| `{f.name}` | {_cell(f.default)} | {_bounds(f.metadata)} | "
                          f"{f.metadata.get('help', '').replace('|', '/')} |")
         lines.append("")
+    lines += _settings_sections()
     lines += ["## System kinds", "", "The `algorithm:` of a systems YAML (`nteval systems` lists them too).", ""]
     for name in registry.names():
         kind = registry.get(name)
@@ -54,3 +56,39 @@ def parameters_markdown() -> str:
                 lines.append(f"| `{prm.name}` | {_cell(prm.default)} | {', '.join(bounds)} | {prm.help} |")
             lines.append("")
     return "\n".join(lines)
+
+
+#: the spec objects of every run beside the protocols' own: (heading, module, class, what it is)
+SETTINGS = (
+    ("Run settings", "nteval.settings", "RunSettings", "What a protocol run measures and how strictly it judges "
+     "(`nteval.RunSettings`; options of the protocol commands, `run`, `compare` and `correlate`)."),
+    ("Execution", "nteval.settings", "Execution", "How the work runs, never what it computes (`nteval.Execution`)."),
+    ("Systems", "nteval.settings", "SystemSet", "The systems to run (`nteval.SystemSet`: a YAML, a shipped set or "
+     "a list of Systems, with the external runs of `--runs` after them)."),
+    ("Human judgments", "nteval.settings", "HumanJudgments", "Judged topics of `grid` and `correlate` "
+     "(`nteval.HumanJudgments`)."),
+    ("Grid", "nteval.grid.spec", "GridSpec", "What `nteval grid` evaluates beside its axes (`nteval.GridSpec`)."),
+    ("Correlate", "nteval.correlate.spec", "CorrelateSpec", "What `nteval correlate` compares "
+     "(`nteval.CorrelateSpec`)."),
+)
+
+
+def _settings_sections() -> list[str]:
+    import importlib
+
+    from ..params import declared, flag_of
+
+    lines = ["## Run settings, execution, grid and correlate", "",
+             "The spec objects the pipelines take (`nteval.run_protocol(..., settings=RunSettings(depth=100))`, or "
+             "their fields as plain keywords). The option is the command-line spelling; a field without one is "
+             "Python only.", ""]
+    for heading, module, name, what in SETTINGS:
+        cls = getattr(importlib.import_module(module), name)
+        lines += [f"### {heading}", "", what, "", "| field | option | default | bounds | what it is |",
+                  "|---|---|---|---|---|"]
+        for f in declared(cls):
+            option = f"`{flag_of(f)}`" if f.metadata.get("option", True) else "—"
+            lines.append(f"| `{f.name}` | {option} | {_cell(f.default)} | {_bounds(f.metadata)} | "
+                         f"{f.metadata['help'].replace('|', '/')} |")
+        lines.append("")
+    return lines

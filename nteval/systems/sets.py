@@ -47,6 +47,16 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
     return p, systems
 
 
+def resolve_set(chosen) -> tuple[Path | None, list[System]]:
+    """A :class:`~nteval.settings.SystemSet` (or what :func:`resolve_systems` takes) → (the systems
+    YAML, or the set's ``file`` when its source is a list; the Systems, ``extra`` after them)."""
+    from ..settings import SystemSet
+
+    chosen = SystemSet.of(chosen)
+    path, systems = resolve_systems(chosen.source, list(chosen.extra) or None)
+    return path or chosen.file, systems
+
+
 def shipped_sets() -> list[str]:
     return sorted(p.stem for p in builtin_systems("default").parent.glob("*.yaml"))
 

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2] / "nteval"
 
 #: low → high; a module may import its own layer or lower ones. Prefixes match packages.
 LAYERS: list[tuple[str, ...]] = [
-    ("nteval._version", "nteval.errors", "nteval.params", "nteval.plugins", "nteval.progress", "nteval.lifecycle", "nteval.atomic",
+    ("nteval._version", "nteval.errors", "nteval.settings", "nteval.params", "nteval.plugins", "nteval.progress", "nteval.lifecycle", "nteval.atomic",
      "nteval.stats", "nteval.significance", "nteval.effects", "nteval.reliability"),
     ("nteval.corpus",),
     ("nteval.formats",),
@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.topics",),
     ("nteval.systems",),
     ("nteval.cluster",),
-    ("nteval.runs", "nteval.evaluate", "nteval.scores"),
+    ("nteval.runs", "nteval.session", "nteval.evaluate", "nteval.scores"),
     ("nteval.protocols",),
     ("nteval.verdict", "nteval.evidence", "nteval.answer"),
     ("nteval.report",),
