@@ -20,7 +20,7 @@ _check_dependencies()
 #: The public verbs, one import away (``import nteval; nteval.run_compare(...)``). They load on first
 #: use, so ``import nteval`` stays fast and starts no JVM.
 _VERBS = {
-    "build_index": "nteval.index", "update_index": "nteval.index",
+    "build_index": "nteval.index.build", "update_index": "nteval.index.build",
     "run_protocol": "nteval.experiment", "run_focused": "nteval.experiment", "run_highrecall": "nteval.experiment",
     "run_compare": "nteval.compare", "run_grid": "nteval.grid", "parse_axis": "nteval.grid",
     "run_correlate": "nteval.correlate.agreement", "export_collection": "nteval.export",

@@ -29,7 +29,7 @@ from .protocols.highrecall import (  # noqa: F401  (re-exported: the public name
 )
 from .runs import Searched, run_all
 from .scores import Scores, evaluate_runs, strata_means
-from .settings import AUTO_BATCH, AUTO_BUDGET, Execution, RunSettings, reject_unknown, split_options
+from .settings import AUTO_BATCH, AUTO_BUDGET, Execution, RunSettings, SystemSet, reject_unknown, split_options
 from .systems.sets import builtin_systems, find_named_system, resolve_set, resolve_systems  # noqa: F401
 from .topics.ids import topic_set_id
 from .verdict import check_topic_floor
@@ -304,6 +304,7 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
     from .effects import MMD
     from .session import session
 
+    systems = SystemSet.take(systems, options)
     settings, execution, params = split_options(options, settings, execution)
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
     settings = _checked(settings, proto)

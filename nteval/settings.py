@@ -109,6 +109,18 @@ class SystemSet:
     def of(cls, systems: Any) -> SystemSet:
         return systems if isinstance(systems, SystemSet) else cls(systems)
 
+    @classmethod
+    def take(cls, systems: Any, options: dict[str, Any]) -> SystemSet:
+        """``systems`` as a SystemSet, with the keywords ``extra_systems`` (the external runs of
+        ``--runs``) and ``systems_file`` moved out of ``options`` into it."""
+        chosen = cls.of(systems)
+        extra, file = tuple(options.pop("extra_systems", None) or ()), options.pop("systems_file", None)
+        if extra:
+            chosen = replace(chosen, extra=chosen.extra + extra)
+        if file is not None:
+            chosen = replace(chosen, file=Path(file))
+        return chosen
+
 
 @dataclass(frozen=True)
 class HumanJudgments:

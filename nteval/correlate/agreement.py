@@ -170,13 +170,13 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     from ..settings import reject_unknown, split_options
 
     rest = dict(options)
-    extra = tuple(rest.pop("extra_systems", None) or ())
+    chosen = SystemSet.take(systems, rest)
     hr = rest.pop("highrecall", None)
     given = HumanJudgments.given(queries, qrels, rest.pop("field", None), rest.pop("human_index", "all"))
     settings, execution, rest = split_options(rest, settings, execution)
     names = {f.name for f in fields(CorrelateSpec)} - {"human"}
     mine = {k: rest.pop(k) for k in list(rest) if k in names}
-    reject_unknown(rest, "run_correlate", names | {"field", "human_index", "extra_systems", "highrecall"})
+    reject_unknown(rest, "run_correlate", names | {"field", "human_index", "highrecall"})
     if spec is None:
         if given is None:
             raise InputError(None, "run_correlate: give the human judgments (queries and qrels)")
@@ -191,9 +191,6 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     if task is not None and TASKS[task][0] not in spec.protocols:
         raise InputError(None, f"--task {task}: its verdict comes from the {TASKS[task][0]} protocol, which --protocols "
                                f"leaves out ({', '.join(spec.protocols)})")
-    chosen = SystemSet.of(systems)
-    if extra:
-        chosen = replace(chosen, extra=chosen.extra + extra)
     return spec, settings, execution, chosen
 
 

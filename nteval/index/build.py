@@ -1,8 +1,10 @@
 """``nteval index``: one parse pass over Medline/BEIR sources → ``all/`` (title + abstract) and
-``nt/`` (abstract only) Lucene indexes, the document store, and ``manifest.json``.
+``nt/`` (abstract only) Lucene indexes, the document store, and ``manifest.json``; updates applied
+in place (``nteval index --update``).
 
 The whole directory is built beside its final name and renamed into place on success, so a failed
-or interrupted build leaves nothing under that name.
+or interrupted build leaves nothing under that name. Reading an index back is
+:mod:`nteval.index.manifest`.
 """
 from __future__ import annotations
 
@@ -17,42 +19,26 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ._version import __version__
-from .atomic import atomic_dir
-from .corpus.document import Deletion, Document, Skipped
-from .corpus.sentences import split_abstract
-from .corpus.store import FILENAME as STORE_FILENAME
-from .corpus.store import FORMAT as STORE_FORMAT
-from .corpus.store import DocStore
-from .errors import LuceneError
-from .lucene import indexer, jvm
-
-MANIFEST = "manifest.json"
-SKIP_REASONS = ("no_text", "no_title", "no_abstract", "malformed", "book", "too_large")
-
-#: Which records become documents (``nteval index --documents``). The principle of the default:
-#: **the user's whole collection is searched.** Every record with searchable text is a document;
-#: each index holds the text of its name: ``all`` = title + newline + abstract (either may be
-#: empty: PubMed finds a record without an abstract by its title), ``nt`` = the abstract, so a
-#: record without one is not in ``nt`` (stripped of its title it has no text). Only topics need a
-#: title and an abstract (the sampling filters say so). ``title+abstract`` is Campagne 2008's
-#: collection: records lacking either are skipped (counted ``no_title`` / ``no_abstract``), and
-#: ``all`` and ``nt`` hold the same documents.
-DOCUMENT_POLICIES = {
-    "any-text": "every record with a title or an abstract; all = title + newline + abstract (either may be "
-                "empty), nt = the records with an abstract, without their titles",
-    "title+abstract": "only records with both a title and an abstract (Campagne 2008); all and nt hold the same "
-                      "documents",
-}
-DEFAULT_DOCUMENTS = "any-text"
-
-
-def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(bufsize):
-            h.update(chunk)
-    return h.hexdigest()
+from .._version import __version__
+from ..atomic import atomic_dir
+from ..corpus.document import Deletion, Document, Skipped
+from ..corpus.sentences import split_abstract
+from ..corpus.store import FILENAME as STORE_FILENAME
+from ..corpus.store import FORMAT as STORE_FORMAT
+from ..corpus.store import DocStore
+from ..errors import LuceneError
+from ..lucene import indexer, jvm
+from .manifest import (
+    DEFAULT_DOCUMENTS,
+    MANIFEST,
+    SKIP_REASONS,
+    check_documents,
+    documents_policy,
+    fingerprint,
+    is_index_dir,
+    read_manifest,
+    sha256_file,
+)
 
 
 def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
@@ -63,7 +49,7 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
     """
     ops: list[tuple] = []
     both = documents == "title+abstract"
-    from .corpus.sources import read_records  # (lxml: not loaded by `nteval --help`)
+    from ..corpus.sources import read_records  # (lxml: not loaded by `nteval --help`)
     for rec in read_records(path):
         if isinstance(rec, Document):
             if both and not (rec.title and rec.abstract):
@@ -80,7 +66,7 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
 def _parse_and_hash(path: Path, documents: str, parent: int | None = None) -> tuple[list[tuple], str]:
     """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given)."""
     if parent is not None:
-        from .lifecycle import watch_parent
+        from ..lifecycle import watch_parent
 
         watch_parent(parent)
     return parse_file(path, documents), sha256_file(path)
@@ -140,7 +126,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     """
     from tqdm import tqdm
 
-    from .progress import shown
+    from ..progress import shown
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
@@ -273,16 +259,8 @@ class _RepairIds:
     def __iter__(self):
         return (d for (d,) in self.db.execute(f"SELECT docid FROM {REPAIR_TABLE} ORDER BY docid"))
 
-
-def fingerprint(manifest: dict[str, Any]) -> str:
-    """Content key for caches downstream: sources' hashes, parameters, tool versions (no clock).
-
-    The store's format is left out on purpose: the caches keyed on it hold Lucene results, and the
-    Lucene indexes do not change with the store's layout (topics and qrels have keys of their own).
-    """
-    key = {"sources": [s["sha256"] for s in manifest["sources"]], "parameters": manifest["parameters"],
-           "versions": manifest["versions"], "counts": manifest["counts"]}
-    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+    def __contains__(self, docid: object) -> bool:
+        return self.db.execute(f"SELECT 1 FROM {REPAIR_TABLE} WHERE docid = ?", (docid,)).fetchone() is not None
 
 
 def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = False,
@@ -308,12 +286,12 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     """
     import os
 
-    from .atomic import partial_dir
+    from ..atomic import partial_dir
 
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     check_documents(documents)
-    from .corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
+    from ..corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
     files = expand(list(sources))
     if out.exists() and not force:
         raise FileExistsError(f"{out}: already exists (use --force to replace it)")
@@ -339,8 +317,8 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
                       on_done=on_done, on_indexed=ckpt.indexed, documents=documents)
             else:
                 pipe.close()
-            sources = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
-            return _write_manifest(tmp, ckpt.store, sources, [d for r in ckpt.rows for d in r["deleted"]],
+            entries = [_source_entry(p, r["counts"], r["sha256"]) for p, r in zip(files, ckpt.rows)]
+            return _write_manifest(tmp, ckpt.store, entries, [d for r in ckpt.rows for d in r["deleted"]],
                                    index_parameters(documents))
     except (KeyboardInterrupt, LuceneError):
         if state["kept"]:
@@ -349,7 +327,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
         raise
 
 
-def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool, jobs: int,
+def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: bool | None, jobs: int,
           on_done: OnDone | None = None, on_indexed: Callable[[], None] | None = None,
           documents: str = DEFAULT_DOCUMENTS):
     """Apply ``files`` to the store and the indexes (``load_store`` + Lucene finish; then
@@ -359,7 +337,7 @@ def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: b
         per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done,
                                          documents=documents)
         if len(store) == 0:
-            from .errors import InputError
+            from ..errors import InputError
 
             skipped: dict[str, int] = {}
             for src in per_source:
@@ -509,7 +487,7 @@ def _damage(tmp: Path, rows: list[dict], lucene_done: bool) -> str | None:
 
 
 def _source_entry(path: Path, counts: dict, sha256: str) -> dict[str, Any]:
-    from .corpus.sources import source_format  # (lxml: not loaded by `nteval --help`)
+    from ..corpus.sources import source_format  # (lxml: not loaded by `nteval --help`)
     return {"path": str(path), "format": source_format(path), "bytes": path.stat().st_size, "sha256": sha256,
             "counts": counts}
 
@@ -526,28 +504,16 @@ PARAMETERS = {
 }
 
 
-def check_documents(documents: str) -> None:
-    if documents not in DOCUMENT_POLICIES:
-        from .errors import InputError
-
-        raise InputError(None, f"--documents {documents!r}: must be one of {', '.join(DOCUMENT_POLICIES)}")
-
-
 def index_parameters(documents: str) -> dict[str, Any]:
     """The manifest's ``parameters`` of an index built with documents policy ``documents``."""
     check_documents(documents)
     return {**PARAMETERS, "documents": documents}
 
 
-def documents_policy(manifest: dict[str, Any]) -> str:
-    """The documents policy an index was built with (``title+abstract`` before policies existed)."""
-    return manifest.get("parameters", {}).get("documents", "title+abstract")
-
-
 def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
                     parameters: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
-    from .corpus.store import INDEX_MEMBERS
+    from ..corpus.store import INDEX_MEMBERS
 
     for table in (REPAIR_TABLE, "_checkpoint", "_build"):  # a build's bookkeeping
         store.db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -556,7 +522,7 @@ def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids
     for name, want in (("all", n), ("nt", n_nt)):  # what Lucene holds is what the store says, or no index
         got = indexer.doc_count(tmp / name)
         if got != want:
-            from .errors import InputError
+            from ..errors import InputError
 
             raise InputError(None, f"the {name} index being built holds {got:,} documents but the document store {want:,}: the build "
                              "went wrong (a damaged resume directory?) and is discarded; run the command again")
@@ -593,6 +559,7 @@ def _now() -> str:
 #: record of skipped records, and stays format 2).
 UPDATABLE_STORE_FORMAT = 2
 
+
 #: Versions that must not change between a build and its updates (they decide the index terms).
 _PINNED = ("anserini_jar", "lucene")
 
@@ -610,7 +577,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
     import os
     import shutil
 
-    from .errors import InputError
+    from ..errors import InputError
 
     jobs = jobs or os.cpu_count() or 1
     index_dir = Path(index_dir)
@@ -619,7 +586,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
     if not is_index_dir(index_dir):
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
                                     "to an index made by nteval index")
-    from .corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
+    from ..corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
     files = expand(list(sources))
     shas = [sha256_file(p) for p in files]
     with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
@@ -650,7 +617,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:
     """One-line refusals: a source already applied (same sha256), given twice, or an index made
     with other parameters or another Anserini/Lucene (its terms would not be the update's)."""
-    from .errors import InputError
+    from ..errors import InputError
 
     seen = {s["sha256"]: s["path"] for s in old["sources"]}
     for path, sha in zip(files, shas):
@@ -666,94 +633,3 @@ def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], s
         if old["versions"].get(key) != now.get(key):
             raise InputError(index_dir, f"built with {key} {old['versions'].get(key)}, this nteval has {now.get(key)}: "
                                         "an update would mix them; rebuild the index with nteval index --force")
-
-
-def is_index_dir(path: Path) -> bool:
-    """An nteval index directory (what ``--force`` may replace): a real directory with a manifest."""
-    path = Path(path)
-    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
-
-
-def _indexes_below(path: Path, limit: int = 3) -> str:
-    """"; the index is PATH/index" when ``path`` is a directory that holds indexes (the demo's
-    output, a project folder) two levels down at most; else ""."""
-    if not path.is_dir():
-        return ""
-    try:
-        found = sorted(p.parent for pattern in (f"*/{MANIFEST}", f"*/*/{MANIFEST}") for p in path.glob(pattern)
-                       if is_index_dir(p.parent))
-    except OSError:
-        return ""
-    if not found:
-        return ""
-    names = ", ".join(str(p) for p in found[:limit]) + (f" and {len(found) - limit} more" if len(found) > limit else "")
-    return f"; {'the index below it is' if len(found) == 1 else 'indexes below it:'} {names}"
-
-
-def read_manifest(index_dir: str | Path) -> dict[str, Any]:
-    """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
-    (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
-    the file, not a traceback later."""
-    from .errors import InputError, read_json_file
-
-    path = Path(index_dir) / MANIFEST
-    if not Path(index_dir).exists():
-        raise InputError(index_dir, "no such index directory")
-    if not path.is_file():
-        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}){_indexes_below(Path(index_dir))}")
-    manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")
-    problem = _manifest_problem(manifest)
-    if problem:
-        raise InputError(path, f"corrupt manifest: {problem} (rebuild the index with nteval index --force)")
-    store = Path(index_dir) / STORE_FILENAME
-    try:
-        with open(store, "rb") as fh:
-            header = fh.read(16)
-    except (FileNotFoundError, IsADirectoryError):
-        raise InputError(store, "missing document store (rebuild the index with nteval index --force)") from None
-    if header != b"SQLite format 3\x00":
-        raise InputError(store, "not an SQLite database (rebuild the index with nteval index --force)")
-    return manifest
-
-
-def _manifest_problem(m: Any) -> str | None:
-    """What is missing or mistyped in a manifest (None if it has what nteval reads)."""
-    if not isinstance(m, dict):
-        return "not a JSON object"
-    fp = m.get("fingerprint")
-    if not isinstance(fp, str) or len(fp) != 64 or any(c not in "0123456789abcdef" for c in fp):
-        return '"fingerprint" missing or not a sha256 hex digest'
-    counts = m.get("counts")
-    if not isinstance(counts, dict) or not isinstance(counts.get("skipped"), dict) or not all(
-            isinstance(counts.get(k), int) for k in ("seen", "kept", "replaced", "deleted_pmids", "deleted_removed")):
-        return '"counts" missing or incomplete'
-    sources = m.get("sources")
-    if not isinstance(sources, list) or not all(
-            isinstance(s, dict) and isinstance(s.get("counts"), dict) and "path" in s for s in sources):
-        return '"sources" missing or malformed'
-    idx = m.get("indexes")
-    if not isinstance(idx, dict) or not all(isinstance(idx.get(k), dict) and isinstance(idx[k].get("documents"), int)
-                                            for k in ("all", "nt")):
-        return '"indexes" missing or malformed'
-    if not isinstance(m.get("versions"), dict):
-        return '"versions" missing'
-    return None
-
-
-def require_store_features(index_dir: str | Path, features: Sequence[str]) -> dict[str, Any]:
-    """The manifest, once the index's document store is known to hold ``features`` (names in
-    :data:`nteval.corpus.store.FEATURES`); an index built before they existed is a one-line error
-    that says to rebuild it, not an SQL error later."""
-    from .errors import InputError
-
-    manifest = read_manifest(index_dir)
-    path = Path(index_dir) / STORE_FILENAME
-    try:
-        store = DocStore(path)
-    except sqlite3.DatabaseError as err:
-        raise InputError(path, f"unreadable document store: {err} (rebuild the index with nteval index --force)") from None
-    try:
-        store.require(*features)
-    finally:
-        store.close()
-    return manifest

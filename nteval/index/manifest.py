@@ -1,0 +1,163 @@
+"""What an nteval index directory is, read back: its manifest (checked), the documents policy it
+was built with, its content fingerprint, the document-store features it holds.
+
+Building and updating an index is :mod:`nteval.index.build`; everything that only reads an index
+(protocols, runs, reports, export) needs this module alone.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..corpus.store import FILENAME as STORE_FILENAME
+from ..corpus.store import DocStore
+
+MANIFEST = "manifest.json"
+
+
+SKIP_REASONS = ("no_text", "no_title", "no_abstract", "malformed", "book", "too_large")
+
+
+#: Which records become documents (``nteval index --documents``). The principle of the default:
+#: **the user's whole collection is searched.** Every record with searchable text is a document;
+#: each index holds the text of its name: ``all`` = title + newline + abstract (either may be
+#: empty: PubMed finds a record without an abstract by its title), ``nt`` = the abstract, so a
+#: record without one is not in ``nt`` (stripped of its title it has no text). Only topics need a
+#: title and an abstract (the sampling filters say so). ``title+abstract`` is Campagne 2008's
+#: collection: records lacking either are skipped (counted ``no_title`` / ``no_abstract``), and
+#: ``all`` and ``nt`` hold the same documents.
+DOCUMENT_POLICIES = {
+    "any-text": "every record with a title or an abstract; all = title + newline + abstract (either may be "
+                "empty), nt = the records with an abstract, without their titles",
+    "title+abstract": "only records with both a title and an abstract (Campagne 2008); all and nt hold the same "
+                      "documents",
+}
+
+
+DEFAULT_DOCUMENTS = "any-text"
+
+
+def sha256_file(path: Path, bufsize: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(bufsize):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fingerprint(manifest: dict[str, Any]) -> str:
+    """Content key for caches downstream: sources' hashes, parameters, tool versions (no clock).
+
+    The store's format is left out on purpose: the caches keyed on it hold Lucene results, and the
+    Lucene indexes do not change with the store's layout (topics and qrels have keys of their own).
+    """
+    key = {"sources": [s["sha256"] for s in manifest["sources"]], "parameters": manifest["parameters"],
+           "versions": manifest["versions"], "counts": manifest["counts"]}
+    return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()
+
+
+def check_documents(documents: str) -> None:
+    if documents not in DOCUMENT_POLICIES:
+        from ..errors import InputError
+
+        raise InputError(None, f"--documents {documents!r}: must be one of {', '.join(DOCUMENT_POLICIES)}")
+
+
+def documents_policy(manifest: dict[str, Any]) -> str:
+    """The documents policy an index was built with (``title+abstract`` before policies existed)."""
+    return manifest.get("parameters", {}).get("documents", "title+abstract")
+
+
+def is_index_dir(path: Path) -> bool:
+    """An nteval index directory (what ``--force`` may replace): a real directory with a manifest."""
+    path = Path(path)
+    return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
+
+
+def _indexes_below(path: Path, limit: int = 3) -> str:
+    """"; the index is PATH/index" when ``path`` is a directory that holds indexes (the demo's
+    output, a project folder) two levels down at most; else ""."""
+    if not path.is_dir():
+        return ""
+    try:
+        found = sorted(p.parent for pattern in (f"*/{MANIFEST}", f"*/*/{MANIFEST}") for p in path.glob(pattern)
+                       if is_index_dir(p.parent))
+    except OSError:
+        return ""
+    if not found:
+        return ""
+    names = ", ".join(str(p) for p in found[:limit]) + (f" and {len(found) - limit} more" if len(found) > limit else "")
+    return f"; {'the index below it is' if len(found) == 1 else 'indexes below it:'} {names}"
+
+
+def read_manifest(index_dir: str | Path) -> dict[str, Any]:
+    """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
+    (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
+    the file, not a traceback later."""
+    from ..errors import InputError, read_json_file
+
+    path = Path(index_dir) / MANIFEST
+    if not Path(index_dir).exists():
+        raise InputError(index_dir, "no such index directory")
+    if not path.is_file():
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}){_indexes_below(Path(index_dir))}")
+    manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise InputError(path, f"corrupt manifest: {problem} (rebuild the index with nteval index --force)")
+    store = Path(index_dir) / STORE_FILENAME
+    try:
+        with open(store, "rb") as fh:
+            header = fh.read(16)
+    except (FileNotFoundError, IsADirectoryError):
+        raise InputError(store, "missing document store (rebuild the index with nteval index --force)") from None
+    if header != b"SQLite format 3\x00":
+        raise InputError(store, "not an SQLite database (rebuild the index with nteval index --force)")
+    return manifest
+
+
+def _manifest_problem(m: Any) -> str | None:
+    """What is missing or mistyped in a manifest (None if it has what nteval reads)."""
+    if not isinstance(m, dict):
+        return "not a JSON object"
+    fp = m.get("fingerprint")
+    if not isinstance(fp, str) or len(fp) != 64 or any(c not in "0123456789abcdef" for c in fp):
+        return '"fingerprint" missing or not a sha256 hex digest'
+    counts = m.get("counts")
+    if not isinstance(counts, dict) or not isinstance(counts.get("skipped"), dict) or not all(
+            isinstance(counts.get(k), int) for k in ("seen", "kept", "replaced", "deleted_pmids", "deleted_removed")):
+        return '"counts" missing or incomplete'
+    sources = m.get("sources")
+    if not isinstance(sources, list) or not all(
+            isinstance(s, dict) and isinstance(s.get("counts"), dict) and "path" in s for s in sources):
+        return '"sources" missing or malformed'
+    idx = m.get("indexes")
+    if not isinstance(idx, dict) or not all(isinstance(idx.get(k), dict) and isinstance(idx[k].get("documents"), int)
+                                            for k in ("all", "nt")):
+        return '"indexes" missing or malformed'
+    if not isinstance(m.get("versions"), dict):
+        return '"versions" missing'
+    return None
+
+
+def require_store_features(index_dir: str | Path, features: Sequence[str]) -> dict[str, Any]:
+    """The manifest, once the index's document store is known to hold ``features`` (names in
+    :data:`nteval.corpus.store.FEATURES`); an index built before they existed is a one-line error
+    that says to rebuild it, not an SQL error later."""
+    from ..errors import InputError
+
+    manifest = read_manifest(index_dir)
+    path = Path(index_dir) / STORE_FILENAME
+    try:
+        store = DocStore(path)
+    except sqlite3.DatabaseError as err:
+        raise InputError(path, f"unreadable document store: {err} (rebuild the index with nteval index --force)") from None
+    try:
+        store.require(*features)
+    finally:
+        store.close()
+    return manifest
