@@ -142,7 +142,8 @@ def test_topic_floor_is_loud(first200_index, tmp_path):
 def test_runs_beyond_the_memory_budget_are_read_back_and_change_nothing(first200_index, tmp_path, monkeypatch):
     """A RunSet that holds one run at a time (the rest read back from their files, fusion inputs
     included) gives the same per-topic scores, results and run files as one that holds them all."""
-    from nteval.runs import RunSet, run_all
+    from nteval.runs import RunSet, Searched, run_all
+    from nteval.settings import Execution
     from nteval.systems.sets import resolve_systems
 
     cfg = tmp_path / "systems.yaml"
@@ -160,12 +161,11 @@ def test_runs_beyond_the_memory_budget_are_read_back_and_change_nothing(first200
 
     topics = read_topics(a / "topics.tsv")
     manifest = json.loads((first200_index / "manifest.json").read_text())
-    runs, _ = run_all(first200_index, "nt", manifest["fingerprint"], topics, resolve_systems(cfg)[1], tmp_path / "r",
-                      depth=100, progress=False)
+    where = Searched(first200_index, "nt", manifest["fingerprint"])
+    runs, _ = run_all(where, topics, resolve_systems(cfg)[1], tmp_path / "r", 100, Execution(progress=False))
     assert isinstance(runs, RunSet) and list(runs) == ["bm25", "qld", "fused", "and5"]
     assert runs.reads >= 2  # bm25 and qld went out of memory before the fusion asked for them
     whole = {n: runs[n] for n in runs}
     monkeypatch.setenv("NTEVAL_RUN_MEMORY_HITS", "")
-    again, _ = run_all(first200_index, "nt", manifest["fingerprint"], topics, resolve_systems(cfg)[1], tmp_path / "r",
-                       depth=100, progress=False)
+    again, _ = run_all(where, topics, resolve_systems(cfg)[1], tmp_path / "r", 100, Execution(progress=False))
     assert again.reads == 0 and {n: again[n] for n in again} == whole

@@ -470,14 +470,16 @@ def test_long_query_runs_and_is_counted(tmp_path, first200_index):
     import json
 
     from nteval.index import read_manifest
-    from nteval.runs import run_all
+    from nteval.runs import Searched, run_all
+    from nteval.settings import Execution
     from nteval.systems.base import make_system
 
     long_q = " ".join(f"term{i}q" for i in range(3000)) + " insulin glucose"
     topics = {"long": long_q, "short": "insulin resistance in obese patients"}
     systems = [make_system(a, a) for a in ("bm25", "bm25_rm3", "bm25_proximity", "qld")]
     fp = read_manifest(first200_index)["fingerprint"]
-    runs, infos = run_all(first200_index, "nt", fp, topics, systems, tmp_path / "runs", depth=10, progress=False)
+    runs, infos = run_all(Searched(first200_index, "nt", fp), topics, systems, tmp_path / "runs", 10,
+                          Execution(progress=False))
     for s in systems:
         assert runs[s.name]["short"], s.name
         meta = json.loads((tmp_path / "runs" / f"{s.name}.meta.json").read_text())

@@ -50,7 +50,8 @@ def test_fused_pseudo_qrels():
 
 def test_holdout_runs_cover_every_topic(first200_index, tmp_path):
     from nteval.index import read_manifest
-    from nteval.runs import holdout_folds, run_all_holdout
+    from nteval.runs import Searched, holdout_folds, run_all_holdout
+    from nteval.settings import Execution
     from nteval.systems.base import make_system
 
     assert [len(f) for f in holdout_folds([str(i) for i in range(10)], 200)] == [4, 4, 2]
@@ -61,8 +62,8 @@ def test_holdout_runs_cover_every_topic(first200_index, tmp_path):
     ids = [r[0] for r in store.db.execute("SELECT docid FROM docs WHERE n_sentences >= 3 ORDER BY docid LIMIT 9")]
     store.close()
     topics = {d: "patients treatment" for d in ids}
-    runs, infos, held = run_all_holdout(first200_index, "nt", fp, topics, [make_system("bm25", "bm25")], tmp_path / "r",
-                                        depth=20, progress=False)
+    runs, infos, held = run_all_holdout(Searched(first200_index, "nt", fp), topics, [make_system("bm25", "bm25")],
+                                        tmp_path / "r", 20, Execution(progress=False))
     assert set(runs["bm25"]) == set(ids) and all(q in held[q] for q in ids)
     for q, ranking in runs["bm25"].items():
         assert not {d for d, _ in ranking} & set(held[q])

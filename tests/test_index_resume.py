@@ -11,7 +11,7 @@ import time
 from conftest import FIRST100, FIRST200, MEDSAMP2006
 from index_compare import assert_same_index, renumbered
 
-import nteval.index
+import nteval.index.build
 from nteval.index import build_index
 
 
@@ -45,8 +45,8 @@ def test_killed_build_resumes_after_the_last_complete_file(tmp_path, monkeypatch
     print(f"killed after {done} of {len(files)} files", file=sys.__stderr__)
 
     parsed = []
-    real = nteval.index.parse_file
-    monkeypatch.setattr(nteval.index, "parse_file", lambda path, *a: parsed.append(path) or real(path, *a))
+    real = nteval.index.build.parse_file
+    monkeypatch.setattr(nteval.index.build, "parse_file", lambda path, *a: parsed.append(path) or real(path, *a))
     build_index(files, out, jobs=1)
     assert f"resuming the build of {out}: {done} of {len(files)} source file(s) already done" in capsys.readouterr().err
     assert parsed == files[done:]  # only the files after the last checkpoint
