@@ -59,7 +59,7 @@ except ImportError:  # pragma: no cover - nteval without the cluster extra
     _PluginBase = object  # type: ignore[assignment,misc]
 
 
-class NtevalWorker(_PluginBase):  # type: ignore[misc,valid-type]
+class NtevalWorker(_PluginBase):
     """Registered on every worker by the client: remembers the worker's address for error
     messages and closes the indexes the worker opened when it shuts down (the JVM, started by the
     first task, lives as long as the worker process)."""
@@ -256,7 +256,7 @@ def result_of(future, what: str) -> Any:
 
 # -- per-system runs ----------------------------------------------------------------------------
 
-def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int, threads: int) -> dict[str, Any]:
+def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int, threads: int | None) -> dict[str, Any]:
     from .formats.trec import canonical
     from .systems.execute import open_target, run_system
 
@@ -277,7 +277,7 @@ class RemoteRuns:
     for one. Systems that search no Lucene index (fusions, dense, external) stay with the caller."""
 
     def __init__(self, scheduler: str, index: Path, label: str, topics: dict[str, str], systems: list,
-                 keys: dict[str, str], depth: int, threads: int):
+                 keys: dict[str, str], depth: int, threads: int | None):
         self._session = session(scheduler, [str(index)])
         client = self._session.__enter__()
         try:

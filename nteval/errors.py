@@ -1,6 +1,7 @@
 """One exception type for bad user input: the CLI prints it as one line and exits non-zero."""
 from __future__ import annotations
 
+from collections.abc import Iterable
 from os import PathLike
 
 #: Longest repr of a user-supplied value put into an error message (see :func:`short`).
@@ -76,11 +77,11 @@ def env_int(name: str, default: int, minimum: int = 0) -> int:
     return value
 
 
-def suggest(word: object, choices: object) -> str:
+def suggest(word: object, choices: Iterable[object]) -> str:
     """" (did you mean X?)" for the closest of ``choices`` to a misspelt ``word``, else ""."""
     import difflib
 
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)  # type: ignore[union-attr]
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean {close[0]}?)" if close else ""
 
 

@@ -128,7 +128,7 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[s
     for name in configs:
         f = fam.get(name)
         b = measured.get(f) if f else None
-        if not b or not b.get("flagged"):
+        if not f or not b or not b.get("flagged"):
             continue
         sizes = []
         for cname, c in b["collections"].items():

@@ -5,6 +5,7 @@ protocol's verdict is written beside the results."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -13,7 +14,7 @@ from . import protocols
 from .atomic import write_text
 from .errors import InputError
 from .evaluate import parse_measures
-from .formats.trec import write_qrels, write_topics
+from .formats.trec import Run, write_qrels, write_topics
 from .index import read_manifest
 from .protocols.base import Protocol, ProtocolSpec, TopicSet
 from .protocols.highrecall import (  # noqa: F401  (re-exported: the public names of earlier versions)
@@ -157,6 +158,7 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
     write_topics(out / "topics.tsv", tset.topics)
     write_qrels(out / "qrels.txt", tset.qrels)
     where = Searched(index_dir, proto.searches, call.manifest["fingerprint"], label=proto.name)
+    runs: Mapping[str, Run]
     if tset.holdout:
         if ex.scheduler:
             import sys
@@ -245,7 +247,8 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     reason = ""
     k = 0
     while True:
-        bspec = replace(spec, n_topics=batch, offset=k * batch)
+        batch_changes: dict[str, Any] = {"n_topics": batch, "offset": k * batch}  # (offset: not every ProtocolSpec's)
+        bspec = replace(spec, **batch_changes)
         part = _run_topic_set(call, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
         parts.append(part)
         eligible = part[0].counts["eligible"]

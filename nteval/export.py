@@ -154,7 +154,7 @@ def _documents(store: DocStore, fmt: str, searches: str) -> Iterator[tuple[str, 
 
 
 def _write_corpus(path: Path, store: DocStore, fmt: str, searches: str, judged: set[str], total: int,
-                  progress: bool) -> tuple[dict[str, Any], int]:
+                  progress: bool | None) -> tuple[dict[str, Any], int]:
     """Stream the corpus to ``path``; ``judged`` loses every docid seen (what stays is missing)."""
     from tqdm import tqdm
 
@@ -189,7 +189,9 @@ def _caveats(res: dict[str, Any], searches: str) -> list[str]:
                    "external system searching it will find the query's own source document (and fold-mates). "
                    "nteval filters held-out documents from the external runs it scores; other tools do not.")
     if res.get("protocol") == "mesh":
-        docs = res.get("documents") if isinstance(res.get("documents"), dict) else {}
+        docs = res.get("documents")
+        if not isinstance(docs, dict):
+            docs = {}
         unjudgeable = (f" Only {docs['with_mesh']} of the {docs['total']} documents have MeSH headings: the others "
                        "can never be relevant." if "with_mesh" in docs and "total" in docs else "")
         out.append("The qrels come from NLM's MeSH indexing (2 = major topic, 1 = assigned): do not give systems "

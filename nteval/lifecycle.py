@@ -116,6 +116,7 @@ def run_group(workdir: str, tail_path: str, argv: list[str]) -> int:
             fh.write(f"cannot start {argv[0]}: {err.strerror}")
         return 127
     tail = b""
+    assert proc.stderr is not None  # stderr=PIPE
     fd = proc.stderr.fileno()
     exited = False
     while True:
@@ -131,8 +132,8 @@ def run_group(workdir: str, tail_path: str, argv: list[str]) -> int:
             exited = True
             _kill_group(proc.pid)  # background children: gone with the program (their pipe ends close)
     proc.wait()
-    with open(tail_path, "wb") as fh:
-        fh.write(tail)
+    with open(tail_path, "wb") as out:
+        out.write(tail)
     return proc.returncode
 
 

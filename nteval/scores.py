@@ -75,7 +75,7 @@ def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], pr
     from .progress import shown
 
     order = list(runs) if names is None else list(names)
-    held = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice
+    held: list[str] = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice
     todo = [n for n in held if n in order] + [n for n in order if n not in held]
     got: dict[str, tuple] = {}
     for name in tqdm(todo, desc=desc, unit=" run", disable=not shown(progress), file=sys.stderr, leave=False):

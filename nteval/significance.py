@@ -89,18 +89,18 @@ def paired_randomization(diffs: np.ndarray, n_resamples: int = DEFAULT_RESAMPLES
     return np.clip(2 * np.minimum(less, greater), 0.0, 1.0)
 
 
-def holm(p: Sequence[float]) -> np.ndarray:
+def holm(p: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm-adjusted p-values (step-down; monotone; capped at 1)."""
-    p = np.asarray(p, float)
-    m = p.size
-    order = np.argsort(p, kind="stable")
-    adj = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    ps = np.asarray(p, float)
+    m = ps.size
+    order = np.argsort(ps, kind="stable")
+    adj = np.maximum.accumulate((m - np.arange(m)) * ps[order])
     out = np.empty(m)
     out[order] = np.minimum(adj, 1.0)
     return out
 
 
-def adjust(p: Sequence[float], method: str = "holm") -> np.ndarray:
+def adjust(p: Sequence[float] | np.ndarray, method: str = "holm") -> np.ndarray:
     if method == "holm":
         return holm(p)
     if method == "bh":

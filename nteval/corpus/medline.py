@@ -11,7 +11,8 @@ import re
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import Any, cast
 
 from lxml import etree
 
@@ -24,9 +25,12 @@ _RECORD_TAGS = ("MedlineCitation", "PubmedArticle", "PubmedBookArticle", "Delete
 _YEAR = re.compile(r"(1[89]\d\d|20\d\d)")
 
 
+_igzip: ModuleType | None
+_IsalError: type[Exception]
 try:  # ISA-L's gzip reader (PyPI ``isal``): the same stream ~3x faster than zlib's inflate
     from isal import igzip as _igzip
-    from isal.isal_zlib import error as _IsalError
+    from isal import isal_zlib as _isal_zlib
+    _IsalError = cast("type[Exception]", _isal_zlib.error)  # an exception class (isal's stub: "error: Exception")
 except ImportError:  # pragma: no cover - the standard library's reader
     _igzip = None
     _IsalError = zlib.error
@@ -53,7 +57,7 @@ def _open_stream(path: Path):
     return PrunedStream(_open(path), UNREAD, record_end="</MedlineCitation>")
 
 
-def _stdlib_error(path: Path, err: BaseException) -> BaseException:
+def _stdlib_error(path: Path, err: Exception) -> Exception:
     """The error the standard library's gzip reader raises on ``path`` (so a corrupt or truncated
     file gets the same message with or without ISA-L); ``err`` if it reads the file cleanly."""
     if _igzip is None or path.suffix != ".gz":
@@ -212,7 +216,7 @@ def mesh_headings(mc: etree._Element) -> list[dict[str, Any]]:
 
 
 def _mesh_headings(mesh_list: etree._Element | None) -> list[dict[str, Any]]:
-    headings = []
+    headings: list[dict[str, Any]] = []
     if mesh_list is None:
         return headings
     for mh in mesh_list.iterchildren("MeshHeading"):

@@ -73,18 +73,18 @@ class PrunedStream:
 
     def _emit(self, data: bytes) -> None:
         if self._end is not None:
-            self._measure(data)
+            self._measure(data, self._end)
         if data:
             self._out = self._out[self._at:] + data if self._at else self._out + data
             self._at = 0
 
-    def _measure(self, data: bytes) -> None:
+    def _measure(self, data: bytes, end: bytes) -> None:
         # an end tag split between two pieces is missed: the gap only grows (still an upper bound)
-        last, at = 0, data.find(self._end)
+        last, at = 0, data.find(end)
         while at >= 0:
             self.longest_record = max(self.longest_record, self._since + at - last)
             self._since, last = 0, at
-            at = data.find(self._end, at + 1)
+            at = data.find(end, at + 1)
         self._since += len(data) - last
         self.longest_record = max(self.longest_record, self._since)
 

@@ -52,7 +52,7 @@ def _relative_advantage(m: np.ndarray, i: int, base: int, n_boot: int, rng: np.r
         reps = a[idx].mean(axis=1) / b[idx].mean(axis=1) - 1
     reps = reps[np.isfinite(reps)]
     lo, hi = (float(np.percentile(reps, 2.5)), float(np.percentile(reps, 97.5))) if reps.size else (None, None)
-    if point is not None and lo is not None:
+    if point is not None and lo is not None and hi is not None:  # (lo and hi are None together)
         lo, hi = min(lo, point), max(hi, point)
     return {"value": point, "ci95": [lo, hi]}
 
@@ -91,8 +91,9 @@ def _human_ceiling(per: dict[str, dict[str, dict[str, float]]], systems: list[st
         a, b = perm[: len(topics) // 2], perm[len(topics) // 2:]
         c = correlations(list(m[:, a].mean(1)), list(m[:, b].mean(1)))
         for k in out:
-            if c[k]["value"] is not None:
-                out[k].append(c[k]["value"])
+            value = c[k]["value"]
+            if value is not None:
+                out[k].append(value)
     return {k: {"mean": float(np.mean(v)), "ci95": [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))]}
             if v else None for k, v in out.items()} | {"splits": splits, "topics_per_half": len(topics) // 2}
 
@@ -182,7 +183,8 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
             raise InputError(None, "run_correlate: give the human judgments (queries and qrels)")
         spec = CorrelateSpec(given, **mine)
     else:
-        spec = replace(spec, **mine, **({"human": given} if given is not None else {}))
+        changes: dict[str, Any] = {**mine, **({"human": given} if given is not None else {})}
+        spec = replace(spec, **changes)
     if hr:
         params = {k: dict(v) for k, v in spec.protocol_params.items()}
         spec = replace(spec, protocol_params={**params, "highrecall": {**hr, **params.get("highrecall", {})}})

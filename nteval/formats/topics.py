@@ -145,7 +145,7 @@ def _first_rows(path: Path):
 
     opener = gzip.open if str(path).endswith(".gz") else open
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if line.split():
                     yield n, line.split()

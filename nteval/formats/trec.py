@@ -86,7 +86,7 @@ def _rows(path: Path, what: str, fields: str):
     opener = gzip.open if str(path).endswith(".gz") else open
     n = 0
     try:
-        with opener(path, "rt", encoding="utf-8") as fh:  # type: ignore[operator]
+        with opener(path, "rt", encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if "\x00" in line:
                     raise InputError(path, f"binary data (NUL byte): not a {what} file", place=f"line {n}")

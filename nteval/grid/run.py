@@ -6,6 +6,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,7 @@ def _score_references(where: Searched, j: Judgments, references: tuple[System, .
                       execution: Execution) -> dict[str, dict[str, float]]:
     """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
     OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
-    from ..formats.trec import canonical, read_qrels, read_topics
+    from ..formats.trec import Run, canonical, read_qrels, read_topics
     from ..runs import drop_held, run_all
     from ..scores import evaluate_runs
     from ..settings import Execution as Ex
@@ -250,6 +251,7 @@ def _score_references(where: Searched, j: Judgments, references: tuple[System, .
     topics, qrels = read_topics(j.dir / "topics.tsv"), read_qrels(j.dir / "qrels.txt")
     held = read_exclusions(j.dir / "holdout.tsv") if j.index_name.endswith("-holdout") else {}
     extra = max((len(v) for v in held.values()), default=0)
+    runs: Mapping[str, Run]
     runs, _ = run_all(Searched(where.index_dir, j.index_name.removesuffix("-holdout"), where.fingerprint, label=j.name),
                       topics, list(references), out / "references" / j.name, depth + extra,
                       Ex(progress=execution.progress, scheduler=execution.scheduler))
@@ -356,9 +358,12 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     if "highrecall" in protocols:
         params_by_protocol["highrecall"] = dict(params_by_protocol.get("highrecall", {}))
         from .. import protocols as registry
+        from ..protocols.highrecall import HighRecallSpec
 
         # the spec applies a preset: it says whether sources are held out
-        if registry.get("highrecall").Spec(**params_by_protocol["highrecall"]).holdout and base.kind.feedback:
+        hr_spec = registry.get("highrecall").Spec(**params_by_protocol["highrecall"])
+        assert isinstance(hr_spec, HighRecallSpec)  # (the built-in protocol: built-in names win over entry points)
+        if hr_spec.holdout and base.kind.feedback:
             raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid "
                                    "yet: grid it with --no-holdout, and check the chosen cell with "
                                    "`nteval highrecall --holdout`")

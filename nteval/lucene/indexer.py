@@ -266,6 +266,7 @@ class PipelinedIndexer:
         rather than with the first batch."""
         if not self.eager and self._stream is None:
             self._stream = self._take()
+            assert self._stream is not None  # (None only once close() has begun: no batch comes after it)
             self._stream.open(self._shards("stream"))
 
     def _submit(self, i: int) -> None:
@@ -273,6 +274,7 @@ class PipelinedIndexer:
             self._futures.append(self._pool.submit(self._index_alone, i))
         else:
             self.start()
+            assert self._stream is not None  # (start() made it)
             self._stream.feed(self._batch(i))
 
     def add_batch(self, rows: Iterable[tuple[str, str, str]]) -> int:
@@ -365,7 +367,7 @@ class PipelinedIndexer:
         ``append`` the targets are existing indexes (an update): the batches and repairs are applied
         to them. Without ``close`` the staging area stays until :meth:`close` (a resumable build
         first records that its indexes are complete)."""
-        shard_ids = list(range(self.batches)) if self.eager else ["stream"] * min(self.batches, 1)
+        shard_ids: list[int | str] = list(range(self.batches)) if self.eager else ["stream"] * min(self.batches, 1)
         self._wait()
         n_batches = self.batches
         repair_batch = None

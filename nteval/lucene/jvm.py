@@ -14,6 +14,7 @@ import functools
 import glob
 import os
 import threading
+import typing
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -111,7 +112,8 @@ def anserini_jar() -> Path:
         if str(f).endswith("-fatjar.jar") and Path(f.locate()).is_file():
             return Path(f.locate())
     # Fallback: search next to the package.
-    root = Path(dist.locate_file("pyserini"))
+    # typeshed says SimplePath; an installed (file-system) distribution gives a pathlib.Path
+    root = Path(typing.cast("os.PathLike[str]", dist.locate_file("pyserini")))
     jars = sorted(glob.glob(str(root / "resources" / "jars" / "anserini-*-fatjar.jar")))
     if not jars:
         raise InputError(None, f"no anserini-*-fatjar.jar inside the installed pyserini package; reinstall it: "

@@ -12,7 +12,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import InputError, short
 from ..formats.trec import Qrels
@@ -129,7 +129,11 @@ class TopicSet:
         return self.sources.get(qid, qid) if self.sources else qid
 
 
-class Protocol:
+#: the spec type a protocol's :meth:`Protocol.build` takes (its ``Spec``)
+SpecT = TypeVar("SpecT", bound=ProtocolSpec)
+
+
+class Protocol(Generic[SpecT]):
     """One NT protocol. Subclasses set the class attributes and implement :meth:`build`."""
 
     name: ClassVar[str]
@@ -147,7 +151,7 @@ class Protocol:
     #: (NT measure, human measure) pairs ``nteval correlate`` reports (default: verdict measure vs AP)
     correlate_pairs: ClassVar[tuple[tuple[str, str], ...]] = ()
 
-    def build(self, index_dir: Path, spec: ProtocolSpec, out: Path, progress: bool | None = None,
+    def build(self, index_dir: Path, spec: SpecT, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
         """Topics and qrels (deterministic for a spec and an index). May write protocol files
         under ``out`` (the caller writes topics.tsv and qrels.txt). ``systems_path``: the systems

@@ -48,7 +48,7 @@ def _eligible(index_dir: Path, spec: CrossLingualSpec) -> dict[str, dict[str, st
     return out
 
 
-class CrossLingual(Protocol):
+class CrossLingual(Protocol[CrossLingualSpec]):
     name = "crosslingual"
     Spec = CrossLingualSpec
     searches = "nt"

@@ -46,7 +46,7 @@ def sample_record(spec: DocumentSampleSpec, n_eligible: int) -> dict[str, Any]:
     return {"sample": spec.sample().as_dict(), "eligible_documents": n_eligible, "topics_requested": spec.n_topics}
 
 
-class Focused(Protocol):
+class Focused(Protocol[DocumentSampleSpec]):
     name = "focused"
     Spec = DocumentSampleSpec
     searches = "nt"

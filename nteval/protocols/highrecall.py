@@ -23,7 +23,7 @@ from .base import Protocol, TopicSet, VerdictSpec, param
 from .focused import DocumentSampleSpec, sample_documents, sample_record
 
 #: The reference systems a high-recall run fuses by default, and the paper's single one.
-REFERENCE_SYSTEMS = {
+REFERENCE_SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
     "bm25": ("bm25", {}),                                  # Anserini's BM25 (k1 0.9, b 0.4): the paper's S_ref
     "bm25_k1.2_b0.75": ("bm25", {"k1": 1.2, "b": 0.75}),   # the textbook BM25
     "qld_mu1000": ("qld", {"mu": 1000}),                   # a language model, Dirichlet smoothing
@@ -54,9 +54,9 @@ def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = N
             raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
         return found[0]
     files = [systems_path, builtin_systems("table1"), builtin_systems("default")]
-    found = find_named_system(str(sref), files)
-    if found is not None:
-        return found[0]
+    named = find_named_system(str(sref), files)
+    if named is not None:
+        return named[0]
     from ..systems.sets import suggest_system
 
     raise InputError(None, f"--sref {sref!r}{suggest_system(str(sref), files)}: no such system in {systems_path or 'the systems file'} or the shipped sets "
@@ -116,7 +116,9 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
         titles, _ = focused_topics(store, ids)
         sentences: dict[str, str] = {}
         for d in ids:
-            q = sentence_query(store.get(d)["sentences"], sentence, fallback)
+            doc = store.get(d)
+            assert doc is not None  # (ids come from the same store)
+            q = sentence_query(doc["sentences"], sentence, fallback)
             if q is not None:
                 sentences[d] = q
     finally:
@@ -208,7 +210,7 @@ class HighRecallSpec(DocumentSampleSpec):
     sentence: int = param(3, "which abstract sentence is the query (1-based)", min=1)
     judged: str = param("topk-nonrelevant", "S_ref's other top-k hits judged non-relevant, or relevant-only",
                         choices=JUDGED_POLICIES)
-    std: str = param("population", "standard deviation of the z-scores", choices=STD_KINDS)
+    std: str = param("population", "standard deviation of the z-scores", choices=tuple(STD_KINDS))
     fallback: str = param("skip", "abstracts with fewer sentences: skip the topic, or use the last sentence",
                           choices=("skip", "last"))
     combine: str = param("vote", "several S_refs: majority vote of z ≥ zt, or mean z", choices=COMBINE)
@@ -236,7 +238,7 @@ class HighRecallSpec(DocumentSampleSpec):
         super().validate()
 
 
-class HighRecall(Protocol):
+class HighRecall(Protocol[HighRecallSpec]):
     name = "highrecall"
     Spec = HighRecallSpec
     searches = "nt"

@@ -33,7 +33,7 @@ class MeshSpec(ProtocolSpec):
             raise InputError(None, f"max_docs={self.max_docs}: must be ≥ min_docs ({self.min_docs})")
 
 
-class Mesh(Protocol):
+class Mesh(Protocol[MeshSpec]):
     name = "mesh"
     Spec = MeshSpec
     searches = "all"

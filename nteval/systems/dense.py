@@ -291,7 +291,8 @@ def _lock(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path, progress: bool) -> None:
+def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,
+            progress: bool | None) -> None:
     from tqdm import tqdm
 
     from ..progress import shown

@@ -27,7 +27,7 @@ import hashlib
 import math
 import os
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -242,7 +242,7 @@ def _call_user(system: System, fn: Callable, *args: Any) -> Any:
         raise InputError(None, f"system {short(system.name)}: its search raised {type(err).__name__}: "
                                f"{_cut(str(err))}") from None
     finally:
-        os._exit = real_exit  # type: ignore[assignment]
+        os._exit = real_exit
         if os.getcwd() != cwd:
             os.chdir(cwd)
 
@@ -388,6 +388,7 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     run: Run = {}
     for qid, ranking in raw.items():
         q = str(qid)
+        pairs: Iterable[Any]
         if isinstance(ranking, Mapping):
             pairs = ranking.items()
         elif isinstance(ranking, (list, tuple)):
@@ -439,7 +440,7 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     from ..formats.trec import canonical
 
     out = {q: canonical(run.get(q, []), depth) for q in topics}
-    notes = {"topics_without_results": missing, "foreign_documents": len(foreign), "foreign_hits": foreign_hits,
+    notes: dict[str, Any] = {"topics_without_results": missing, "foreign_documents": len(foreign), "foreign_hits": foreign_hits,
              "hits": hits}
     if foreign:
         notes["foreign_example"] = sorted(foreign)[0]
