@@ -21,6 +21,7 @@ BUILTIN = {
     "highrecall": "nteval.protocols.highrecall",
     "crosslingual": "nteval.protocols.crosslingual",
     "mesh": "nteval.protocols.mesh",
+    "keywords": "nteval.protocols.keywords",
 }
 
 _LOADED: dict[str, Protocol] = {}

@@ -11,6 +11,7 @@ id says what its query is, and ids of different protocols cannot collide:
 | focused | ``PMID`` (Campagne 2008: qrels ``PMID 0 PMID 1``) | the title |
 | high-recall | ``PMID-s3`` | sentence 3 of the abstract (``-sN`` for ``--sentence N``) |
 | cross-lingual | ``PMID-ger`` | the title in that language |
+| keywords | ``PMID-k3`` | the 3 rarest words of the title (``-kN`` for ``--param words=N``) |
 | MeSH | the descriptor's UI, e.g. ``D003042`` | its name |
 
 The ids stay plain TREC topic ids (no white space), so trec_eval and ir_measures read every file
@@ -26,12 +27,18 @@ from collections.abc import Iterable, Mapping
 
 _SENTENCE = re.compile(r"-s(\d+)$")
 _LANGUAGE = re.compile(r"-([a-z]{3})$")
+_KEYWORDS = re.compile(r"-k(\d+)$")
 _MESH = re.compile(r"^D\d{6,}$")
 
 
 def highrecall_id(docid: str, sentence: int) -> str:
     """The high-recall topic made from sentence ``sentence`` of document ``docid``'s abstract."""
     return f"{docid}-s{sentence}"
+
+
+def keywords_id(docid: str, words: int) -> str:
+    """The keywords topic made from the ``words`` rarest words of document ``docid``'s title."""
+    return f"{docid}-k{words}"
 
 
 def crosslingual_id(docid: str, language: str) -> str:
@@ -48,6 +55,9 @@ def describe(qids: Iterable[str]) -> str:
     sentences = {m.group(1) for q in ids if (m := _SENTENCE.search(q))}
     if sentences and all(_SENTENCE.search(q) for q in ids):
         return f"high-recall topics (sentence {', '.join(sorted(sentences))}; ids like {ids[0]})"
+    words = {m.group(1) for q in ids if (m := _KEYWORDS.search(q))}
+    if words and all(_KEYWORDS.search(q) for q in ids):
+        return f"keywords topics ({', '.join(sorted(words))} rarest title words; ids like {ids[0]})"
     if all(_MESH.match(q) for q in ids):
         return f"MeSH topics (descriptor UIs, e.g. {ids[0]})"
     languages = {m.group(1) for q in ids if (m := _LANGUAGE.search(q))}
