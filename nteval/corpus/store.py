@@ -393,3 +393,57 @@ def require_judged_in_index(collection: Path, qrels: dict[str, dict[str, int]], 
                                      "is named with its cause")
     raise InputError(qrels_path, f"{head}, and in none of its sources (e.g. {short(missing[0])}): qrels for another "
                                  "collection? (--index)")
+
+
+# -- read-only queries over an index's store (every SQL of the store lives in this module) ------------
+
+def _read_only(index_dir: str | Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+
+
+def index_texts(index_dir: str | Path, index_name: str) -> Iterator[tuple[str, str]]:
+    """(docid, text) of every document of Lucene index ``index_name``, in the store's stream
+    order, exactly as Lucene indexed its contents (:func:`index_contents`): what another engine
+    (dense vectors, PISA, Tantivy) indexes to search the same collection."""
+    db = _read_only(index_dir)
+    try:
+        for docid, title, abstract in db.execute(
+                f"SELECT docid, title, abstract FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq"):
+            yield docid, index_contents(index_name, title, abstract)
+    finally:
+        db.close()
+
+
+def index_docids(index_dir: str | Path, index_name: str) -> list[str]:
+    """The docids of :func:`index_texts`, in the same order, without reading the texts."""
+    db = _read_only(index_dir)
+    try:
+        return [r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq")]
+    finally:
+        db.close()
+
+
+def topic_candidates(db: sqlite3.Connection, min_sentences: int, min_title_tokens: int, language: str | None = None,
+                     year_min: int | None = None, year_max: int | None = None) -> Iterator[str]:
+    """Docids of the documents that may become topics: a title and an abstract, at least
+    ``min_sentences`` abstract sentences and ``min_title_tokens`` title tokens, in ``language``
+    and within the years when given (streamed, in the store's own order)."""
+    where = ["n_sentences >= ?", "n_title_tokens >= ?", "title != ''", "abstract != ''"]
+    args: list = [min_sentences, min_title_tokens]
+    for cond, value in (("language = ?", language), ("year >= ?", year_min), ("year <= ?", year_max)):
+        if value is not None and value != "":
+            where.append(cond)
+            args.append(value)
+    return (r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {' AND '.join(where)}", args))
+
+
+def vernacular_titles(index_dir: str | Path, min_sentences: int) -> list[tuple[str, str, str, str]]:
+    """(language, docid, vernacular title, English title) of every document with an abstract of
+    at least ``min_sentences`` sentences whose record names its one original language."""
+    db = _read_only(index_dir)
+    try:
+        return db.execute("SELECT vernacular_language, docid, vernacular_title, title FROM docs WHERE vernacular_title "
+                          "IS NOT NULL AND vernacular_language IS NOT NULL AND n_sentences >= ? AND abstract != ''",
+                          (min_sentences,)).fetchall()
+    finally:
+        db.close()

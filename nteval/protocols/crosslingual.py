@@ -9,12 +9,11 @@ is for.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..corpus.store import FILENAME as STORE
+from ..corpus.store import vernacular_titles
 from ..errors import InputError
 from ..topics.focused import query_text
 from ..topics.ids import crosslingual_id
@@ -32,13 +31,7 @@ class CrossLingualSpec(ProtocolSpec):
 
 def _eligible(index_dir: Path, spec: CrossLingualSpec) -> dict[str, dict[str, str]]:
     """language → {docid: query} of the vernacular titles that may become queries (language certain)."""
-    db = sqlite3.connect(f"file:{Path(index_dir) / STORE}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT vernacular_language, docid, vernacular_title, title FROM docs WHERE vernacular_title "
-                          "IS NOT NULL AND vernacular_language IS NOT NULL AND n_sentences >= ? AND abstract != ''",
-                          (spec.min_sentences,)).fetchall()
-    finally:
-        db.close()
+    rows = vernacular_titles(index_dir, spec.min_sentences)
     out: dict[str, dict[str, str]] = {}
     for lang, docid, vernacular, title in rows:
         q = query_text(vernacular)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import save_array, write_text
+from ..corpus.store import index_docids, index_texts  # noqa: F401  (index_texts: read by the encoder, tests, benchmarks)
 from ..errors import InputError, short
 from ..params import Param
 from .kind import RunContext, SystemKind
@@ -158,35 +159,6 @@ def _unit(v: np.ndarray) -> np.ndarray:
 
 
 # -- the document vectors --------------------------------------------------------------------------
-
-def index_texts(index_dir: Path, index_name: str):
-    """(docid, text) of every document of ``index_name``, in the store's stream order, exactly as
-    Lucene indexed its contents (:func:`~nteval.corpus.store.index_contents`)."""
-    import sqlite3
-
-    from ..corpus.store import FILENAME, INDEX_MEMBERS, index_contents
-
-    db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
-    try:
-        for docid, title, abstract in db.execute(
-                f"SELECT docid, title, abstract FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq"):
-            yield docid, index_contents(index_name, title, abstract)
-    finally:
-        db.close()
-
-
-def index_docids(index_dir: Path, index_name: str) -> list[str]:
-    """The docids of :func:`index_texts`, in the same order, without reading the texts."""
-    import sqlite3
-
-    from ..corpus.store import FILENAME, INDEX_MEMBERS
-
-    db = sqlite3.connect(f"file:{index_dir / FILENAME}?mode=ro", uri=True)
-    try:
-        return [r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {INDEX_MEMBERS[index_name]} ORDER BY seq")]
-    finally:
-        db.close()
-
 
 def cache_dir(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder) -> Path:
     root = Path(os.environ["NTEVAL_DENSE_CACHE"]) if os.environ.get("NTEVAL_DENSE_CACHE") else index_dir / "dense"

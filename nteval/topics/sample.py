@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..corpus.store import FILENAME as STORE
+from ..corpus.store import topic_candidates
 from ..errors import InputError
 
 
@@ -37,18 +38,7 @@ def eligible_ids(db: sqlite3.Connection, spec: SampleSpec) -> list[str]:
 
 
 def _eligible(db: sqlite3.Connection, spec: SampleSpec) -> Iterator[str]:
-    where = ["n_sentences >= ?", "n_title_tokens >= ?", "title != ''", "abstract != ''"]
-    args: list = [spec.min_sentences, spec.min_title_tokens]
-    if spec.language:
-        where.append("language = ?")
-        args.append(spec.language)
-    if spec.year_min is not None:
-        where.append("year >= ?")
-        args.append(spec.year_min)
-    if spec.year_max is not None:
-        where.append("year <= ?")
-        args.append(spec.year_max)
-    return (r[0] for r in db.execute(f"SELECT docid FROM docs WHERE {' AND '.join(where)}", args))
+    return topic_candidates(db, spec.min_sentences, spec.min_title_tokens, spec.language, spec.year_min, spec.year_max)
 
 
 def sample_ids(index_dir: Path, spec: SampleSpec) -> tuple[list[str], int]:
