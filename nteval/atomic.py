@@ -337,3 +337,17 @@ def check_writable(path: str | os.PathLike[str], what: str = "--out") -> None:
         os.unlink(tmp)
     except OSError as err:
         raise _unwritable(path, parent, err, what) from None
+
+
+@contextlib.contextmanager
+def file_lock(path: str | os.PathLike[str]) -> Iterator[None]:
+    """An exclusive advisory lock held for the block, waiting for it (one builder of a cache
+    directory at a time: grid workers may ask for the same dense vectors or engine index)."""
+    import fcntl
+
+    with open(path, "a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)

@@ -46,6 +46,8 @@ class Param:
         """The range as ``nteval systems`` shows it: ``(0..1)``, ``(>0)``, ``(≥0)`` or nothing."""
         if self.min == 0 and self.max == 1:
             return " (0..1)"
+        if self.min is not None and self.min == self.max:
+            return " (fixed)"
         if self.positive:
             return " (>0)"
         if self.min == 0 and self.max is None:
@@ -98,6 +100,11 @@ class Param:
             raise InputError(where, f"{who}: {key} must be > 0, got {value!r}", place=place)
         if self.min == 0 and self.max == 1 and not 0 <= value <= 1:
             raise InputError(where, f"{who}: {key} must be within [0, 1], got {value!r}", place=place)
+        if self.min is not None and self.min == self.max and value != self.min:
+            raise InputError(where, f"{who}: {key} is fixed at {self.min:g}, got {value!r}", place=place)
+        if (self.min is not None and value < self.min) or (self.max is not None and value > self.max):
+            lo, hi = ("-inf" if self.min is None else f"{self.min:g}"), ("inf" if self.max is None else f"{self.max:g}")
+            raise InputError(where, f"{who}: {key} must be within [{lo}, {hi}], got {value!r}", place=place)
         return value
 
 

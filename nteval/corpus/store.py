@@ -398,7 +398,9 @@ def require_judged_in_index(collection: Path, qrels: dict[str, dict[str, int]], 
 # -- read-only queries over an index's store (every SQL of the store lives in this module) ------------
 
 def _read_only(index_dir: str | Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+    # (a stream may be read by another thread than the one that opened it: PISA's indexer does;
+    # one reader at a time, so sharing the connection that way is safe)
+    return sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True, check_same_thread=False)
 
 
 def index_texts(index_dir: str | Path, index_name: str) -> Iterator[tuple[str, str]]:

@@ -16,7 +16,6 @@ measured on every run and reported beside its scores.
 """
 from __future__ import annotations
 
-import contextlib
 import errno
 import hashlib
 import json
@@ -31,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ..atomic import save_array, write_text
+from ..atomic import file_lock, save_array, write_text
 from ..corpus.store import index_docids, index_texts  # noqa: F401  (index_texts: read by the encoder, tests, benchmarks)
 from ..errors import InputError, short
 from ..params import Param
@@ -250,17 +249,8 @@ def cache_problem(final: Path, name: str, docids: list[str]) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def _lock(path: Path):
-    """One encoder per cache directory at a time (grid workers may ask for the same vectors)."""
-    import fcntl
-
-    with open(path, "a") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+#: one encoder per cache directory at a time
+_lock = file_lock
 
 
 def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,

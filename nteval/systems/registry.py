@@ -25,6 +25,8 @@ BUILTIN = {
     "proximity": "nteval.systems.proximity:Proximity",
     "bm25_proximity": "nteval.systems.proximity:BM25Proximity",
     "dense": "nteval.systems.dense:Dense",
+    "pisa": "nteval.systems.pisa:PisaBM25",
+    "tantivy": "nteval.systems.tantivy:TantivyBM25",
     "rrf": "nteval.systems.fusion:RRF",
     "linear": "nteval.systems.fusion:Linear",
     "external": "nteval.systems.external:ExternalRun",
