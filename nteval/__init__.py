@@ -31,16 +31,20 @@ _VERBS = {
     "RunSettings": "nteval.settings", "Execution": "nteval.settings", "SystemSet": "nteval.settings",
     "HumanJudgments": "nteval.settings", "GridSpec": "nteval.grid.spec", "CorrelateSpec": "nteval.correlate.spec",
 }
-__all__ = ["__version__", *_VERBS]
+#: Modules one attribute away: ``nteval.frames.means(results)`` (DataFrames), ``nteval.pyterrier``.
+_MODULES = {"frames": "nteval.report.frames", "pyterrier": "nteval.pyterrier"}
+__all__ = ["__version__", *_VERBS, *_MODULES]
 
 
 def __getattr__(name: str):
-    if name in _VERBS:
+    if name in _VERBS or name in _MODULES:
         import importlib
 
+        if name in _MODULES:
+            return importlib.import_module(_MODULES[name])
         return getattr(importlib.import_module(_VERBS[name]), name)
     raise AttributeError(f"module 'nteval' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_VERBS))
+    return sorted(set(globals()) | set(_VERBS) | set(_MODULES))

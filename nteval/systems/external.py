@@ -46,10 +46,10 @@ _NOT_RUNS = (".json", ".md", ".txt.meta", ".yaml", ".yml")
 def external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str) -> System:
     """A systems-YAML entry naming a run file, a callable or a command (paths relative to the YAML)."""
     base = Path(where).parent
-    kinds = [k for k in ("run", "runs", "callable", "command") if k in entry]
+    kinds = [k for k in ("run", "runs", "callable", "command", "pyterrier") if k in entry]
     if len(kinds) > 1:
-        raise InputError(where, f"system {short(name)}: give one of run, runs, callable, command (got {', '.join(kinds)})",
-                         place=place)
+        raise InputError(where, f"system {short(name)}: give one of run, runs, callable, command, pyterrier (got "
+                                f"{', '.join(kinds)})", place=place)
     kind = kinds[0]
     if kind in ("run", "runs"):
         if "version" in entry:
@@ -67,12 +67,13 @@ def external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str)
     if not isinstance(version, (str, int, float)) or isinstance(version, bool) or not str(version).strip():
         raise InputError(where, f"system {short(name)}: a {kind} system needs a version (its runs are cached under it; "
                                 "change it when the system changes)", place=f"{place}.version")
-    if kind == "callable":
-        target = entry["callable"]
+    if kind in ("callable", "pyterrier"):
+        target = entry[kind]
         if not isinstance(target, str) or ":" not in target:
-            raise InputError(where, f"system {short(name)}: callable must be 'module:function', got {short(target)}",
-                             place=f"{place}.callable")
-        return System(name, "callable", {"target": target, "version": str(version)})
+            what = "'module:function'" if kind == "callable" else "'module:factory' (a function returning the pipeline)"
+            raise InputError(where, f"system {short(name)}: {kind} must be {what}, got {short(target)}",
+                             place=f"{place}.{kind}")
+        return System(name, kind, {"target": target, "version": str(version)})
     command = entry["command"]
     try:
         argv = shlex.split(command) if isinstance(command, str) else command

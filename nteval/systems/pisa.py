@@ -87,7 +87,7 @@ def pisa_index(target: Any, stemmer: str, progress: bool | None) -> tuple[Path, 
 
         try:
             with output_to(partial / "pisa.log"):
-                pp.PisaIndex(str(where), stemmer=stemmer, threads=1).index(rows())
+                pp.PisaIndex(str(where), stemmer=stemmer, threads=1, text_field="text").index(rows())
         finally:
             bar.close()
         return {"stemmer": stemmer, "pyterrier_pisa": getattr(pp, "__version__", None)}

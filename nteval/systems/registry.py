@@ -32,6 +32,7 @@ BUILTIN = {
     "external": "nteval.systems.external:ExternalRun",
     "callable": "nteval.systems.external:CallableKind",
     "command": "nteval.systems.external:CommandKind",
+    "pyterrier": "nteval.systems.pyterrier:PyTerrierKind",
 }
 ENTRY_POINT_GROUP = "nteval.system_kinds"
 

@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.protocols",),
     ("nteval.verdict", "nteval.evidence", "nteval.answer"),
     ("nteval.report",),
-    ("nteval.experiment", "nteval.compare", "nteval.export"),
+    ("nteval.experiment", "nteval.compare", "nteval.export", "nteval.pyterrier"),
     ("nteval.correlate",),
     ("nteval.grid",),
     ("nteval.demo",),
