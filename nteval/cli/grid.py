@@ -46,7 +46,7 @@ from .options import (
 @SCHEDULER
 @declared(GridSpec, ("min_topics",))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory (finished cells there are reused).")
-@declared(GridSpec, ("task",))
+@declared(GridSpec, ("task", "one_pass"))
 @ALLOW_CODE
 @QUIET
 @friendly_errors

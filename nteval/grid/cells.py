@@ -97,8 +97,56 @@ def store_cell(task: Task, cell: dict[str, Any]) -> None:
     write_text(Path(task.path), json.dumps(cell, separators=(",", ":")) + "\n")
 
 
+def one_pass_model(system: System) -> str | None:
+    """The similarity a grid of ``system``'s kind is scored with in one pass over the postings
+    (:attr:`~nteval.systems.kind.SystemKind.one_pass`, declared by the kind's own class: a subclass
+    that runs otherwise does not inherit it), or None: the cells are computed one by one."""
+    kind = system.kind
+    return type(kind).__dict__.get("one_pass")
+
+
+def one_pass_groups(todo: list[tuple[Task, str]]) -> tuple[list[list[tuple[Task, str]]], list[tuple[Task, str]]]:
+    """The cells to compute as groups of one pass each (same protocol, topics, index, depth and
+    similarity), and the rest (computed one by one)."""
+    groups: dict[tuple, list[tuple[Task, str]]] = {}
+    rest: list[tuple[Task, str]] = []
+    for task, key in todo:
+        model = one_pass_model(task.system)
+        if model is None:
+            rest.append((task, key))
+        else:
+            groups.setdefault((task.protocol, task.index, task.topics, task.qrels, task.exclude, task.depth,
+                               task.measures, model), []).append((task, key))
+    return list(groups.values()), rest
+
+
+def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[dict[str, Any]]:
+    """Every cell of ``group`` from one pass over the postings (``nteval.GridSearch``), each
+    evaluated and stored as :func:`compute_cell` does: the same runs, so the same cells."""
+    from ..formats.trec import read_qrels, read_topics
+
+    t0 = time.perf_counter()
+    first = group[0][0]
+    model = one_pass_model(first.system)
+    topics, qrels = _cached(first.topics, read_topics), _cached(first.qrels, read_qrels)
+    held = _cached(first.exclude, read_exclusions) if first.exclude else None
+    index = open_target(first.index, first.protocol).lucene
+    sims = [index.similarity(str(model), **task.system.params) for task, _ in group]
+    depth = first.depth + (max(len(v) for v in held.values()) if held else 0)
+    rankings = index.grid_search(topics, depth, sims, threads)
+    seconds = (time.perf_counter() - t0) / len(group)
+    cells = []
+    for (task, key), raw in zip(group, rankings):
+        cell = evaluate_cell(task, key, topics, qrels, held, raw=raw)
+        cell["seconds"] = round(seconds + cell["seconds"], 3)
+        cell["one_pass"] = len(group)
+        store_cell(task, cell)
+        cells.append(cell)
+    return cells
+
+
 def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str, dict[str, int]],
-                  held: dict[str, set[str]] | None) -> dict[str, Any]:
+                  held: dict[str, set[str]] | None, raw: dict | None = None) -> dict[str, Any]:
     """One cell's value: run ``task.system`` over ``topics``, evaluate against ``qrels`` (nothing is
     written: :func:`compute_cell` stores it, or the client of a Dask cluster does)."""
     from ..formats.trec import canonical
@@ -106,15 +154,14 @@ def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str,
     from ..systems.execute import run_system
 
     t0 = time.perf_counter()
-    index = open_target(task.index, task.protocol)
+    extra = max(len(v) for v in held.values()) if held else 0
+    if raw is None:  # (given: the one-pass rankings of this cell, searched at depth + extra)
+        raw = run_system(open_target(task.index, task.protocol), task.system, topics, task.depth + extra)
     if held:
         # held-out source documents: for a system without feedback, removing them from its ranking
         # is exactly searching an index they are deleted from (deletions leave every other score
         # as it is); feedback systems are refused before the grid starts
-        raw = run_system(index, task.system, topics, task.depth + max(len(v) for v in held.values()))
         raw = drop_held(raw, held)
-    else:
-        raw = run_system(index, task.system, topics, task.depth)
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
     scores = evaluate_runs({task.system.name: run}, qrels, list(task.measures))
     means, per_topic = scores.means[task.system.name], scores.per_topic[task.system.name]

@@ -135,13 +135,26 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
     return out_js, info
 
 
-def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None) -> int:
+def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None,
+              one_pass: bool = True) -> int:
     """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells.
-    With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them."""
+    With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them. Cells whose
+    system's kind scores a grid in one pass over the postings (BM25, QLD) are computed that way here,
+    a protocol's cells at a time, Java search threads = ``jobs`` (at least 2); the others, and every
+    cell on a cluster, one by one."""
     if scheduler:
         from .remote import grid_cells
 
         return grid_cells(scheduler, todo, bar)
+    from .cells import compute_cells_one_pass, one_pass_groups
+
+    groups, todo = one_pass_groups(todo) if one_pass else ([], todo)
+    for group in groups:
+        bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass", refresh=False)
+        compute_cells_one_pass(group, max(2, jobs))
+        bar.update(len(group))
+    if not todo:
+        return 1
     if jobs == 1 or len(todo) == 1:
         for task, key in todo:
             bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
@@ -399,7 +412,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
                file=sys.stderr, mininterval=0.5)
     t0 = time.perf_counter()
     try:
-        workers = _parallel(todo, jobs, bar, scheduler) if todo else 0
+        workers = _parallel(todo, jobs, bar, scheduler, grid.one_pass) if todo else 0
     finally:
         bar.close()
     compute_s = time.perf_counter() - t0

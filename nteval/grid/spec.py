@@ -126,6 +126,9 @@ class GridSpec:
     references: tuple[System, ...] = ()
     plots: bool = True
     task: str | None = same_as(RunSettings, "task")
+    one_pass: bool = param(True, "score a grid over a BM25 or QLD system's parameters in one pass over the postings "
+                                 "(the same runs as one per cell, exhaustively; --per-cell: one run per cell)",
+                           flag="--one-pass/--per-cell")
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "axes", tuple(self.axes))

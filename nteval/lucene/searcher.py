@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from ..errors import InputError
 from . import jvm
@@ -174,6 +175,65 @@ class Index:
                                                    self._cascade, self._cutoff, int(threads))
             out.update(self._rankings(part, k, *found))
         return out
+
+    def similarity(self, model: str, **params: float):
+        """The Lucene ``Similarity`` :meth:`configure` would set for ``model`` (``bm25``: k1, b;
+        ``qld``: mu), without changing this index's own."""
+        s = jvm.autoclass("io.anserini.search.SimpleSearcher")(str(self.path.absolute()))
+        try:
+            if model == "qld":
+                s.set_qld(float(params.get("mu", 1000.0)))
+            else:
+                s.set_bm25(float(params.get("k1", 0.9)), float(params.get("b", 0.4)))
+            return s.get_similarity()
+        finally:
+            s.close()
+
+    def grid_search(self, queries: dict[str, str], k: int, similarities: Sequence[Any],
+                    threads: int = 2) -> list[dict[str, Ranking]]:
+        """Every similarity's rankings of ``queries`` from one pass over the postings (one list of
+        rankings per similarity, in their order): the same documents, order and scores as
+        :meth:`batch_search` with each similarity configured in turn (``nteval.GridSearch``:
+        exhaustive, Lucene's own per-term scores, ties by docid)."""
+        import numpy as np
+
+        out: list[dict[str, Ranking]] = [{} for _ in similarities]
+        if not queries or not similarities:
+            return out
+        qids = list(queries)
+        for q in qids:
+            self._count_long(queries[q])
+        k = self._depth(k)
+        table = self._docid_table()
+        rank = self._docid_ranks()
+        grid = jvm.autoclass("nteval.GridSearch")
+        sims = list(similarities)
+        step = max(1, BATCH_HITS // (k * len(sims)))
+        for i in range(0, len(qids), step):
+            part = qids[i:i + step]
+            docs, scores, counts = grid.search(self._fast, self._bow, self._analyzer, FIELD, [queries[q] for q in part],
+                                               k, sims, rank, int(threads))
+            n = len(part)
+            docs = np.asarray(docs, dtype=np.int64).reshape(len(sims), n, k)
+            scores = np.asarray(scores, dtype=np.float32).reshape(len(sims), n, k)
+            counts = np.asarray(counts, dtype=np.int64).reshape(len(sims), n)
+            for c in range(len(sims)):
+                for j, q in enumerate(part):
+                    m = int(counts[c, j])
+                    out[c][q] = list(zip(table.take(docs[c, j, :m]), scores[c, j, :m].tolist()))
+        return out
+
+    def _docid_ranks(self):
+        """Each Lucene doc number's position in docid order (the score ties' order), as a Java int[]."""
+        if getattr(self, "_ranks", None) is None:
+            import numpy as np
+
+            ids = self._docid_table().tolist()
+            order = sorted(range(len(ids)), key=ids.__getitem__)
+            rank = np.empty(len(ids), dtype=np.int32)
+            rank[order] = np.arange(len(ids), dtype=np.int32)
+            self._ranks = rank.tolist()
+        return self._ranks
 
     def feedback_terms(self, query: str, k: int = 1000) -> dict[str, float]:
         """The weighted terms the configured feedback system searched with for ``query`` (RM3: the

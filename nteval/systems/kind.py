@@ -58,6 +58,10 @@ class SystemKind:
     yaml_keys: ClassVar[tuple[str, ...]] = ()
     #: declaring it in a systems file runs code with the user's rights (needs ``--allow-code``)
     runs_code: ClassVar[bool] = False
+    #: the Lucene similarity (``bm25``, ``qld``) whose per-posting scores are its whole score, when
+    #: every parameter of the kind is one of that similarity's: a grid over its parameters is then
+    #: scored in one pass over the postings (:meth:`nteval.lucene.searcher.Index.grid_search`)
+    one_pass: ClassVar[str | None] = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}

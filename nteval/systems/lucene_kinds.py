@@ -45,6 +45,7 @@ class BM25(BagOfWords):
     params = (K1, B)
     summary = "Okapi BM25 (Lucene)"
     family = "bm25"
+    one_pass = "bm25"
 
 
 class QLD(BagOfWords):
@@ -52,6 +53,7 @@ class QLD(BagOfWords):
     params = (Param("mu", 1000.0, "Dirichlet smoothing", positive=True),)
     summary = "query likelihood, Dirichlet smoothing (Lucene)"
     family = "qld"
+    one_pass = "qld"
 
     def configure(self, index: Any, params: dict[str, Any]) -> None:
         index.configure("qld", mu=params["mu"])

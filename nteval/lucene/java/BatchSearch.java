@@ -167,7 +167,7 @@ public final class BatchSearch {
   }
 
   /** The work on query {@code i}. */
-  private interface QueryTask {
+  interface QueryTask {
     void run(int i) throws Exception;
   }
 
@@ -176,7 +176,7 @@ public final class BatchSearch {
    * thread at its next query and is rethrown as itself (not wrapped in the executor's or
    * reflection's exceptions), so Python's error names the real cause.
    */
-  private static void forEachQuery(int n, int threads, QueryTask task) throws Exception {
+  static void forEachQuery(int n, int threads, QueryTask task) throws Exception {
     final AtomicInteger next = new AtomicInteger();
     final AtomicBoolean failed = new AtomicBoolean();
     ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, threads));

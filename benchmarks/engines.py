@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Three engines side by side on one collection (``python benchmarks/engines.py [INDEX]``).
+
+Baseline: PISA (block-max WAND over compressed postings, through pyterrier-pisa's wheel), the
+fastest open-source engine. Measured in one run, on the same 1,000 sampled titles (focused D0,
+seed 42) over the same documents (the ``nt`` index: abstracts, titles stripped), depth 1,000, BM25
+k1 1.2 / b 0.75 (the values Tantivy's bindings fix):
+
+1. search throughput (queries/s, warm: each engine searches the titles once before it is timed,
+   best of 3) of nteval's Lucene runner (``Index.batch_search``: Java threads → docids → Python
+   rankings, what every Lucene system of nteval runs), PISA and Tantivy (nteval's tantivy kind:
+   Python threads over the bindings), at 1 and 2 threads; ratio of each to PISA;
+2. index build time of each engine over the same texts (Lucene: from the manifest of ``nteval
+   index``, which also parses the XML and writes the store; PISA and Tantivy: from the store's
+   texts, as nteval's kinds build them);
+3. where the Lucene runner's time goes when it is slower than PISA: the share spent in Java
+   (search + docid lookups) vs turning hits into Python rankings.
+
+INDEX: an nteval index (default: the two shared PubMed files, indexed into a temporary directory
+when absent; the bundled sample without ../shared). Writes benchmarks/engines.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "medline" / "pubmed_baseline_update"
+K1, B, DEPTH, N = 1.2, 0.75, 1000, 1000
+
+
+def the_index(arg: str | None) -> Path:
+    if arg:
+        return Path(arg)
+    from nteval.demo import sample_path
+    from nteval.index import build_index
+
+    files = sorted(SHARED.glob("*.xml.gz")) or [sample_path()]
+    out = Path(tempfile.gettempdir()) / ("nteval-bench-engines-" + "-".join(f.name.split(".")[0] for f in files))
+    if not (out / "manifest.json").is_file():
+        build_index(files, out, force=True)
+    return out
+
+
+def titles(index_dir: Path) -> dict[str, str]:
+    from nteval.protocols import get
+
+    proto = get("focused")
+    tset = proto.build(index_dir, proto.Spec(n_topics=N, seed=42), Path(tempfile.mkdtemp()))
+    return tset.topics
+
+
+def best(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def main() -> None:
+    import pandas as pd
+    import pyterrier_pisa as pp
+    import tantivy
+
+    from nteval.index import read_manifest
+    from nteval.lucene.searcher import Index
+    from nteval.systems import tantivy as tk
+    from nteval.systems.execute import Target
+    from nteval.systems.pisa import output_to, pisa_index
+
+    index_dir = the_index(sys.argv[1] if len(sys.argv) > 1 else None)
+    manifest = read_manifest(index_dir)
+    queries = titles(index_dir)
+    qids = list(queries)
+    out: dict = {"index": str(index_dir), "documents_nt": manifest["indexes"]["nt"]["documents"], "queries": len(qids),
+                 "depth": DEPTH, "bm25": {"k1": K1, "b": B}, "cores": os.cpu_count(), "qps": {}, "build_seconds": {}}
+    cache = Path(tempfile.mkdtemp(prefix="nteval-engines-"))
+    os.environ["NTEVAL_ENGINE_CACHE"] = str(cache)
+    target = Target(index_dir, "nt", manifest["fingerprint"])
+
+    # -- builds (from the store's texts, as the kinds do)
+    t0 = time.perf_counter()
+    pwhere, _ = pisa_index(target, "porter2", False)
+    out["build_seconds"]["pisa"] = round(time.perf_counter() - t0, 2)
+    t0 = time.perf_counter()
+    twhere, _ = tk.tantivy_index(target, False)
+    out["build_seconds"]["tantivy"] = round(time.perf_counter() - t0, 2)
+    lucene_build = manifest.get("timing", {}) or manifest.get("build", {})
+    out["build_seconds"]["nteval_index (parse + store + all and nt)"] = lucene_build.get("seconds") if isinstance(
+        lucene_build, dict) else None
+
+    # -- search
+    idx = Index(index_dir / "nt")
+    idx.configure("bm25", k1=K1, b=B)
+    pidx = pp.PisaIndex(str(pwhere / "pisa"), stops="lucene")
+    frame = pd.DataFrame({"qid": qids, "query": [queries[q] for q in qids]})
+    tindex = tk._open(tantivy, twhere / "tantivy")
+    tindex.reload()
+    searcher, schema, analyzer = tindex.searcher(), tindex.schema, tk._analyzer(tantivy)
+    from nteval.corpus.store import index_docids
+
+    docids = index_docids(index_dir, "nt")
+
+    def tantivy_one(query: str):
+        terms = analyzer.analyze(query)
+        if not terms:
+            return []
+        q = tantivy.Query.boolean_query([(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", t))
+                                         for t in terms])
+        hits = searcher.search(q, limit=DEPTH, count=False).hits
+        seqs = searcher.fast_field_values("seq", [a for _, a in hits])
+        return [(docids[s], float(score)) for (score, _), s in zip(hits, seqs)]
+
+    for threads in (1, 2):
+        with output_to(cache / "pisa.log"):
+            retr = pidx.bm25(k1=K1, b=B, num_results=DEPTH, threads=threads)
+        engines = {
+            "nteval_lucene": lambda t=threads: idx.batch_search(queries, DEPTH, t),
+            "pisa": lambda r=retr: r.transform(frame),
+            "tantivy": lambda t=threads: list(ThreadPoolExecutor(t).map(tantivy_one, [queries[q] for q in qids])),
+        }
+        for name, fn in engines.items():
+            fn()  # warm
+            secs = best(fn)
+            out["qps"][f"{name}@{threads}"] = round(len(qids) / secs, 1)
+    for threads in (1, 2):
+        base = out["qps"][f"pisa@{threads}"]
+        for name in ("nteval_lucene", "tantivy"):
+            out.setdefault("ratio_to_pisa", {})[f"{name}@{threads}"] = round(out["qps"][f"{name}@{threads}"] / base, 3)
+
+    # -- where the Lucene runner's time goes: the Java call alone (search, top-k, Lucene doc numbers and
+    #    scores into flat arrays) vs the whole batch_search (+ doc numbers → docids, rankings as Python lists)
+    from nteval.lucene.searcher import BATCH_HITS, FIELD
+
+    texts = [queries[q] for q in qids]
+    step = max(1, BATCH_HITS // DEPTH)
+    for threads in (1, 2):
+        def java_only(t=threads):
+            for i in range(0, len(texts), step):
+                idx._batch.search(idx._fast, idx._bow, idx._analyzer, FIELD, texts[i:i + step], DEPTH, idx._sort, t)
+
+        java_only()
+        secs = best(java_only)
+        out["qps"][f"lucene_java_only@{threads}"] = round(len(qids) / secs, 1)
+        whole = out["qps"][f"nteval_lucene@{threads}"]
+        out.setdefault("lucene_time_in_java", {})[str(threads)] = round(whole / out["qps"][f"lucene_java_only@{threads}"], 3)
+    print(json.dumps(out, indent=2))
+    (ROOT / "benchmarks" / "engines.json").write_text(json.dumps(out, indent=2) + "\n")
+    idx.close()
+    shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
