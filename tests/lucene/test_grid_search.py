@@ -1,0 +1,55 @@
+"""One pass over the postings scores every cell of a grid as Lucene scores each cell on its own:
+the same documents, order and scores (floats, bit for bit) on real PubMed titles and sentences."""
+from __future__ import annotations
+
+import pytest
+
+from nteval.corpus.store import DocStore
+from nteval.lucene.searcher import Index
+
+GRIDS = {"bm25": [{"k1": k1, "b": b} for k1 in (0.3, 0.9, 1.6) for b in (0.0, 0.4, 1.0)],
+         "qld": [{"mu": mu} for mu in (50.0, 1000.0, 3000.0)]}
+
+
+def _queries(index_dir) -> dict[str, dict[str, str]]:
+    store = DocStore(index_dir / "docs.sqlite")
+    try:
+        docs = [store.get(d) for (d,) in store.db.execute("SELECT docid FROM docs WHERE n_sentences >= 3 ORDER BY seq")]
+    finally:
+        store.close()
+    return {"titles": {d["docid"]: d["title"] for d in docs[:60]},
+            "sentences": {d["docid"]: d["sentences"][2] for d in docs[:60]},
+            "odd": {"empty": "", "stop": "the of and", "syntax": 'insulin AND "glucose" OR (x:y)', "one": "insulin",
+                    "repeat": "cancer cancer cancer cells"}}
+
+
+@pytest.mark.parametrize("name", ["nt", "all"])
+@pytest.mark.parametrize("model", ["bm25", "qld"])
+def test_one_pass_equals_each_cell(first200_index, name, model):
+    queries = _queries(first200_index)
+    with Index(first200_index / name) as idx:
+        cells = GRIDS[model]
+        sims = [idx.similarity(model, **c) for c in cells]
+        for kind, qs in queries.items():
+            grid = idx.grid_search(qs, 50, sims, threads=2)
+            for c, params in enumerate(cells):
+                idx.configure(model, **params)
+                ref = idx.batch_search(qs, 50, threads=2)
+                for q in qs:
+                    assert grid[c][q] == ref[q], (kind, model, params, q)
+    # (and the cells really differ: the grid is not scoring one cell many times)
+    assert grid[0] != grid[-1]
+
+
+def test_depth_beyond_the_matches_and_ties_at_the_cut(first200_index):
+    """Depth 1,000 on a 200-record index (every matching document), and a cut at 3 inside a run of
+    equal scores: the documents kept at the boundary are Lucene's (ties by docid)."""
+    qs = {"a": "patients", "b": "the", "c": "covid-19 pandemic"}
+    with Index(first200_index / "nt") as idx:
+        sims = [idx.similarity("bm25", k1=1.2, b=0.0), idx.similarity("bm25", k1=0.9, b=0.4)]
+        for k in (1000, 3):
+            grid = idx.grid_search(qs, k, sims)
+            for c, (k1, b) in enumerate(((1.2, 0.0), (0.9, 0.4))):
+                idx.configure("bm25", k1=k1, b=b)
+                assert grid[c] == idx.batch_search(qs, k), (k, k1, b)
+        assert grid[0]["b"] == []  # a query of stop words matches nothing
