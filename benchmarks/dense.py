@@ -33,7 +33,7 @@ DEPTH = 1000
 PARAMS = {"index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32, "ef_search": 0}  # 0: nteval's automatic choice
 
 
-# -- the baseline and the checks (tested in tests/test_dense_bench.py) ---------------------------------
+# -- the baseline and the checks (tested in tests/systems/test_dense.py) ---------------------------------
 
 def numpy_topk(queries: np.ndarray, docs: np.ndarray, k: int, block: int = 256) -> tuple[np.ndarray, np.ndarray]:
     """Exact inner-product top ``k`` by brute force: (scores, rows), best first, like FAISS's

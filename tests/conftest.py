@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).parent / "data"
+#: tests/ (helper modules beside this file: pybm25.py, bm25s_run.py, index_compare.py)
+TESTS = Path(__file__).parent
+DATA = TESTS / "data"
 MEDLINE = DATA / "medline"
 FIRST200 = MEDLINE / "pubmed21n1298_first200_plus_DeleteCitation.xml.gz"
 FIRST100 = MEDLINE / "pubmed20n0014_first100.xml.gz"
@@ -14,6 +16,9 @@ SCIFACT300 = DATA / "scifact" / "corpus_first300.jsonl.gz"
 
 #: ../shared/data beside the checkout (CI has it; a user's clone does not).
 SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+#: a protocol command's options for a quick run on the 200-record slice (``first200_index``)
+FORTY_TOPICS = ["--topics", "40", "--min-topics", "10", "--quiet"]
 
 
 def shared(*parts: str) -> Path:
@@ -97,6 +102,44 @@ def old_index(tmp_path) -> Path:
     return out
 
 
+@pytest.fixture
+def dense_cache(tmp_path, monkeypatch) -> Path:
+    """Encodings go to a per-test cache, not into the session's shared index."""
+    d = tmp_path / "dense-cache"
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(d))
+    from nteval.systems import dense
+
+    dense._VECTORS.clear()
+    dense._FAISS.clear()
+    return d
+
+
+@pytest.fixture(scope="module")
+def systems_yaml(request, tmp_path_factory) -> Path:
+    """The test module's ``SYSTEMS`` (the text of a systems YAML) as a file, written once per module."""
+    p = tmp_path_factory.mktemp("systems") / "systems.yaml"
+    p.write_text(request.module.SYSTEMS)
+    return p
+
+
+def cli(*args, **kw):
+    """``nteval ARGS`` in this process (click's CliRunner); every argument given as str()."""
+    from click.testing import CliRunner
+
+    from nteval.cli import main
+
+    return CliRunner().invoke(main, [str(a) for a in args], **kw)
+
+
+def retag(src: Path, dest: Path, tag: str, keep=lambda cols: True, edit=lambda cols: cols) -> Path:
+    """A copy of TREC run ``src`` at ``dest`` under run tag ``tag``: only the lines whose columns
+    ``keep`` accepts, each line's columns passed through ``edit`` first."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    rows = [edit(line.split()) for line in src.read_text().splitlines()]
+    dest.write_text("".join(" ".join(c[:5] + [tag]) + "\n" for c in rows if keep(c)))
+    return dest
+
+
 def one_line_error(result, *needles: str) -> str:
     """A CLI result that is bad input: exit status 2, one line, no traceback, naming ``needles``."""
     assert result.exit_code == 2, result.output
@@ -112,16 +155,22 @@ def one_line_error(result, *needles: str) -> str:
 #: builds bigger indexes or runs whole pipelines and is marked ``slow`` (the full suite, CI).
 FAST_MODULES = {
     "tests/architecture/test_layers.py", "tests/architecture/test_deprecations.py",
-    "tests/architecture/test_parameter_contract.py", "tests/systems/test_kinds.py",
-    "tests/test_effects.py", "tests/test_significance.py", "tests/test_correlate_stats.py",
-    "tests/test_reliability.py", "tests/test_trec_eval_semantics.py", "tests/test_topic_readers.py",
-    "tests/test_sentences.py", "tests/test_sentences_kinds.py", "tests/test_xmlprune.py", "tests/test_atomic.py",
-    "tests/test_systems_config.py",
+    "tests/architecture/test_parameter_contract.py",
+    "tests/corpus/test_sentences.py", "tests/corpus/test_sentences_kinds.py", "tests/corpus/test_xmlprune.py",
+    "tests/formats/test_topic_readers.py",
+    "tests/foundation/test_atomic.py", "tests/foundation/test_effects.py", "tests/foundation/test_reliability.py",
+    "tests/foundation/test_significance.py", "tests/foundation/test_stats.py",
+    "tests/runs/test_evaluate.py",
+    "tests/systems/test_kinds.py", "tests/systems/test_sets.py", "tests/systems/test_fusion.py",
+    "tests/systems/test_lucene_kinds.py", "tests/systems/test_querygen.py", "tests/systems/test_proximity.py",
 }
 
 
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
+    stale = sorted(m for m in FAST_MODULES if not (root / m).is_file())
+    if stale:  # a moved or renamed file would silently leave the fast tier
+        raise pytest.UsageError(f"FAST_MODULES in tests/conftest.py names no such file: {', '.join(stale)}")
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
         if rel not in FAST_MODULES:

@@ -3,7 +3,7 @@
 nteval's own ``nteval.BuildIndexes`` (Java, in the helper jar) writes both from one pass: every
 document exactly as Anserini's ``IndexCollection`` (the indexer behind ``python -m
 pyserini.index.lucene``) with :data:`INDEX_FLAGS` indexes it (checked term by term, position by
-position, by ``tests/test_build_indexes.py``), with each abstract analysed once and one JVM.
+position, by ``tests/index/test_build.py``), with each abstract analysed once and one JVM.
 
 :class:`PipelinedIndexer` feeds it each parsed source file while the next one is still being
 parsed, and repairs replaced/deleted documents at the end.

@@ -47,7 +47,7 @@ import org.apache.lucene.util.UnicodeUtil;
  * {@code all} field's tokens are the title's followed by the abstract's, since a newline always ends
  * a token), one JVM warms up instead of two, and the input is read once. Anserini's own analyzer
  * ({@code DefaultEnglishAnalyzer.fromArguments("porter", false, null)}, IndexCollection's default)
- * and writer settings are used; {@code tests/test_build_indexes.py} checks the result term by term,
+ * and writer settings are used; {@code tests/index/test_build.py} checks the result term by term,
  * position by position against IndexCollection's.
  *
  * <p>Input, on stdin, one command per line (a JVM warms up once and serves a whole build):

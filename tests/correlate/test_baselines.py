@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-from conftest import shared
+from conftest import cli, shared
 
 from nteval.cli import main
 from nteval.correlate.baselines import mean_relevant, reference_count_qrels, soboroff_qrels
@@ -62,8 +62,8 @@ def test_too_few_runs(tmp_path):
     assert r.exit_code == 2 and "need at least 3" in r.stderr
 
 
-def _cli(*args: str):
-    return CliRunner().invoke(main, ["rank-baselines", *args])
+def rank_baselines(*args: str):
+    return cli("rank-baselines", *args)
 
 
 def test_rank_baselines_reads_nteval_run_directories(first200_index, tmp_path):
@@ -78,7 +78,7 @@ def test_rank_baselines_reads_nteval_run_directories(first200_index, tmp_path):
     systems = sorted(p.stem for p in (out / "runs").glob("*.run"))
     assert len(systems) >= 3 and any((out / "runs").glob("*.meta.json"))
     for src in (out / "runs", out):
-        r = _cli("--runs", str(src), "--qrels", str(out / "qrels.txt"), "--trials", "1", "--out", str(tmp_path / "rb.json"))
+        r = rank_baselines("--runs", str(src), "--qrels", str(out / "qrels.txt"), "--trials", "1", "--out", str(tmp_path / "rb.json"))
         assert r.exit_code == 0, r.output + r.stderr
         res = json.loads((tmp_path / "rb.json").read_text())
         assert sorted(res["scores"]["official"]) == systems
@@ -113,7 +113,7 @@ def test_hostile_or_broken_tarballs_are_one_line_errors(tmp_path, members, messa
     else:
         _tar(src, members)
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
-    r = _cli("--runs", str(src), "--qrels", str(tmp_path / "q.txt"))
+    r = rank_baselines("--runs", str(src), "--qrels", str(tmp_path / "q.txt"))
     assert r.exit_code == 2 and message in r.stderr and "Traceback" not in r.output + r.stderr
     assert not (tmp_path / "escape.run").exists()
 
@@ -128,11 +128,11 @@ def _three_runs(tmp_path):
 def test_qrels_sharing_no_topic_and_out_a_directory_are_refused(tmp_path):
     runs = _three_runs(tmp_path)
     (tmp_path / "q.txt").write_text("zz 0 d1 1\n")
-    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"))
+    r = rank_baselines("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"))
     assert r.exit_code == 2 and "share no topic" in r.stderr
     (tmp_path / "q.txt").write_text("q1 0 d1 1\n")
     (tmp_path / "o").mkdir()
-    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--out", str(tmp_path / "o"))
+    r = rank_baselines("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--out", str(tmp_path / "o"))
     assert r.exit_code == 2 and "--out is a directory" in r.stderr
 
 
@@ -141,7 +141,7 @@ def test_undefined_correlations_print_as_na(tmp_path):
     are undefined, printed n/a with a word why, not a crash."""
     runs = _three_runs(tmp_path)
     (tmp_path / "q.txt").write_text("q1 0 zzz 1\n")
-    r = _cli("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--trials", "1")
+    r = rank_baselines("--runs", str(runs), "--qrels", str(tmp_path / "q.txt"), "--trials", "1")
     assert r.exit_code == 0, r.output + r.stderr
     assert "n/a" in r.output and "every run tied" in r.output
 
@@ -153,7 +153,7 @@ def test_rank_baselines_reads_correlates_human_directory(correlated, tmp_path):
     from nteval.demo import scifact_slice
 
     _r, out = correlated
-    r = _cli("--runs", str(out / "human"), "--qrels", str(scifact_slice() / "qrels.tsv"), "--trials", "1",
+    r = rank_baselines("--runs", str(out / "human"), "--qrels", str(scifact_slice() / "qrels.tsv"), "--trials", "1",
              "--out", str(tmp_path / "rb.json"))
     assert r.exit_code == 0, r.output + r.stderr
     res = json.loads((tmp_path / "rb.json").read_text())

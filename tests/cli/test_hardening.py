@@ -17,7 +17,7 @@ from conftest import FIRST200
 
 from nteval.cli import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def nteval(*args: str, cwd: Path | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
@@ -804,6 +804,6 @@ def test_nteval_jvm_leaves_nothing_in_tmp():
 
     code = ("import os; from nteval.lucene import jvm; jvm.autoclass('java.lang.String'); print(os.getpid())")
     pid = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         cwd=Path(__file__).parents[1]).stdout.split()[-1]
+                         cwd=Path(__file__).parents[2]).stdout.split()[-1]
     assert not (Path(tempfile.gettempdir()) / f".java_pid{pid}").exists()
     assert not Path(f"/tmp/.java_pid{pid}").exists()

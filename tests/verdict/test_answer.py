@@ -5,16 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from click.testing import CliRunner
+from conftest import cli
 
 from nteval.answer import TASKS, check_task, disagreements, headline
-from nteval.cli import main
 from nteval.errors import InputError
 from nteval.evidence import bias_notes, evidence, evidence_lines, families, study
-
-
-def _cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _results(protocol: str, measure: str, scores: dict[str, float], separated: set[frozenset],
@@ -82,8 +77,8 @@ def test_families_and_the_study_notes():
 
 
 def test_compare_with_a_task_leads_with_one_headline(sample_index, tmp_path):
-    r = _cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
-             "--task", "topical", "--out", tmp_path / "c", "--quiet")
+    r = cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
+            "--task", "topical", "--out", tmp_path / "c", "--quiet")
     assert r.exit_code == 0, r.output
     first = r.output.splitlines()[0]
     assert first.startswith(f"For topical search on {sample_index} (1,708 documents searched), the best system")
@@ -98,8 +93,8 @@ def test_compare_with_a_task_leads_with_one_headline(sample_index, tmp_path):
     assert r.output.rstrip().splitlines()[-1].startswith(f"tables of every system and measure: {tmp_path / 'c' / 'focused'}")
     assert (tmp_path / "c" / "answer.md").read_text() == r.output
     # without a task: both verdicts, the disagreements, how to choose
-    r = _cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
-             "--out", tmp_path / "c", "--quiet")
+    r = cli("compare", "--index", sample_index, "--topics", "80", "--systems", "default", "--min-topics", "10",
+            "--out", tmp_path / "c", "--quiet")
     assert r.exit_code == 0 and r.output.startswith("No task declared: both verdicts")
     assert "known-item search (focused, RR):" in r.output and "where the verdicts disagree" in r.output
     assert "How to choose: declare the task" in r.output
@@ -107,12 +102,12 @@ def test_compare_with_a_task_leads_with_one_headline(sample_index, tmp_path):
 
 
 def test_a_protocol_refuses_a_task_it_does_not_measure_and_leads_with_its_own(sample_index, tmp_path):
-    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
-             "--task", "topical", "--out", tmp_path / "f", "--quiet")
+    r = cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
+            "--task", "topical", "--out", tmp_path / "f", "--quiet")
     assert r.exit_code == 2 and "the focused protocol measures known-item search" in r.output
     assert not (tmp_path / "f").exists()
-    r = _cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
-             "--task", "known-item", "--out", tmp_path / "f", "--quiet")
+    r = cli("focused", "--index", sample_index, "--topics", "60", "--systems", "default", "--min-topics", "10",
+            "--task", "known-item", "--out", tmp_path / "f", "--quiet")
     assert r.exit_code == 0 and r.output.startswith("For known-item search on")
     res = json.loads((tmp_path / "f" / "results.json").read_text())
     assert res["task"] == "known-item" and res["answer"]["text"] == r.output.splitlines()[0]
@@ -122,14 +117,14 @@ def test_config_file_declares_the_task(sample_index, tmp_path):
     cfg = tmp_path / "nteval.yaml"
     cfg.write_text(f"task: known-item\ncompare:\n  index: {sample_index}\n  topics: 60\n  min-topics: 10\n"
                    "  systems: default\n")
-    r = _cli("--config", cfg, "compare", "--out", tmp_path / "c", "--quiet")
+    r = cli("--config", cfg, "compare", "--out", tmp_path / "c", "--quiet")
     assert r.exit_code == 0, r.output
     assert r.output.startswith("For known-item search on")
     cfg.write_text("compare:\n  topcs: 3\n")
-    r = _cli("--config", cfg, "compare", "--out", tmp_path / "c")
+    r = cli("--config", cfg, "compare", "--out", tmp_path / "c")
     assert r.exit_code == 2 and "compare has no option --topcs (did you mean topics?)" in r.output
     cfg.write_text("nonsense: 1\n")
-    assert "no command has the option --nonsense" in _cli("--config", cfg, "compare").output
+    assert "no command has the option --nonsense" in cli("--config", cfg, "compare").output
 
 
 def test_grid_says_where_the_protocols_disagree_on_the_best_cell(first200_index, tmp_path):

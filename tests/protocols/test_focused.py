@@ -3,14 +3,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from nteval.corpus.store import DocStore
 from nteval.experiment import run_focused
 from nteval.formats.trec import read_qrels, read_topics
-from nteval.lucene.searcher import Index
-from nteval.systems.base import make_system
-from nteval.systems.execute import run_system
 from nteval.topics.sample import SampleSpec, sample_ids
 
 
@@ -78,45 +73,6 @@ def test_outputs_schema_and_rerun_reuses_runs(first200_index, tmp_path):
     # a different depth is a different run: recomputed
     third = run_focused(first200_index, out, n_topics=50, seed=3, systems="default", depth=10, progress=False)
     assert not any(t["reused"] for t in third["timing"].values())
-
-
-NASTY = {
-    "q1": 'Insulin "resistance": (a) AND glucose* OR fat? -obesity /liver\\',
-    "q2": "the of and",                      # analyzes to nothing
-    "q3": "NOT AND OR",
-    "q4": "[Brackets] {braces} ~tilde ^caret !bang &&",
-    "q5": "http://example.org/a?b=c",
-}
-
-
-@pytest.mark.parametrize("algorithm", ["bm25", "qld", "bm25_rm3", "bm25_rocchio", "disjunctive", "conj_disj",
-                                       "and_then", "proximity", "bm25_proximity"])
-def test_lucene_syntax_never_crashes_and_empty_queries_rank_nothing(first200_index, algorithm):
-    with Index(first200_index / "nt") as ix:
-        run = run_system(ix, make_system("s", algorithm), NASTY, depth=20)
-    assert set(run) == set(NASTY)
-    assert run["q2"] == []
-    if algorithm != "conj_disj":  # (an AND of two ORs may legitimately match nothing in 178 docs)
-        assert run["q1"], "words of a query with Lucene syntax are still searched"
-
-
-def test_query_generators_follow_document_frequency(first200_index):
-    from nteval.systems.querygen import and_then, conj_disj, disjunctive, ranked_terms
-
-    with Index(first200_index / "nt") as ix:
-        ix.configure("bm25")
-        text = "Dopamine modulates acute responses to cocaine, nicotine and ethanol in Drosophila"
-        terms = ranked_terms(ix, text, 10)
-        dfs = [ix.doc_freq(t) for t in terms]
-        assert dfs == sorted(dfs) and all(df > 0 for df in dfs)
-        one = disjunctive(ix, text, 1000, 1)
-        assert len(one) == dfs[0]  # OR of the single rarest term matches exactly its df documents
-        both = conj_disj(ix, text, 1000, 2)  # (rarest) AND (second rarest)
-        assert {d for d, _ in both} <= {d for d, _ in one}
-        staged = and_then(ix, text, 1000, 5)
-        scores = [s for _, s in staged]
-        assert scores == sorted(scores, reverse=True)
-        assert len(staged) == len(disjunctive(ix, text, 1000, 5))  # the final OR stage fills the rest
 
 
 def test_topic_floor_is_loud(first200_index, tmp_path):

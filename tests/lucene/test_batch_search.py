@@ -9,7 +9,7 @@ import pytest
 
 
 def test_the_shipped_jar_is_built_from_the_shipped_source():
-    d = Path(__file__).parents[1] / "nteval" / "lucene" / "java"
+    d = Path(__file__).parents[2] / "nteval" / "lucene" / "java"
     src = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(d.glob("*.java")))).hexdigest()
     assert (d / "nteval-batch.jar.source-sha256").read_text().strip() == src, "run `make java` after editing the source"
 

@@ -10,6 +10,8 @@ import sys
 import time
 
 import pytest
+from conftest import cli, retag
+from pybm25 import PyBM25
 
 from nteval.errors import InputError
 from nteval.experiment import run_focused
@@ -153,3 +155,32 @@ def test_grid_holdout_cell_equals_nteval_highrecall_holdout(first200_index, tmp_
     with pytest.raises(InputError, match="feedback"):
         run_grid(first200_index, tmp_path / "r", [parse_axis("fb_terms=5,10")], system="bm25_rm3", protocol="highrecall",
                  n_topics=40, seed=3, progress=False, min_topics=10, holdout=True)
+
+
+def test_grid_scores_reference_systems_beside_its_cells(first200_index, dense_cache, tmp_path):
+    """A dense model, a callable and an external run as references of a BM25 grid: scored on the
+    grid's own topics (the same as the protocol run's), drawn on its maps, listed in grid.tsv."""
+    from nteval.experiment import run_focused
+    from nteval.grid import parse_axis, run_grid
+    from nteval.systems.base import make_system
+    from nteval.systems.external import callable_system
+
+    py = PyBM25(first200_index)
+    refs = [make_system("dense", "dense"), callable_system("pybm25", py.search, "1")]
+    res = run_focused(first200_index, tmp_path / "f", n_topics=40, min_topics=10, progress=False,
+                      systems=[make_system("bm25", "bm25"), *refs])
+    runs = tmp_path / "runs"
+    retag(tmp_path / "f" / "runs" / "bm25.run", runs / "x.run", "their_bm25")
+    r = cli("grid", "--index", first200_index, "--protocol", "focused", "--param", "k1=0.6,0.9", "--topics", "40",
+            "--min-topics", "10", "--runs", runs, "--out", tmp_path / "g", "--quiet")
+    assert r.exit_code == 0, r.output
+    grid = json.loads((tmp_path / "g" / "grid.json").read_text())
+    assert grid["protocols"]["focused"]["references"]["their_bm25"]["RR"] == pytest.approx(res["systems"]["bm25"]["RR"], abs=1e-6)
+    assert "reference their_bm25" in r.output and "of 2 cells score higher" in r.output
+    g2 = run_grid(first200_index, tmp_path / "g2", [parse_axis("k1=0.6,0.9")], protocol="focused", n_topics=40,
+                  min_topics=10, references=refs, progress=False)
+    got = g2["protocols"]["focused"]["references"]
+    assert got["dense"]["RR"] == pytest.approx(res["systems"]["dense"]["RR"], abs=1e-6)
+    assert got["pybm25"]["RR"] == pytest.approx(res["systems"]["pybm25"]["RR"], abs=1e-6)
+    assert (tmp_path / "g2" / "grid.tsv").read_text().count("\tdense\n") == len(g2["protocols"]["focused"]["measures"])
+

@@ -18,31 +18,24 @@ from nteval.formats.topics import load_qrels, load_topics
 from nteval.formats.trec import read_qrels, read_topics
 from nteval.index import read_manifest
 
-SYSTEMS = "- name: bm25\n  algorithm: bm25\n- name: qld_mu1000\n  algorithm: qld\n  params: {mu: 1000}\n"
+SYSTEMS = "- name: bm25\n  algorithm: bm25\n- name: qld_mu1000\n  algorithm: qld\n  params: {mu: 1000}\n"  # (the systems_yaml fixture)
 
 
 @pytest.fixture(scope="module")
-def systems_file(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("systems") / "two.yaml"
-    p.write_text(SYSTEMS)
-    return p
-
-
-@pytest.fixture(scope="module")
-def focused_out(sample_index, systems_file, tmp_path_factory) -> Path:
+def focused_out(sample_index, systems_yaml, tmp_path_factory) -> Path:
     from nteval.experiment import run_focused
 
     out = tmp_path_factory.mktemp("runs") / "focused"
-    run_focused(sample_index, out, n_topics=60, seed=11, systems=systems_file, progress=False, min_topics=10)
+    run_focused(sample_index, out, n_topics=60, seed=11, systems=systems_yaml, progress=False, min_topics=10)
     return out
 
 
 @pytest.fixture(scope="module")
-def holdout_out(sample_index, systems_file, tmp_path_factory) -> Path:
+def holdout_out(sample_index, systems_yaml, tmp_path_factory) -> Path:
     from nteval.experiment import run_highrecall
 
     out = tmp_path_factory.mktemp("runs") / "highrecall"
-    run_highrecall(sample_index, out, n_topics=50, seed=5, systems=systems_file, progress=False, min_topics=10,
+    run_highrecall(sample_index, out, n_topics=50, seed=5, systems=systems_yaml, progress=False, min_topics=10,
                    sref=["bm25"], holdout=True, graded=True)
     return out
 
@@ -246,7 +239,7 @@ def test_bm25s_round_trip_scores_like_nteval_bm25(focused_out, tmp_path):
     assert joined["systems"]["bm25"] == json.loads(json.dumps(res["systems"]["bm25"]))
 
 
-def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, systems_file, tmp_path, monkeypatch):
+def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, systems_yaml, tmp_path, monkeypatch):
     """results.json records where the index is, not how it was typed: `--index IDX` in one
     directory, `nteval export` from another. The JVM is started before the first chdir, as in a
     notebook: its working directory stays where it started, so Lucene must get absolute paths."""
@@ -259,7 +252,7 @@ def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, sy
     work.mkdir()
     (work / "IDX").symlink_to(sample_index, target_is_directory=True)
     monkeypatch.chdir(work)
-    run_focused("IDX", "F", n_topics=20, seed=3, systems=systems_file, progress=False, min_topics=10)
+    run_focused("IDX", "F", n_topics=20, seed=3, systems=systems_yaml, progress=False, min_topics=10)
     assert json.loads((work / "F" / "results.json").read_text())["index"] == str(work / "IDX")
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(main, ["export", "--from", "w/F", "--format", "trec", "--out", "w/F-trec"])

@@ -19,7 +19,7 @@ from nteval.errors import InputError
 from nteval.index import build_index, read_manifest
 from nteval.lucene.searcher import Index
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CISI100 = DATA / "cisi" / "corpus_first100.jsonl"
 
 

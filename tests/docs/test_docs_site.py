@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MARK = "<!-- runs-on-sample -->"
 FENCE = re.compile(r"^```\s*(bash|console|sh|shell)\s*$")

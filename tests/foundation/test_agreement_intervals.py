@@ -10,7 +10,7 @@ import pytest
 
 from nteval.stats import bootstrap_ci, many_topic_tau, point_estimates
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import ci_coverage  # noqa: E402
 

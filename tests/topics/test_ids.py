@@ -9,37 +9,18 @@ import shutil
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-from conftest import one_line_error
+from conftest import cli, one_line_error, retag
 
-from nteval.cli import main
 from nteval.formats.trec import read_run, read_topics
 from nteval.topics.ids import crosslingual_id, describe, highrecall_id, topic_set_id
 
-ONE = "- {name: bm25, algorithm: bm25}\n"
-
-
-def _cli(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+SYSTEMS = "- {name: bm25, algorithm: bm25}\n"  # (the systems_yaml fixture)
 
 
 def _score(cmd: str, index, systems, out, runs=None):
     """``nteval CMD`` on 60 topics of ``index`` with ``systems`` (and ``--runs``), quietly."""
-    return _cli(cmd, "--index", index, "--topics", "60", "--systems", systems, "--min-topics", "10",
-                *(["--runs", runs] if runs is not None else []), "--out", out, "--quiet")
-
-
-def _retag(src: Path, dst: Path, tag: str) -> Path:
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    dst.write_text("".join(" ".join(line.split()[:5] + [tag]) + "\n" for line in src.read_text().splitlines()))
-    return dst
-
-
-@pytest.fixture(scope="module")
-def systems_yaml(tmp_path_factory) -> Path:
-    p = tmp_path_factory.mktemp("sys") / "one.yaml"
-    p.write_text(ONE)
-    return p
+    return cli(cmd, "--index", index, "--topics", "60", "--systems", systems, "--min-topics", "10",
+               *(["--runs", runs] if runs is not None else []), "--out", out, "--quiet")
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +29,7 @@ def outs(sample_index, systems_yaml, tmp_path_factory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("outs")
     common = ["--index", sample_index, "--topics", "60", "--systems", systems_yaml, "--min-topics", "10", "--quiet"]
     for name, cmd, seed in (("focused", "focused", 42), ("highrecall", "highrecall", 42), ("seed7", "focused", 7)):
-        r = _cli(cmd, *common, "--seed", seed, "--out", base / name)
+        r = cli(cmd, *common, "--seed", seed, "--out", base / name)
         assert r.exit_code == 0, r.output
     return {n: base / n for n in ("focused", "highrecall", "seed7")}
 
@@ -77,7 +58,7 @@ def test_high_recall_ids_never_collide_with_focused_ones(outs):
 def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_index, outs, systems_yaml, tmp_path):
     """The new-user reproduction: a run of the high-recall queries in a focused --runs directory."""
     runs = tmp_path / "runs"
-    _retag(outs["highrecall"] / "runs" / "bm25.run", runs / "hr.run", "hr_bm25")
+    retag(outs["highrecall"] / "runs" / "bm25.run", runs / "hr.run", "hr_bm25")
     out = tmp_path / "f"
     line = one_line_error(_score("focused", sample_index, systems_yaml, out, runs),
                           "system 'hr_bm25'", "not this experiment's", "high-recall topics (sentence 3")
@@ -85,22 +66,22 @@ def test_a_high_recall_run_fed_to_focused_is_refused_before_any_work(sample_inde
     assert not (out / "runs").exists()  # refused before any system ran
     # the same through a systems YAML's run:
     yml = tmp_path / "with_run.yaml"
-    yml.write_text(ONE + f"- {{name: theirs, run: {runs / 'hr.run'}}}\n")
+    yml.write_text(SYSTEMS + f"- {{name: theirs, run: {runs / 'hr.run'}}}\n")
     one_line_error(_score("focused", sample_index, yml, tmp_path / "f2"), "system 'theirs'", "high-recall topics")
     # and a focused run fed to high-recall
     runs2 = tmp_path / "runs2"
-    _retag(outs["focused"] / "runs" / "bm25.run", runs2 / "f.run", "f_bm25")
+    retag(outs["focused"] / "runs" / "bm25.run", runs2 / "f.run", "f_bm25")
     one_line_error(_score("highrecall", sample_index, systems_yaml, tmp_path / "h", runs2),
                    "system 'f_bm25'", "this highrecall experiment has high-recall topics")
 
 
 def test_another_seeds_run_is_refused_the_right_one_accepted(sample_index, outs, systems_yaml, tmp_path):
     runs = tmp_path / "runs"
-    _retag(outs["seed7"] / "runs" / "bm25.run", runs / "s7.run", "seed7_bm25")
+    retag(outs["seed7"] / "runs" / "bm25.run", runs / "s7.run", "seed7_bm25")
     one_line_error(_score("focused", sample_index, systems_yaml, tmp_path / "f", runs),
                    "system 'seed7_bm25'", "not this experiment's")
     ok = tmp_path / "ok"
-    _retag(outs["focused"] / "runs" / "bm25.run", ok / "mine.run", "mine")
+    retag(outs["focused"] / "runs" / "bm25.run", ok / "mine.run", "mine")
     r = _score("focused", sample_index, systems_yaml, tmp_path / "g", ok)
     assert r.exit_code == 0, r.output
     res = json.loads((tmp_path / "g" / "results.json").read_text())
@@ -110,7 +91,7 @@ def test_another_seeds_run_is_refused_the_right_one_accepted(sample_index, outs,
 def test_another_index_run_is_refused(first200_index, outs, systems_yaml, tmp_path):
     """A focused run of the 2,000-record sample fed to a focused experiment on the 200-record slice."""
     runs = tmp_path / "runs"
-    _retag(outs["focused"] / "runs" / "bm25.run", runs / "other.run", "other_index")
+    retag(outs["focused"] / "runs" / "bm25.run", runs / "other.run", "other_index")
     one_line_error(_score("focused", first200_index, systems_yaml, tmp_path / "f", runs),
                    "system 'other_index'", "not this experiment's")
 
@@ -120,7 +101,7 @@ def test_export_round_trip_accepts_its_own_topics_and_refuses_the_other_protocol
     """Export focused and high-recall, 'run a system' over each export (nteval's own BM25 run, its
     qids and docids read from the exported files), bring the runs back."""
     for name in ("focused", "highrecall"):
-        r = _cli("export", "--from", outs[name], "--format", "beir", "--out", tmp_path / f"{name}-beir", "--quiet")
+        r = cli("export", "--from", outs[name], "--format", "beir", "--out", tmp_path / f"{name}-beir", "--quiet")
         assert r.exit_code == 0, r.output
         info = json.loads((tmp_path / f"{name}-beir" / "export.json").read_text())
         assert info["topic_set"] == json.loads((outs[name] / "results.json").read_text())["topic_set"]
@@ -128,8 +109,8 @@ def test_export_round_trip_accepts_its_own_topics_and_refuses_the_other_protocol
     run = read_run(outs["focused"] / "runs" / "bm25.run")
     assert set(run) == set(queries)  # the exported queries are the ones the runs answer
     good, bad = tmp_path / "good", tmp_path / "bad"
-    _retag(outs["focused"] / "runs" / "bm25.run", good / "external.run", "external")
-    _retag(outs["highrecall"] / "runs" / "bm25.run", bad / "external.run", "external")
+    retag(outs["focused"] / "runs" / "bm25.run", good / "external.run", "external")
+    retag(outs["highrecall"] / "runs" / "bm25.run", bad / "external.run", "external")
     r = _score("focused", sample_index, systems_yaml, tmp_path / "g", good)
     assert r.exit_code == 0, r.output
     one_line_error(_score("focused", sample_index, systems_yaml, tmp_path / "b", bad), "high-recall topics")
@@ -141,6 +122,6 @@ def test_export_refuses_topic_files_edited_after_the_run(outs, tmp_path):
     lines = (copy / "topics.tsv").read_text().splitlines()
     qid, text = lines[0].split("\t", 1)
     (copy / "topics.tsv").write_text("\n".join([f"{qid}\t{text} edited"] + lines[1:]) + "\n")
-    one_line_error(_cli("export", "--from", copy, "--format", "beir", "--out", tmp_path / "e", "--quiet"),
+    one_line_error(cli("export", "--from", copy, "--format", "beir", "--out", tmp_path / "e", "--quiet"),
               "not the topic set results.json names", "re-run the protocol")
     assert not (tmp_path / "e").exists()

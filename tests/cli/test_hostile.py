@@ -14,16 +14,10 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIRST100, FIRST200, one_line_error
+from conftest import FIRST100, FIRST200, cli, one_line_error
 
-from nteval.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 NTEVAL = [sys.executable, "-m", "nteval.cli"]
-
-
-def _cli(*args, **kw):
-    return CliRunner().invoke(main, [str(a) for a in args], **kw)
 
 
 def _copy_index(src: Path, dst: Path) -> Path:
@@ -50,14 +44,14 @@ def test_a_writer_is_refused_while_a_protocol_reads_the_index_and_the_other_way_
                               stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
-        one_line_error(_cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--out", tmp_path / "f"),
+        one_line_error(cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--out", tmp_path / "f"),
                        f"(pid {holder.pid}) is writing this index", "wait for it to finish")
     finally:
         holder.kill()
         holder.wait()
     assert not (tmp_path / "f").exists()
     assert out_lock  # (the same lock, held shared by readers)
-    r = _cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--out", tmp_path / "f", "--quiet")
+    r = cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--out", tmp_path / "f", "--quiet")
     assert r.exit_code == 0, r.output  # and once nobody writes, it runs
 
 
@@ -171,13 +165,10 @@ def test_a_build_whose_lucene_counts_disagree_with_its_store_is_not_an_index(tmp
 # -- N29/N28/N75: damaged caches are checked, rebuilt, and said so -----------------------------------
 
 @pytest.fixture
-def fresh_dense(monkeypatch, tmp_path):
-    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "dense-cache"))
+def fresh_dense(dense_cache):
     from nteval.systems import dense
 
-    dense._VECTORS.clear()
-    dense._FAISS.clear()
-    return tmp_path / "dense-cache", dense
+    return dense_cache, dense
 
 
 def _dense_rr(index, out, systems_yaml, capsys=None) -> float:
@@ -478,7 +469,7 @@ def test_program_failures_are_clean_lines(first200_index, tmp_path):
     N14: '> {run}' does not work (no shell) and the error now says so."""
     bad = tmp_path / "q.yaml"
     bad.write_text("- {name: c, command: \"prog 'unclosed {run}\", version: 1}\n")
-    one_line_error(_cli("systems", bad), "cannot be split into arguments")
+    one_line_error(cli("systems", bad), "cannot be split into arguments")
     esc = _command_yaml(tmp_path, "printf '\\033]0;PWNED\\007\\033[2J\\033[31mRED-INJECTED\\n' >&2\nexit 1\n", name="esc")
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
                         "--systems", str(esc), "--out", str(tmp_path / "f"), "--allow-code"],
@@ -520,15 +511,15 @@ def test_numbers_and_names_are_refused_before_any_work(first200_index, tmp_path,
     (tmp_path / "q.txt").write_text("1 0 d 1\n")
     (tmp_path / "r.run").write_text("1 Q0 d 1 1.0 t\n")
     t0 = time.time()
-    one_line_error(_cli(*[sub.get(a, a) for a in args]), says)
+    one_line_error(cli(*[sub.get(a, a) for a in args]), says)
     assert time.time() - t0 < 10 and not (tmp_path / "o").exists()
 
 
 def test_trec_eval_measure_names_are_read_as_ir_measures(first200_index, tmp_path):
     (tmp_path / "q.txt").write_text("1 0 d 1\n2 0 e 1\n")
     (tmp_path / "r.run").write_text("1 Q0 d 1 2.0 t\n1 Q0 x 2 1.0 t\n2 Q0 x 1 1.0 t\n")
-    r = _cli("evaluate", "--qrels", tmp_path / "q.txt", "--measures", "map P.1 recip_rank ndcg_cut.10", "--json",
-             tmp_path / "r.run")
+    r = cli("evaluate", "--qrels", tmp_path / "q.txt", "--measures", "map P.1 recip_rank ndcg_cut.10", "--json",
+            tmp_path / "r.run")
     assert r.exit_code == 0, r.output
     assert "trec_eval's measure names read as ir_measures'" in r.stderr and "map → AP" in r.stderr
     assert json.loads(r.stdout) == {"t": {"AP": 0.5, "P@1": 0.5, "RR": 0.5, "nDCG@10": 0.5}}
@@ -570,8 +561,8 @@ def test_ivf_lists_beyond_the_collection_are_one_line(first200_index, tmp_path, 
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "dc"))
     p = tmp_path / "d.yaml"
     p.write_text("- {name: d, algorithm: dense, params: {index: ivf, nlist: 100000}}\n")
-    one_line_error(_cli("focused", "--index", first200_index, "--topics", "20", "--min-topics", "10", "--systems", p,
-                        "--out", tmp_path / "f", "--quiet"), "nlist 100,000 is more than the 178 documents")
+    one_line_error(cli("focused", "--index", first200_index, "--topics", "20", "--min-topics", "10", "--systems", p,
+                       "--out", tmp_path / "f", "--quiet"), "nlist 100,000 is more than the 178 documents")
 
 
 def test_a_huge_external_run_is_read_within_the_depth(first200_index, tmp_path):
@@ -617,7 +608,7 @@ def test_damaged_index_files_are_one_line_that_says_rebuild(first200_index, tmp_
             db.execute("DROP TABLE docs")
     else:  # the largest Lucene file of nt (postings, or a compound file)
         _halve(max((p for p in (idx / "nt").iterdir() if p.name.startswith("_")), key=lambda p: p.stat().st_size))
-    r = _cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--quiet", "--out", tmp_path / "f")
+    r = cli("focused", "--index", idx, "--topics", "20", "--min-topics", "5", "--quiet", "--out", tmp_path / "f")
     one_line_error(r, f"{idx}: ", "damaged", says, "rebuild it with nteval index --force")
 
 
@@ -692,7 +683,7 @@ def test_an_out_below_a_file_is_one_line_before_any_work(first200_index, tmp_pat
     args = {"focused": ["focused", "--index", first200_index, "--topics", "20", "--min-topics", "5"],
             "grid": ["grid", "--index", first200_index, "--param", "k1=0.9,1.2", "--topics", "20", "--min-topics", "5"],
             "index": ["index", FIRST200]}[command]
-    one_line_error(_cli(*args, "--out", out), str(out), f"{tmp_path / 'afile'} is a file, not a directory")
+    one_line_error(cli(*args, "--out", out), str(out), f"{tmp_path / 'afile'} is a file, not a directory")
     assert (tmp_path / "afile").read_text() == "mine\n"
 
 
@@ -700,7 +691,7 @@ def test_rank_baselines_refuses_an_unwritable_out_before_reading_any_run(tmp_pat
     (tmp_path / "afile").write_text("mine\n")
     (tmp_path / "r").mkdir()
     (tmp_path / "q.txt").write_text("q1 0 a 1\n")
-    r = _cli("rank-baselines", "--runs", tmp_path / "r", "--qrels", tmp_path / "q.txt", "--out", tmp_path / "afile" / "rb.json")
+    r = cli("rank-baselines", "--runs", tmp_path / "r", "--qrels", tmp_path / "q.txt", "--out", tmp_path / "afile" / "rb.json")
     one_line_error(r, "afile/rb.json", "is a file, not a directory")
 
 
@@ -775,7 +766,7 @@ def test_a_source_with_no_usable_record_says_why_each_was_skipped(tmp_path):
     corpus = tmp_path / "c.jsonl"
     corpus.write_text('{"_id": "1", "title": "", "text": ""}\n{"_id": "2", "title": "t", "text": ""}\n'
                       '{"_id": "3", "title": "", "text": "only text"}\n')
-    one_line_error(_cli("index", corpus, "--out", tmp_path / "i", "--documents", "title+abstract"),
+    one_line_error(cli("index", corpus, "--out", tmp_path / "i", "--documents", "title+abstract"),
                    "no usable document: every record was skipped (1 no_text, 1 no_title, 1 no_abstract")
     assert not (tmp_path / "i").exists()
 
@@ -797,16 +788,16 @@ def test_python_dash_m_nteval_is_the_command_line():
 def test_the_parent_of_an_index_says_which_index_lies_below(first200_index, tmp_path):
     parent = tmp_path / "project"
     _copy_index(first200_index, parent / "index")
-    one_line_error(_cli("focused", "--index", parent, "--topics", "20", "--out", tmp_path / "f"),
+    one_line_error(cli("focused", "--index", parent, "--topics", "20", "--out", tmp_path / "f"),
                    "not an nteval index directory", f"the index below it is {parent / 'index'}")
 
 
 def test_the_topic_floor_says_to_ask_for_more_when_the_corpus_has_them(first200_index, tmp_path):
-    line = one_line_error(_cli("focused", "--index", first200_index, "--topics", "30", "--min-topics", "40",
-                               "--out", tmp_path / "f"), "only 30 usable topics (asked for 30")
+    line = one_line_error(cli("focused", "--index", first200_index, "--topics", "30", "--min-topics", "40",
+                              "--out", tmp_path / "f"), "only 30 usable topics (asked for 30")
     assert "ask for more (--topics 40 or more)" in line and "larger corpus" not in line
-    line = one_line_error(_cli("focused", "--index", first200_index, "--topics", "5000", "--min-topics", "1000",
-                               "--out", tmp_path / "g"), "below the floor of 1000")
+    line = one_line_error(cli("focused", "--index", first200_index, "--topics", "5000", "--min-topics", "1000",
+                              "--out", tmp_path / "g"), "below the floor of 1000")
     assert "use a larger corpus" in line
 
 
@@ -822,8 +813,8 @@ def test_the_api_draws_no_progress_bars_into_a_log_and_a_rerun_says_what_it_reus
 
 
 def test_every_bracket_a_person_reads_says_it_is_a_95_percent_interval(first200_index, tmp_path):
-    r = _cli("focused", "--index", first200_index, "--topics", "40", "--min-topics", "5", "--task", "known-item",
-             "--out", tmp_path / "f")
+    r = cli("focused", "--index", first200_index, "--topics", "40", "--min-topics", "5", "--task", "known-item",
+            "--out", tmp_path / "f")
     assert r.exit_code == 0, r.output
     headline = r.output.splitlines()[0]
     assert ", 95 % CI [" in headline, headline
@@ -907,7 +898,7 @@ def test_a_run_file_that_is_not_a_trec_run_is_one_line(first200_index, tmp_path,
     runs = tmp_path / "runs"
     runs.mkdir()
     (runs / "mine.run").write_bytes(content)
-    r = _cli("focused", "--index", first200_index, "--topics", "20", "--min-topics", "10", "--systems", "default",
-             "--runs", runs, "--out", tmp_path / "o")
+    r = cli("focused", "--index", first200_index, "--topics", "20", "--min-topics", "10", "--systems", "default",
+            "--runs", runs, "--out", tmp_path / "o")
     one_line_error(r, "mine.run:line 1: ")
     assert not (tmp_path / "o" / "results.json").exists()

@@ -140,7 +140,7 @@ def test_a_bad_option_is_one_line(args, says):
     import sys
 
     r = subprocess.run([sys.executable, "-m", "nteval.cli", *args], capture_output=True, text=True,
-                       cwd=Path(__file__).parents[1])
+                       cwd=Path(__file__).parents[2])
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("nteval: error: ") and says in r.stderr
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import matplotlib.colors as mcolors
 import pytest
+from conftest import DATA
 from matplotlib.text import Text
 
 from nteval.grid.run import _near_best
@@ -16,9 +17,9 @@ from nteval.grid.spec import parse_axis
 from nteval.report.contours import grid_plots, measure_figure
 from nteval.report.plots import pyplot, scatter_figure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GRID = ROOT / "docs" / "grid_pubmed_bm25.tsv"
-WIDE = Path(__file__).parent / "data" / "scores" / "first200_focused_wide.tsv"
+WIDE = DATA / "scores" / "first200_focused_wide.tsv"
 
 
 def _grid_result(rows: list[dict], axes) -> dict:
