@@ -94,4 +94,8 @@ class BM25Proximity(Proximity):
         return max(depth, params["depth"])
 
     def cut(self, ranking: Ranking, depth: int) -> Ranking:
-        return ranking[:depth]
+        """The ``depth`` best by the combined score (cut after the re-sort: a list cut in BM25's order
+        would make the top of the ranking depend on how deep it is asked for)."""
+        from ..formats.trec import trec_order
+
+        return trec_order(ranking)[:depth]

@@ -41,3 +41,15 @@ def test_adjacent_query_words_lift_a_document_above_bm25s_order(first200_index):
     overtaken = [(n, a) for n in near for a in apart
                  if before.index(a) < before.index(n) and after.index(n) < after.index(a)]
     assert overtaken, "no adjacent-words document rose above a words-apart one BM25 had ranked higher"
+
+
+def test_the_top_does_not_depend_on_the_depth_asked_for(first200_index):
+    """The combined score decides the cut: bm25_proximity's top 20 is the first 20 of its top 100
+    (it was BM25's first 20, re-sorted, when asked for fewer than it reranks)."""
+    topics = {"q": "cancer cells", "r": "patients treatment outcome"}
+    with Index(first200_index / "nt") as ix:
+        system = make_system("prox", "bm25_proximity")
+        deep = run_system(ix, system, topics, 100)
+        shallow = run_system(ix, system, topics, 20)
+    for q in topics:
+        assert trec_order(shallow[q]) == trec_order(deep[q])[:20], q
