@@ -26,7 +26,7 @@ _VERBS = {
     "run_correlate": "nteval.correlate.agreement", "export_collection": "nteval.export",
     "evaluate_files": "nteval.evaluate", "load_systems": "nteval.systems.base", "make_system": "nteval.systems.system",
     "callable_system": "nteval.systems.external", "command_system": "nteval.systems.external",
-    "run_sref_sensitivity": "nteval.experiment",
+    "run_sref_sensitivity": "nteval.experiment", "run_tune": "nteval.tune",
     # the spec objects the verbs take (their fields are also accepted as plain keywords)
     "RunSettings": "nteval.settings", "Execution": "nteval.settings", "SystemSet": "nteval.settings",
     "HumanJudgments": "nteval.settings", "GridSpec": "nteval.grid.spec", "CorrelateSpec": "nteval.correlate.spec",

@@ -7,8 +7,23 @@ commands that never search start fast (no JVM, no Lucene, no XML parser).
 """
 from __future__ import annotations
 
-from . import correlate, evaluate, export, grid, index, listing, protocols  # noqa: F401  (they add the commands)
+from . import correlate, evaluate, export, grid, index, listing, protocols, tune  # noqa: F401  (they add the commands)
 from .app import main
 from .options import HIGHRECALL_OPTIONS, SAMPLE_FILTERS
 
 __all__ = ["HIGHRECALL_OPTIONS", "SAMPLE_FILTERS", "main"]
+
+
+#: names of the one-module CLI before 0.2, served from where they went (one release, with a warning)
+_MOVED = {"spec_options": "nteval.cli.options", "MAX_DEPTH": "nteval.settings"}
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+        import warnings
+
+        warnings.warn(f"nteval.cli.{name} moved to {_MOVED[name]}.{name}; the old path goes in 0.3",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -70,6 +70,8 @@ SETTINGS = (
     ("Grid", "nteval.grid.spec", "GridSpec", "What `nteval grid` evaluates beside its axes (`nteval.GridSpec`)."),
     ("Correlate", "nteval.correlate.spec", "CorrelateSpec", "What `nteval correlate` compares "
      "(`nteval.CorrelateSpec`)."),
+    ("Tune", "nteval.tune", "TuneSpec", "What `nteval tune` searches (`nteval.tune.TuneSpec`; the ranges are "
+     "`--param NAME=LOW:HIGH`)."),
 )
 
 
@@ -78,7 +80,7 @@ def _settings_sections() -> list[str]:
 
     from ..params import declared, flag_of
 
-    lines = ["## Run settings, execution, grid and correlate", "",
+    lines = ["## Run settings, execution, grid, correlate and tune", "",
              "The spec objects the pipelines take (`nteval.run_protocol(..., settings=RunSettings(depth=100))`, or "
              "their fields as plain keywords). The option is the command-line spelling; a field without one is "
              "Python only.", ""]

@@ -263,3 +263,32 @@ def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list
     lines += ["", f"tables of every system and measure: {where / 'focused' / 'results.tsv'}, "
                   f"{where / 'highrecall' / 'results.tsv'} " + runs_line({"timing": timing})]
     return lines
+
+
+def tune_summary(res: dict[str, Any]) -> str:
+    """``nteval tune``'s answer: per protocol, the held-out score of the tuned setting beside the
+    defaults, each fold's choice, the recommended setting and the paired tests' groups."""
+    fmt = lambda p: ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in p.items())  # noqa: E731
+    lines = [f"tuning {res['system']['name']} ({res['system']['algorithm']}) over "
+             + ", ".join(f"{n} in [{r[0]:g}, {r[1]:g}]" for n, r in res["ranges"].items())
+             + f": {res['trials_per_fold']} TPE trials in each of {res['folds']} topic folds, seed {res['seed']}"]
+    for name, p in res["protocols"].items():
+        m = p["measure"]
+        lines.append(f"\n{name} ({p['topics']} topics, {m}):")
+        lines.append(f"  held-out {m} of the tuned setting {p['held_out_score']:.4f} (each topic scored by the setting "
+                     f"its fold's study chose without it) vs defaults ({fmt(p['default']['params'])}) "
+                     f"{p['default']['score']:.4f}")
+        for fo in p["folds"]:
+            lines.append(f"  fold {fo['fold']}: best {fmt(fo['best'])} — {fo['train_score']:.4f} on its "
+                         f"{fo['train_topics']} training topics, {fo['held_score']:.4f} on its {fo['held_topics']} "
+                         "held-out ones")
+        rec = p["recommended"]
+        lines.append(f"  recommended: {fmt(rec['params'])} ({rec['score_in_sample']:.4f} over all topics: in-sample, "
+                     "optimistic; the held-out score above is the honest one)")
+        groups = p["comparison"]["groups"]
+        lines.append(f"  {p['comparison']['test']}, {p['comparison']['correction']}: "
+                     + " | ".join(", ".join(g) for g in groups)
+                     + ("  (one group: tuning cannot be told apart from the defaults)" if len(groups) == 1 else ""))
+        if p.get("trace"):
+            lines.append(f"  trace: {p['trace']}")
+    return "\n".join(lines)

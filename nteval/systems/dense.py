@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import file_lock, save_array, write_text
-from ..corpus.store import index_docids, index_texts  # noqa: F401  (index_texts: read by the encoder, tests, benchmarks)
+from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from ..params import Param
 from .kind import RunContext, SystemKind

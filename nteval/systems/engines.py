@@ -97,7 +97,8 @@ def require(module: str, extra: str, kind: str) -> Any:
     try:
         return importlib.import_module(module)
     except ImportError as err:
-        raise InputError(None, f"system kind {kind} needs the Python package {module.replace('_', '-')} "
+        who = kind if kind.startswith("nteval ") or " " in kind else f"system kind {kind}"
+        raise InputError(None, f"{who} needs the Python package {module.replace('_', '-')} "
                                f"({err}): pip install 'nteval[{extra}]'") from None
 
 

@@ -30,6 +30,30 @@ def test_moved_functions_of_answer_warn(name, new):
         nteval.answer.no_such_name  # noqa: B018
 
 
+@pytest.mark.parametrize("name, new", [("spec_options", "nteval.cli.options"), ("MAX_DEPTH", "nteval.settings")])
+def test_moved_names_of_the_cli_warn(name, new):
+    import nteval.cli
+
+    with pytest.warns(DeprecationWarning, match=f"nteval.cli.{name} moved to {new}"):
+        value = getattr(nteval.cli, name)
+    assert value is getattr(importlib.import_module(new), name)
+    with pytest.raises(AttributeError):
+        nteval.cli.no_such_name  # noqa: B018
+
+
+def test_names_of_the_split_modules_still_import():
+    """nteval.index became a package (manifest: reading, build: building) and the store took the
+    document-store queries of dense: the old names are served as before."""
+    from nteval.corpus.store import index_texts
+    from nteval.index import build_index, read_manifest, sha256_file, update_index
+    from nteval.index.build import build_index as built
+    from nteval.index.manifest import read_manifest as read
+    from nteval.systems.dense import index_texts as dense_texts
+
+    assert build_index is built and read_manifest is read and callable(update_index) and callable(sha256_file)
+    assert dense_texts is index_texts
+
+
 def test_names_still_importable_from_their_old_modules():
     from nteval.formats.versions import CELL_FORMAT, RUN_FORMAT
     from nteval.grid.cells import CELL_FORMAT as cells_format

@@ -32,6 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.experiment", "nteval.compare", "nteval.export", "nteval.pyterrier"),
     ("nteval.correlate",),
     ("nteval.grid",),
+    ("nteval.tune",),
     ("nteval.demo",),
     ("nteval.cli", "nteval.__main__"),
 ]

@@ -25,9 +25,10 @@ def _declarations() -> dict[str, list[dataclasses.Field]]:
     from nteval.grid.spec import GridSpec
     from nteval.params import declared, flag_of
     from nteval.settings import Execution, HumanJudgments, RunSettings, SystemSet
+    from nteval.tune import TuneSpec
 
     out: dict[str, list[dataclasses.Field]] = {}
-    for cls in (RunSettings, Execution, HumanJudgments, SystemSet, GridSpec, CorrelateSpec,
+    for cls in (RunSettings, Execution, HumanJudgments, SystemSet, GridSpec, CorrelateSpec, TuneSpec,
                 *(get(n).Spec for n in names())):
         for f in declared(cls):
             if f.metadata.get("option", True):
@@ -40,7 +41,7 @@ OWN = {("*", "--index"), ("*", "--out"), ("*", "--quiet"), ("*", "--allow-code")
        ("*", "--protocol-param"), ("*", "--force"), ("evaluate", "--measures"), ("rank-baselines", "--measures"),
        ("rank-baselines", "--seed"), ("rank-baselines", "--runs"), ("rank-baselines", "--out"),
        ("index", "--update"), ("index", "--documents"), ("index", "--jobs"), ("run", "--protocol"), ("run", "--param"),
-       ("grid", "--param"), ("grid", "--reference"), ("sref-sensitivity", "--sref"), ("evaluate", "--qrels"),
+       ("grid", "--param"), ("grid", "--reference"), ("tune", "--param"), ("sref-sensitivity", "--sref"), ("evaluate", "--qrels"),
        ("evaluate", "--per-query"), ("evaluate", "--names"), ("rank-baselines", "--qrels"),
        ("rank-baselines", "--pool-depth"), ("rank-baselines", "--trials"), ("export", "--from"),
        ("export", "--format"), ("demo", "--out"), ("--config", "--config")}

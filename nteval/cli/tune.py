@@ -1,0 +1,36 @@
+"""``nteval tune``: tune a system's parameters without a full grid (Optuna), topics split for honesty."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..tune import TuneSpec
+from .app import friendly_errors, locks_out, main
+from .options import ALLOW_CODE, INDEX, QUIET, declared, progress, sample_filter_options
+
+
+@main.command("tune")
+@INDEX
+@declared(TuneSpec, ("protocol", "system", "systems"))
+@click.option("--param", "params", multiple=True, required=True, metavar="NAME=LOW:HIGH",
+              help="A parameter of the system and its range, e.g. k1=0.2:2.0 (repeatable; integers for an integer "
+                   "parameter).")
+@declared(TuneSpec, ("trials", "folds", "measure", "n_topics", "seed", "depth", "min_topics"), n_topics={"type_": int})
+@sample_filter_options
+@click.option("--out", required=True, type=click.Path(path_type=Path),
+              help="Output directory (its tune.sqlite3 holds the studies: a killed tuning resumes).")
+@ALLOW_CODE
+@QUIET
+@friendly_errors
+@locks_out
+def tune_cmd(params, quiet, **kw) -> None:
+    """Tune a system's parameters with Optuna's seeded TPE under an NT protocol, the topics split
+    into folds: each fold's best setting is scored on topics its study never saw (the held-out
+    score), then tuned vs defaults vs the recommended setting with paired tests. OUT/tune.json,
+    tune_trace_<protocol>.png."""
+    from ..report.text import tune_summary
+    from ..tune import run_tune
+
+    res = run_tune(kw.pop("index_dir"), kw.pop("out"), list(params), progress=progress(quiet), **kw)
+    click.echo(tune_summary(res))
