@@ -519,7 +519,7 @@ def test_kill_9_of_a_parallel_grid_leaves_no_worker(tmp_path, first200_index):
     out = tmp_path / "g"
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "grid", "--index", str(first200_index), "--protocol",
-                          "focused", "--param", "k1=0.1:3.0:0.1", "--topics", "60", "--jobs", "2", "--out", str(out),
+                          "focused", "--param", "k1=0.1:3.0:0.1", "--topics", "60", "--jobs", "2", "--per-cell", "--out", str(out),
                           "--quiet"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True)
     try:
