@@ -98,7 +98,8 @@ def _map(fig, ax, axes: list[Axis], values: np.ndarray, res: dict[str, Any], lab
         span = float(z.max() - z.min())
         ax.text(0.5, 1.0, f"the map spans {span:.4f} < minimum meaningful difference {mmd_of(best['value']):.4f} "
                           "(5 % of best):\ncolours span the MMD, so noise does not look like a landscape",
-                transform=ax.transAxes, ha="center", va="bottom", fontsize=8, color=INK)
+                transform=ax.transAxes, ha="center", va="bottom", fontsize=8, color=INK,
+                bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.85))
     drawn = bool(z.min() < thr < z.max())
     if drawn:
         ax.contour(x, y, z, levels=[thr], **_near_style())
@@ -150,7 +151,8 @@ def _line(ax, axes: list[Axis], values: np.ndarray, res: dict[str, Any], label: 
         ax.set_ylim(lo - pad, hi + pad)
         ax.text(0.5, 1.0, f"the cells span {float(values.max() - values.min()):.4f} < minimum meaningful difference "
                           f"{mmd_of(best['value']):.4f}:\nthe axis spans the MMD", transform=ax.transAxes,
-                ha="center", va="bottom", fontsize=8, color=INK)
+                ha="center", va="bottom", fontsize=8, color=INK,
+                bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="none", alpha=0.85))
     ax.axhline(thr, ls="--", lw=0.9, color="#444", label=f"within {100 * res['near_best']['tolerance']:g} % of best")
     ax.plot([best["params"][a.name]], [best["value"]], marker="*", color="#d62728", ms=16, ls="none", clip_on=False,
             label=f"best {best['value']:.4f}")

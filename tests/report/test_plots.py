@@ -8,6 +8,7 @@ import itertools
 from pathlib import Path
 
 import matplotlib.colors as mcolors
+import numpy as np
 import pytest
 from conftest import DATA
 from matplotlib.text import Text
@@ -102,5 +103,33 @@ def test_scatter_labels_of_24_systems_do_not_overlap():
         frame = ax.get_window_extent(renderer)
         assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
         assert all(_dark(t.get_color()) and t.get_fontsize() >= 8 for t in labels)
+    finally:
+        pyplot().close(fig)
+
+
+def test_noise_is_not_a_landscape_and_the_tied_cells_are_drawn(grid_rows):
+    """A map whose cells span less than the minimum meaningful difference is coloured over that
+    difference (and says so); the cells the paired test cannot tell apart from the best are ringed
+    and in the legend."""
+    from nteval.report.contours import color_range, mmd_of
+
+    axes = [_axis(grid_rows, "k1"), _axis(grid_rows, "b")]
+    res = _grid_result(grid_rows, axes)
+    r = res["protocols"]["focused"]["measures"]["RR"]
+    values = np.asarray(r["values"])
+    best = r["best"]["value"]
+    lo, hi, widened = color_range(values, best)
+    assert widened == (values.max() - values.min() < mmd_of(best))
+    if widened:
+        assert (lo, hi) == pytest.approx((values.max() - 0.05 * best, values.max()))
+    r["indistinguishable_from_best"] = {"cells": 2, "params": [r["best"]["params"], r["best"]["params"]]}
+    fig = measure_figure(res, axes, "focused", "RR")
+    try:
+        ax, cbar = fig.axes
+        legend = [t.get_text() for t in ax.get_legend().get_texts()]
+        assert "cannot be told apart from the best: 2 cells (paired test, Holm)" in legend
+        notes = [t.get_text() for t in ax.texts if "minimum meaningful difference" in t.get_text()]
+        assert bool(notes) == widened
+        assert cbar.get_ylim()[1] - cbar.get_ylim()[0] >= min(values.max() - values.min(), mmd_of(best)) - 1e-9
     finally:
         pyplot().close(fig)
