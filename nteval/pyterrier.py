@@ -63,6 +63,12 @@ class NTDataset:
         for docid, text in index_texts(self.index_dir, self.index_name):
             yield {"docno": docid, "text": text}
 
+    @property
+    def cache_dir(self) -> Path:
+        """A directory under OUT for a pipeline's own indexes (so a factory of :func:`system` can be
+        given this dataset as its collection)."""
+        return self.out / "pyterrier-cache"
+
     def info_url(self) -> None:
         return None
 

@@ -102,6 +102,16 @@ def require(module: str, extra: str, kind: str) -> Any:
                                f"({err}): pip install 'nteval[{extra}]'") from None
 
 
+def package_version(dist: str) -> str | None:
+    """The installed version of distribution ``dist`` (part of a kind's cache identity), or None."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 #: Lucene's English stop words (Anserini's DefaultEnglishAnalyzer: Lucene's ENGLISH_STOP_WORDS_SET),
 #: given to the other engines so that the stop words at least are the same as nteval's Lucene.
 LUCENE_STOPWORDS = ("a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is", "it", "no",

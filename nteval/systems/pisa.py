@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic import file_lock
 from ..params import Param
-from .engines import engine_index, require
+from .engines import engine_index, package_version, require
 from .kind import RunContext, SystemKind
 from .lucene_kinds import K1, B
 
@@ -127,10 +127,4 @@ class PisaBM25(SystemKind):
         return out
 
     def identity(self, system: System) -> dict[str, Any]:
-        from importlib import metadata
-
-        try:
-            version = metadata.version("pyterrier-pisa")
-        except metadata.PackageNotFoundError:
-            version = None
-        return {**super().identity(system), "pyterrier_pisa": version}
+        return {**super().identity(system), "pyterrier_pisa": package_version("pyterrier-pisa")}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..params import Param
-from .engines import LUCENE_STOPWORDS, engine_index, require
+from .engines import LUCENE_STOPWORDS, engine_index, package_version, require
 from .kind import RunContext, SystemKind
 
 if TYPE_CHECKING:
@@ -148,10 +148,5 @@ class TantivyBM25(SystemKind):
         return out
 
     def identity(self, system: System) -> dict[str, Any]:
-        from importlib import metadata
-
-        try:
-            version = metadata.version("tantivy")
-        except metadata.PackageNotFoundError:
-            version = None
-        return {**super().identity(system), "tantivy": version, "analyzer": "simple+lower+lucene-stops+porter2"}
+        return {**super().identity(system), "tantivy": package_version("tantivy"),
+                "analyzer": "simple+lower+lucene-stops+porter2"}

@@ -7,7 +7,8 @@ the line ``<!-- runs-on-sample -->`` (in docs/*.md or README.md). Its lines that
 are run in order, each in the block's own directory, where ``nteval-demo/`` holds what
 ``make demo`` leaves (the sample's index in ``nteval-demo/index``, the SciFact slice's in
 ``nteval-demo/scifact-index``) and ``nteval/`` is the package (so ``nteval/data/...`` resolves).
-The example protocol module of docs/contributing.md is run too, registered as a plug-in.
+The example protocol module of docs/contributing.md is run too, registered as a plug-in. A fenced
+``python`` block after the same mark is run as a whole with this Python, in such a directory.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 MARK = "<!-- runs-on-sample -->"
 FENCE = re.compile(r"^```\s*(bash|console|sh|shell)\s*$")
+PYFENCE = re.compile(r"^```\s*python\s*$")
 #: the subcommands the marked examples must cover between them
 COVERED = {"compare", "highrecall", "focused", "index", "grid", "export", "protocols", "systems", "evaluate",
            "manifest", "correlate"}
@@ -43,11 +45,11 @@ class Example:
         return f"{self.file}:{self.line}"
 
 
-def _marked_blocks(path: Path) -> list[tuple[int, list[str]]]:
+def _marked_blocks(path: Path, fence: re.Pattern = FENCE) -> list[tuple[int, list[str]]]:
     lines = path.read_text(encoding="utf-8").splitlines()
     blocks, i = [], 0
     while i < len(lines):
-        if FENCE.match(lines[i].strip()) and i > 0 and lines[i - 1].strip() == MARK:
+        if fence.match(lines[i].strip()) and i > 0 and lines[i - 1].strip() == MARK:
             start, body = i + 1, []
             i += 1
             while i < len(lines) and lines[i].strip() != "```":
@@ -84,6 +86,13 @@ def collect_examples() -> list[Example]:
     files = sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
     return [Example(p.relative_to(ROOT).as_posix(), start, _commands(body))
             for p in files for start, body in _marked_blocks(p)]
+
+
+def collect_python_examples() -> list[tuple[str, str]]:
+    """(file:line, code) of every marked ``python`` block."""
+    files = sorted(DOCS.glob("*.md")) + [ROOT / "README.md"]
+    return [(f"{p.relative_to(ROOT).as_posix()}:{start}", "\n".join(body))
+            for p in files for start, body in _marked_blocks(p, PYFENCE)]
 
 
 class _AnyTagLoader(yaml.SafeLoader):
@@ -180,6 +189,18 @@ def test_command_examples_run(example: Example, sample_demo: Path, tmp_path: Pat
     for cmd in example.commands:
         argv = shlex.split(cmd, comments=True)
         _run([_nteval(), *argv[1:]], tmp_path, f"example {example.id} failed")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where, code", collect_python_examples(), ids=lambda x: x if ":" in str(x) else "code")
+def test_python_examples_run(where: str, code: str, sample_demo: Path, tmp_path: Path):
+    (tmp_path / "nteval").symlink_to(ROOT / "nteval", target_is_directory=True)
+    (tmp_path / "nteval-demo").symlink_to(sample_demo, target_is_directory=True)
+    _run([sys.executable, "-c", code], tmp_path, f"python example {where} failed")
+
+
+def test_python_examples_are_marked():
+    assert {w.split(":")[0] for w, _ in collect_python_examples()} >= {"README.md", "docs/any-system.md"}
 
 
 @pytest.mark.slow

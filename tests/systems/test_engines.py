@@ -142,3 +142,43 @@ def test_engine_analyzers_against_lucene(first200_index):
     a = _analyzer(tantivy)
     assert all(a.analyze(w) == [] for w in LUCENE_STOPWORDS)
     assert a.analyze("generously") == ["generous"]                  # Porter2
+
+
+def test_a_pisa_build_cut_mid_write_is_built_again(first200_index, tmp_path, monkeypatch):
+    """A PISA build killed half-way leaves its .partial directory: the next run starts it again
+    and the finished index is a normal one (nothing half-written is ever used)."""
+    from nteval.index import read_manifest
+    from nteval.systems.execute import Target
+    from nteval.systems.pisa import pisa_index
+
+    monkeypatch.setenv("NTEVAL_ENGINE_CACHE", str(tmp_path / "cache"))
+    target = Target(first200_index, "nt", read_manifest(first200_index)["fingerprint"])
+    import pyterrier_pisa as pp
+
+    real = pp.PisaIndex.index
+
+    def cut(self, it):
+        for i, _ in enumerate(it):
+            if i == 50:
+                raise KeyboardInterrupt("cut")
+
+    monkeypatch.setattr(pp.PisaIndex, "index", cut)
+    with pytest.raises(KeyboardInterrupt):
+        pisa_index(target, "porter2", False)
+    partial = next((tmp_path / "cache").glob("*.partial"))
+    assert not (partial / "meta.json").exists() and not list((tmp_path / "cache").glob("nt-pisa-porter2-????????????????"))
+    monkeypatch.setattr(pp.PisaIndex, "index", real)
+    where, meta = pisa_index(target, "porter2", False)
+    assert meta["documents"] > 50 and not partial.exists() and (where / "pisa").is_dir()
+
+
+@pytest.mark.parametrize("module, kind, extra", [("tantivy", "tantivy", "engines"), ("pyterrier", "pyterrier", "pyterrier")])
+def test_a_missing_engine_package_names_its_extra(first200_index, tmp_path, monkeypatch, module, kind, extra):
+    monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.setenv("NTEVAL_ENGINE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("NTEVAL_ALLOW_CODE", "1")
+    entry = "{name: t, algorithm: tantivy}" if kind == "tantivy" else '{name: t, pyterrier: "x:y", version: "1"}'
+    (tmp_path / "s.yaml").write_text(f"- {entry}\n")
+    with pytest.raises(InputError, match=rf"needs the Python package {module}.*nteval\[{extra}\]"):
+        run_focused(first200_index, tmp_path / "o", n_topics=20, systems=str(tmp_path / "s.yaml"), progress=False,
+                    min_topics=5)
