@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,10 +121,19 @@ def one_pass_groups(todo: list[tuple[Task, str]]) -> tuple[list[list[tuple[Task,
     return list(groups.values()), rest
 
 
+#: measures the one-pass routine computes itself, as trec_eval does (others: through the runs)
+_JAVA_MEASURES = re.compile(r"^(RR|AP|Bpref|(P|R|Success)@[1-9][0-9]*)$")
+#: topics whose rankings are held in Python at once when a measure needs the runs (memory ∝ this)
+CHUNK = 100
+
+
 def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[dict[str, Any]]:
     """Every cell of ``group`` from one pass over the postings (``nteval.GridSearch``), each
-    evaluated and stored as :func:`compute_cell` does: the same runs, so the same cells."""
-    from ..formats.trec import read_qrels, read_topics
+    evaluated and stored as :func:`compute_cell` does: the same runs, so the same cells. The
+    measures RR, AP, Bpref, P@k, R@k and Success@k are computed in the pass itself (no ranking
+    crosses into Python); any other measure takes the rankings, ``CHUNK`` topics at a time."""
+    from ..formats.trec import canonical, read_qrels, read_topics
+    from ..scores import evaluate_runs
 
     t0 = time.perf_counter()
     first = group[0][0]
@@ -132,17 +142,47 @@ def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[
     held = _cached(first.exclude, read_exclusions) if first.exclude else None
     index = open_target(first.index, first.protocol).lucene
     sims = [index.similarity(str(model), **task.system.params) for task, _ in group]
-    depth = first.depth + (max(len(v) for v in held.values()) if held else 0)
-    rankings = index.grid_search(topics, depth, sims, threads)
+    measures = list(first.measures)
+    results: list[tuple[dict[str, dict[str, float]], int]]
+    if all(_JAVA_MEASURES.match(m) for m in measures):
+        results = index.grid_evaluate(topics, first.depth, sims, qrels, measures, held, threads)
+    else:
+        per: list[dict[str, dict[str, float]]] = [{} for _ in group]
+        empty = [0] * len(group)
+        extra = max((len(v) for v in held.values()), default=0) if held else 0
+        qids = list(topics)
+        for i in range(0, len(qids), CHUNK):
+            part = {q: topics[q] for q in qids[i:i + CHUNK]}
+            sub = {q: qrels[q] for q in part if q in qrels}
+            for c, raw in enumerate(index.grid_search(part, first.depth + extra, sims, threads)):
+                raw = drop_held(raw, held) if held else raw
+                run = {q: canonical(raw.get(q, []), first.depth) for q in part}
+                empty[c] += sum(1 for q in part if not run[q])
+                if sub:
+                    per[c].update(evaluate_runs({"cell": run}, sub, measures).per_topic["cell"])
+        results = [({q: p.get(q, dict.fromkeys(measures, 0.0)) for q in qrels}, e) for p, e in zip(per, empty)]
     seconds = (time.perf_counter() - t0) / len(group)
     cells = []
-    for (task, key), raw in zip(group, rankings):
-        cell = evaluate_cell(task, key, topics, qrels, held, raw=raw)
-        cell["seconds"] = round(seconds + cell["seconds"], 3)
+    for (task, key), (per_topic, n_empty) in zip(group, results):
+        cell = cell_record(task, key, per_topic, n_empty, len(topics), seconds)
         cell["one_pass"] = len(group)
         store_cell(task, cell)
         cells.append(cell)
     return cells
+
+
+def cell_record(task: Task, key: str, per_topic: dict[str, dict[str, float]], empty: int, n_topics: int,
+                seconds: float) -> dict[str, Any]:
+    """A cell as stored: means over the judged topics (in their order), per-topic values, counts."""
+    n = len(per_topic)
+    means = {m: (sum(v[m] for v in per_topic.values()) / n if n else 0.0) for m in task.measures}
+    return {
+        "key": key, "protocol": task.protocol, "params": task.params,
+        "system": {"algorithm": task.system.algorithm, "params": task.system.params},
+        "measures": {m: round(v, 6) for m, v in means.items()},
+        "per_topic": {m: {q: round(v[m], 6) for q, v in per_topic.items()} for m in task.measures},
+        "topics": n_topics, "empty_queries": empty, "seconds": round(seconds, 3), "pid": os.getpid(),
+    }
 
 
 def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str, dict[str, int]],
@@ -164,12 +204,5 @@ def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str,
         raw = drop_held(raw, held)
     run = {q: canonical(raw.get(q, []), task.depth) for q in topics}
     scores = evaluate_runs({task.system.name: run}, qrels, list(task.measures))
-    means, per_topic = scores.means[task.system.name], scores.per_topic[task.system.name]
-    return {
-        "key": key, "protocol": task.protocol, "params": task.params,
-        "system": {"algorithm": task.system.algorithm, "params": task.system.params},
-        "measures": {m: round(v, 6) for m, v in means.items()},
-        "per_topic": {m: {q: round(v[m], 6) for q, v in per_topic.items()} for m in task.measures},
-        "topics": len(topics), "empty_queries": sum(1 for q in topics if not run[q]),
-        "seconds": round(time.perf_counter() - t0, 3), "pid": os.getpid(),
-    }
+    return cell_record(task, key, scores.per_topic[task.system.name], sum(1 for q in topics if not run[q]), len(topics),
+                       time.perf_counter() - t0)

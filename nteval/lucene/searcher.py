@@ -223,6 +223,55 @@ class Index:
                     out[c][q] = list(zip(table.take(docs[c, j, :m]), scores[c, j, :m].tolist()))
         return out
 
+    def grid_evaluate(self, queries: dict[str, str], depth: int, similarities: Sequence[Any],
+                      qrels: dict[str, dict[str, int]], measures: Sequence[str], held: dict[str, set[str]] | None = None,
+                      threads: int = 2) -> list[tuple[dict[str, dict[str, float]], int]]:
+        """Every similarity's per-topic ``measures`` (RR, AP, Bpref, P@k, R@k, Success@k: trec_eval's
+        values) against ``qrels`` from one pass, without a ranking crossing into Python: for each
+        similarity, ({qid of qrels: {measure: value}}, how many queries rank nothing). The rankings
+        are those of :meth:`grid_search` at ``depth`` (plus the longest ``held`` list, whose
+        documents are then dropped), as a run file holds them (scores to 6 decimals, trec_eval's
+        order)."""
+        import numpy as np
+
+        sims = list(similarities)
+        qids = list(queries)
+        extra = max((len(v) for v in (held or {}).values()), default=0)
+        k = self._depth(depth + extra)
+        position = self._docid_positions()
+        judged = [[position.get(d, -1) for d in qrels.get(q, {})] for q in qids]
+        rels = [[int(r) for r in qrels.get(q, {}).values()] for q in qids]
+        drops = [[position[d] for d in (held or {}).get(q, ()) if d in position] for q in qids]
+        grid = jvm.autoclass("nteval.GridSearch")
+        names = [str(m) for m in measures]
+        out: list[tuple[dict[str, dict[str, float]], int]] = [({}, 0) for _ in sims]
+        per: list[dict[str, dict[str, float]]] = [{} for _ in sims]
+        empty = [0] * len(sims)
+        step = 2000
+        for i in range(0, len(qids), step):
+            part = qids[i:i + step]
+            vals = np.asarray(grid.evaluate(self._fast, self._bow, self._analyzer, FIELD, [queries[q] for q in part],
+                                            int(depth), k - int(depth), sims, self._docid_ranks(),
+                                            judged[i:i + step], rels[i:i + step], drops[i:i + step], names,
+                                            int(threads)), dtype=np.float64)
+            n, nm = len(part), len(names)
+            values = vals[: len(sims) * n * nm].reshape(len(sims), n, nm).tolist()
+            flags = vals[len(sims) * n * nm:].reshape(len(sims), n)
+            for c in range(len(sims)):
+                empty[c] += int(flags[c].sum())
+                for j, q in enumerate(part):
+                    if q in qrels:
+                        per[c][q] = dict(zip(names, values[c][j]))
+        for c in range(len(sims)):
+            out[c] = ({q: per[c].get(q, dict.fromkeys(names, 0.0)) for q in qrels}, empty[c])
+        return out
+
+    def _docid_positions(self) -> dict[str, int]:
+        """Collection docid → Lucene doc number."""
+        if getattr(self, "_positions", None) is None:
+            self._positions = {d: i for i, d in enumerate(self._docid_table().tolist())}
+        return self._positions
+
     def _docid_ranks(self):
         """Each Lucene doc number's position in docid order (the score ties' order), as a Java int[]."""
         if getattr(self, "_ranks", None) is None:

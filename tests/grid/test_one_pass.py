@@ -18,6 +18,7 @@ def _tables(out):
 
 @pytest.mark.parametrize("system, axes, extra", [
     ("bm25", ["k1=0.6,1.5", "b=0.2,0.8"], {}),
+    ("bm25", ["k1=0.6,1.5"], {"measures": ["nDCG@10", "RR"]}),   # a measure the pass does not compute: chunks
     ("qld", ["mu=200,1000,2500"], {}),
     ("bm25", ["k1=0.9,1.8"], {"holdout": True}),
 ])

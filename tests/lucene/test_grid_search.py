@@ -53,3 +53,33 @@ def test_depth_beyond_the_matches_and_ties_at_the_cut(first200_index):
                 idx.configure("bm25", k1=k1, b=b)
                 assert grid[c] == idx.batch_search(qs, k), (k, k1, b)
         assert grid[0]["b"] == []  # a query of stop words matches nothing
+
+
+@pytest.mark.parametrize("protocol", ["focused", "highrecall"])
+def test_measures_computed_in_the_pass_equal_ir_measures(first200_index, tmp_path, protocol):
+    """RR, AP, Bpref, P@k, R@k and Success@k computed in Java on each cell's ranking (as its run file
+    holds it: 6-decimal scores, trec_eval's order, held-out documents dropped) equal ir_measures'
+    values on the run itself, topic by topic."""
+    from nteval.formats.trec import canonical
+    from nteval.protocols import get
+    from nteval.runs import drop_held
+    from nteval.scores import evaluate_runs
+
+    proto = get(protocol)
+    tset = proto.build(first200_index, proto.Spec(n_topics=60, seed=9), tmp_path)
+    queries, qrels = tset.queries, tset.qrels
+    held = {q: {q.split("-")[0], next(iter(qrels[q]))} for q in list(qrels)[:10]}  # some topics lose documents
+    measures = ["RR", "AP", "Bpref", "P@5", "R@1000", "Success@10"]
+    cells = [{"k1": 0.5, "b": 0.3}, {"k1": 1.8, "b": 0.9}]
+    with Index(first200_index / "nt") as idx:
+        got = idx.grid_evaluate(queries, 100, [idx.similarity("bm25", **c) for c in cells], qrels, measures, held)
+        for c, params in enumerate(cells):
+            idx.configure("bm25", **params)
+            raw = drop_held(idx.batch_search(queries, 102), held)
+            run = {q: canonical(raw.get(q, []), 100) for q in queries}
+            ref = evaluate_runs({"r": run}, qrels, measures).per_topic["r"]
+            per, empty = got[c]
+            assert list(per) == list(qrels) and empty == sum(1 for q in queries if not run[q])
+            for q in qrels:
+                for m in measures:
+                    assert per[q][m] == pytest.approx(ref[q][m], abs=1e-12), (params, q, m)

@@ -163,6 +163,103 @@ public final class GridSearch {
     }
   }
 
+
+  /** One query's k best documents under every cell (null: the query has no term of the index). */
+  private static Top[] score(IndexSearcher searcher, IndexReader reader, CollectionStatistics collection, Object query,
+                             String field, int k, Similarity[] sims, int[] rank) throws Exception {
+    final int cells = sims.length;
+    Clauses cl = clauses((Query) query);
+    final int m = cl.terms.size();
+    if (m == 0 || collection == null) {
+      return null;
+    }
+    // each term's statistics as Lucene's TermWeight reads them; a term of no document is dropped,
+    // as Lucene's TermWeight scores nothing for it
+    List<TermStates> states = new ArrayList<>();
+    List<Integer> keep = new ArrayList<>();
+    for (int j = 0; j < m; j++) {
+      TermStates ts = TermStates.build(searcher, cl.terms.get(j), true);
+      if (ts.docFreq() > 0) {
+        states.add(ts);
+        keep.add(j);
+      }
+    }
+    final int t = keep.size();
+    final Similarity.SimScorer[][] scorer = new Similarity.SimScorer[cells][t];
+    for (int j = 0; j < t; j++) {
+      int at = keep.get(j);
+      TermStatistics stats = searcher.termStatistics(cl.terms.get(at), states.get(j).docFreq(),
+          states.get(j).totalTermFreq());
+      for (int c = 0; c < cells; c++) {
+        scorer[c][j] = sims[c].scorer(cl.boosts.get(at), collection, stats);
+      }
+    }
+    Top[] top = new Top[cells];
+    for (int c = 0; c < cells; c++) {
+      top[c] = new Top(k);
+    }
+    final PostingsEnum[] post = new PostingsEnum[t];
+    final float[] freq = new float[t];
+    final boolean[] on = new boolean[t];
+    for (LeafReaderContext leaf : reader.leaves()) {
+      LeafReader lr = leaf.reader();
+      Terms terms = lr.terms(field);
+      if (terms == null) {
+        continue;
+      }
+      TermsEnum te = terms.iterator();
+      int live = 0;
+      for (int j = 0; j < t; j++) {
+        post[j] = te.seekExact(cl.terms.get(keep.get(j)).bytes()) ? te.postings(null, PostingsEnum.FREQS) : null;
+        if (post[j] != null && post[j].nextDoc() != DocIdSetIterator.NO_MORE_DOCS) {
+          live++;
+        } else {
+          post[j] = null;
+        }
+      }
+      NumericDocValues norms = lr.getNormValues(field);
+      Bits liveDocs = lr.getLiveDocs();
+      while (live > 0) {
+        int doc = DocIdSetIterator.NO_MORE_DOCS;
+        for (int j = 0; j < t; j++) {
+          if (post[j] != null && post[j].docID() < doc) {
+            doc = post[j].docID();
+          }
+        }
+        for (int j = 0; j < t; j++) {
+          on[j] = post[j] != null && post[j].docID() == doc;
+          if (on[j]) {
+            freq[j] = post[j].freq();
+          }
+        }
+        if (liveDocs == null || liveDocs.get(doc)) {
+          long norm = 1L;
+          if (norms != null && norms.advanceExact(doc)) {
+            norm = norms.longValue();
+          }
+          int global = leaf.docBase + doc;
+          int rk = rank[global];
+          for (int c = 0; c < cells; c++) {
+            double s = 0;
+            for (int j = 0; j < t; j++) {
+              if (on[j]) {
+                s += scorer[c][j].score(freq[j], norm);
+              }
+            }
+            top[c].offer((float) s, rk, global);
+          }
+        }
+        for (int j = 0; j < t; j++) {
+          if (on[j] && post[j].nextDoc() == DocIdSetIterator.NO_MORE_DOCS) {
+            post[j] = null;
+            live--;
+          }
+        }
+      }
+    }
+    return top;
+  }
+
   /**
    * Returns {@code {int[] docs, float[] scores, int[] counts}}: cell {@code c}'s hits for query
    * {@code i} are {@code docs[(c*n + i)*k ..][0 .. counts[c*n + i])}, best first, for
@@ -184,99 +281,180 @@ public final class GridSearch {
     final IndexReader reader = searcher.getIndexReader();
     final CollectionStatistics collection = searcher.collectionStatistics(field);
     BatchSearch.forEachQuery(n, threads, i -> {
-      Query q = (Query) build.invoke(generator, field, analyzer, texts[i]);
-      Clauses cl = clauses(q);
-      final int m = cl.terms.size();
-      if (m == 0 || collection == null) {
-        return;
-      }
-      // each term's statistics as Lucene's TermWeight reads them; a term of no document is dropped,
-      // as Lucene's TermWeight scores nothing for it
-      List<TermStates> states = new ArrayList<>();
-      List<Integer> keep = new ArrayList<>();
-      for (int j = 0; j < m; j++) {
-        TermStates ts = TermStates.build(searcher, cl.terms.get(j), true);
-        if (ts.docFreq() > 0) {
-          states.add(ts);
-          keep.add(j);
-        }
-      }
-      final int t = keep.size();
-      final Similarity.SimScorer[][] scorer = new Similarity.SimScorer[cells][t];
-      for (int j = 0; j < t; j++) {
-        int at = keep.get(j);
-        TermStatistics stats = searcher.termStatistics(cl.terms.get(at), states.get(j).docFreq(),
-            states.get(j).totalTermFreq());
-        for (int c = 0; c < cells; c++) {
-          scorer[c][j] = sims[c].scorer(cl.boosts.get(at), collection, stats);
-        }
-      }
-      Top[] top = new Top[cells];
-      for (int c = 0; c < cells; c++) {
-        top[c] = new Top(k);
-      }
-      final PostingsEnum[] post = new PostingsEnum[t];
-      final float[] freq = new float[t];
-      final boolean[] on = new boolean[t];
-      for (LeafReaderContext leaf : reader.leaves()) {
-        LeafReader lr = leaf.reader();
-        Terms terms = lr.terms(field);
-        if (terms == null) {
-          continue;
-        }
-        TermsEnum te = terms.iterator();
-        int live = 0;
-        for (int j = 0; j < t; j++) {
-          post[j] = te.seekExact(cl.terms.get(keep.get(j)).bytes()) ? te.postings(null, PostingsEnum.FREQS) : null;
-          if (post[j] != null && post[j].nextDoc() != DocIdSetIterator.NO_MORE_DOCS) {
-            live++;
-          }
-        }
-        NumericDocValues norms = lr.getNormValues(field);
-        Bits liveDocs = lr.getLiveDocs();
-        while (live > 0) {
-          int doc = DocIdSetIterator.NO_MORE_DOCS;
-          for (int j = 0; j < t; j++) {
-            if (post[j] != null && post[j].docID() < doc) {
-              doc = post[j].docID();
-            }
-          }
-          for (int j = 0; j < t; j++) {
-            on[j] = post[j] != null && post[j].docID() == doc;
-            if (on[j]) {
-              freq[j] = post[j].freq();
-            }
-          }
-          if (liveDocs == null || liveDocs.get(doc)) {
-            long norm = 1L;
-            if (norms != null && norms.advanceExact(doc)) {
-              norm = norms.longValue();
-            }
-            int global = leaf.docBase + doc;
-            int rk = rank[global];
-            for (int c = 0; c < cells; c++) {
-              double s = 0;
-              for (int j = 0; j < t; j++) {
-                if (on[j]) {
-                  s += scorer[c][j].score(freq[j], norm);
-                }
-              }
-              top[c].offer((float) s, rk, global);
-            }
-          }
-          for (int j = 0; j < t; j++) {
-            if (on[j] && post[j].nextDoc() == DocIdSetIterator.NO_MORE_DOCS) {
-              post[j] = null;
-              live--;
-            }
-          }
-        }
-      }
+      Top[] top = score(searcher, reader, collection, build.invoke(generator, field, analyzer, texts[i]), field, k,
+          sims, rank);
       for (int c = 0; c < cells; c++) {
         int at = (c * n + i);
-        counts[at] = top[c].drain(docs, scores, at * k);
+        counts[at] = top == null ? 0 : top[c].drain(docs, scores, at * k);
       }
     });
     return new Object[] {docs, scores, counts};
+  }
+
+  /** Measures the one-pass evaluation computes as trec_eval does (other measures: through the runs). */
+  static final class Measure {
+    final String kind;  // RR, AP, Bpref, P, R, Success
+    final int cutoff;   // 0: none
+
+    Measure(String name) {
+      int at = name.indexOf('@');
+      kind = at < 0 ? name : name.substring(0, at);
+      cutoff = at < 0 ? 0 : Integer.parseInt(name.substring(at + 1));
+      boolean known = kind.equals("RR") || kind.equals("AP") || kind.equals("Bpref")
+          || ((kind.equals("P") || kind.equals("R") || kind.equals("Success")) && cutoff > 0);
+      if (!known || (cutoff > 0 && (kind.equals("RR") || kind.equals("AP") || kind.equals("Bpref")))) {
+        throw new IllegalArgumentException("not a measure the one-pass evaluation computes: " + name);
+      }
+    }
+  }
+
+  /**
+   * trec_eval's value of {@code m} for one ranking: {@code rel[i]} is the relevance of the document
+   * at rank i+1 (-1: not judged), {@code numRel} the judged relevant (rel ≥ 1) of the topic,
+   * {@code numNonrel} its judged non-relevant (rel 0). As trec_eval's m_recip_rank, m_map, m_bpref,
+   * m_P, m_recall and m_success compute them (relevance level 1).
+   */
+  static double value(Measure m, int[] rel, int n, long numRel, long numNonrel) {
+    switch (m.kind) {
+      case "RR":
+        for (int i = 0; i < n; i++) {
+          if (rel[i] >= 1) {
+            return 1.0 / (double) (i + 1);
+          }
+        }
+        return 0.0;
+      case "AP": {
+        if (numRel == 0) {
+          return 0.0;
+        }
+        double sum = 0.0;
+        long relSoFar = 0;
+        for (int i = 0; i < n; i++) {
+          if (rel[i] >= 1) {
+            relSoFar++;
+            sum += (double) relSoFar / (double) (i + 1);
+          }
+        }
+        return sum / (double) numRel;
+      }
+      case "Bpref": {
+        double bpref = 0.0;
+        long nonrelSoFar = 0;
+        for (int i = 0; i < n; i++) {
+          if (rel[i] < 0) {
+            continue;
+          }
+          if (rel[i] < 1) {
+            nonrelSoFar++;
+          } else if (nonrelSoFar > 0) {
+            bpref += 1.0 - ((double) Math.min(nonrelSoFar, numRel)) / (double) Math.min(numNonrel, numRel);
+          } else {
+            bpref += 1.0;
+          }
+        }
+        return numRel > 0 ? bpref / numRel : bpref;
+      }
+      default: {
+        long found = 0;
+        for (int i = 0; i < Math.min(n, m.cutoff); i++) {
+          if (rel[i] >= 1) {
+            found++;
+          }
+        }
+        if (m.kind.equals("P")) {
+          return (double) found / (double) m.cutoff;
+        }
+        if (m.kind.equals("R")) {
+          return numRel > 0 ? (double) found / (double) numRel : 0.0;
+        }
+        return found > 0 ? 1.0 : 0.0;
+      }
+    }
+  }
+
+  /**
+   * Every cell's per-topic values of {@code measures}, from one pass, without handing a ranking to
+   * Python: {@code double[(c*n + i)*M + j]} for cell c, query i, measure j, and, at
+   * {@code [cells*n*M + c*n + i]}, 1 where the cell's ranking of query i is empty. Each cell's
+   * ranking is what nteval's run file of it holds: {@code depth + extra} hits searched, the query's
+   * {@code held} documents dropped, scores rounded to 6 decimals, trec_eval's order (score
+   * descending, then docid descending), the first {@code depth} kept; then each measure as
+   * trec_eval computes it on that ranking against the judgments {@code judged[i]} (Lucene doc
+   * numbers, -1 for a document the index lacks) with relevance {@code rels[i]}.
+   */
+  public static double[] evaluate(IndexSearcher searcher, Object generator, Analyzer analyzer, String field,
+                                  String[] texts, int depth, int extra, Similarity[] sims, int[] rank,
+                                  int[][] judged, int[][] rels, int[][] held, String[] measures, int threads)
+      throws Exception {
+    final Method build = generator.getClass().getMethod("buildQuery", String.class, Analyzer.class, String.class);
+    final int n = texts.length;
+    final int cells = sims.length;
+    final Measure[] ms = new Measure[measures.length];
+    for (int j = 0; j < ms.length; j++) {
+      ms[j] = new Measure(measures[j]);
+    }
+    final int nm = ms.length;
+    final double[] out = new double[cells * n * nm + cells * n];
+    final IndexReader reader = searcher.getIndexReader();
+    final CollectionStatistics collection = searcher.collectionStatistics(field);
+    final int k = depth + extra;
+    BatchSearch.forEachQuery(n, threads, i -> {
+      java.util.HashMap<Integer, Integer> relOf = new java.util.HashMap<>();
+      long numRel = 0;
+      long numNonrel = 0;
+      for (int j = 0; j < judged[i].length; j++) {
+        if (rels[i][j] >= 1) {
+          numRel++;
+        } else if (rels[i][j] == 0) {
+          numNonrel++;
+        }
+        if (judged[i][j] >= 0) {
+          relOf.put(judged[i][j], rels[i][j]);
+        }
+      }
+      java.util.HashSet<Integer> drop = new java.util.HashSet<>();
+      for (int d : held[i]) {
+        drop.add(d);
+      }
+      Top[] top = score(searcher, reader, collection, build.invoke(generator, field, analyzer, texts[i]), field, k,
+          sims, rank);
+      int[] docs = new int[k];
+      float[] scores = new float[k];
+      long[] key = new long[k];
+      int[] rk = new int[k];
+      int[] rel = new int[k];
+      Integer[] order = new Integer[k];
+      for (int c = 0; c < cells; c++) {
+        int got = top == null ? 0 : top[c].drain(docs, scores, 0);
+        int kept = 0;
+        for (int h = 0; h < got; h++) {
+          if (drop.contains(docs[h])) {
+            continue;
+          }
+          // a run file's score: 6 decimals (exact for a float: rint of the product cannot fall on the
+          // wrong side of a half), ties then in trec_eval's order, docid descending
+          key[kept] = (long) Math.rint((double) scores[h] * 1e6);
+          rk[kept] = rank[docs[h]];
+          docs[kept] = docs[h];
+          kept++;
+        }
+        for (int h = 0; h < kept; h++) {
+          order[h] = h;
+        }
+        java.util.Arrays.sort(order, 0, kept, (a, b) -> key[a] != key[b] ? Long.compare(key[b], key[a])
+            : Integer.compare(rk[b], rk[a]));
+        int len = Math.min(kept, depth);
+        for (int h = 0; h < len; h++) {
+          Integer r = relOf.get(docs[order[h]]);
+          rel[h] = r == null ? -1 : r;
+        }
+        int base = (c * n + i) * nm;
+        for (int j = 0; j < nm; j++) {
+          out[base + j] = len == 0 ? 0.0 : value(ms[j], rel, len, numRel, numNonrel);
+        }
+        out[cells * n * nm + c * n + i] = len == 0 ? 1.0 : 0.0;
+      }
+    });
+    return out;
   }
 }
