@@ -18,6 +18,11 @@ Baseline: the per-cell grid (``nteval grid --per-cell``: one Lucene run of every
 
 INDEX: an nteval index (default: the two shared PubMed files, indexed once into a temporary
 directory; the bundled sample without ../shared). Writes benchmarks/out/grid_one_pass.json.
+
+``--scale N`` instead: the same one-pass grid on the N-record set of ``benchmarks/scale.py`` (the
+shared records re-numbered and repeated), indexed first in a temporary directory removed
+afterwards: wall time and peak RSS of the index and of the grid
+(benchmarks/out/grid_one_pass_scale.json).
 """
 from __future__ import annotations
 
@@ -115,13 +120,42 @@ def bm25s_time(index: Path, out: Path) -> dict:
             "bm25s": bm25s.__version__}
 
 
+def scale_run(n: int, topics: int, jobs: int) -> dict:
+    import shutil
+
+    from scale import measured, write_sets
+
+    work = Path(tempfile.mkdtemp(prefix="nteval-grid-scale-"))
+    try:
+        t0 = time.perf_counter()
+        (work / "xml").mkdir()
+        files = write_sets(work / "xml", n)
+        made = round(time.perf_counter() - t0, 1)
+        idx = work / "index"
+        ix = measured(nteval("index", *map(str, files), "--out", str(idx), "--quiet"))
+        docs = json.loads((idx / "manifest.json").read_text())["indexes"]
+        g = grid(idx, work / "grid", topics, jobs, per_cell=False)
+        return {"records": n, "documents": {k: v["documents"] for k, v in docs.items()}, "sets_seconds": made,
+                "index": ix, "one_pass_grid": g, "topics": topics, "axes": AXES}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", default=None)
+    ap.add_argument("--scale", type=int, default=None)
     ap.add_argument("--topics", type=int, default=1000)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--skip-per-cell", action="store_true")
     args = ap.parse_args()
+    if args.scale:
+        res = scale_run(args.scale, args.topics, args.jobs)
+        print(json.dumps(res, indent=2))
+        dest = ROOT / "benchmarks" / "out"
+        dest.mkdir(exist_ok=True)
+        (dest / "grid_one_pass_scale.json").write_text(json.dumps(res, indent=2) + "\n")
+        return
     from engines import the_index as default_index
 
     index = Path(args.index) if args.index else default_index(None)

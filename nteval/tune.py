@@ -229,6 +229,7 @@ def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: E
             folds.append({"fold": f, "train_topics": len(train), "held_topics": len(held),
                           "best": {k: _round(v) for k, v in best.params.items()}, "train_score": round(best.value, 6),
                           "held_score": round(_mean(scorer(best.params), held), 6),
+                          "default_train_score": round(_mean(scorer({}), train), 6),
                           "trials": [{"number": t.number, "params": {k: _round(v) for k, v in t.params.items()},
                                       "train_score": round(t.value, 6)} for t in done]})
     finally:
@@ -268,7 +269,8 @@ def _trace(result: dict[str, Any], path: Path) -> Path:
         best = [max(ys[: i + 1]) for i in range(len(ys))]
         ax.plot(xs, best, "-", color=color, lw=1.6,
                 label=f"fold {fo['fold']}: best {fo['train_score']:.4f} (held out {fo['held_score']:.4f})")
-    ax.axhline(result["default"]["score"], color="grey", ls="--", lw=1, label=f"defaults {result['default']['score']:.4f}")
+        ax.axhline(fo["default_train_score"], color=color, ls="--", lw=1,
+                   label=f"fold {fo['fold']}: defaults {fo['default_train_score']:.4f} on the same topics")
     ax.set_xlabel("trial")
     ax.set_ylabel(f"{result['measure']} on the fold's training topics")
     ax.set_title(f"{result['protocol']}: TPE trials (held-out score {result['held_out_score']:.4f})", fontsize=10)

@@ -11,17 +11,15 @@ from ..correlate.spec import CorrelateSpec
 from ..settings import HumanJudgments
 from .app import fmt, friendly_errors, locks_out, main
 from .options import (
-    ALLOW_CODE,
     HIGHRECALL_OPTIONS,
     PROTOCOL_PARAM,
-    QUIET,
-    SCHEDULER,
     SYSTEMS,
     declared,
     external,
     highrecall_options,
     progress,
     protocol_params,
+    run_tail,
     settings_options,
     sref_option,
 )
@@ -46,11 +44,7 @@ from .options import protocol_names as parse_protocols
 @highrecall_options
 @declared(CorrelateSpec, ("protocols",), dest={"protocols": "protocol_names"})
 @PROTOCOL_PARAM
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
-@SCHEDULER
-@settings_options("mmd", "task")
-@ALLOW_CODE
-@QUIET
+@run_tail
 @friendly_errors
 @locks_out
 def correlate_cmd(queries, qrels, sref, protocol_names: str, quiet: bool, **kw) -> None:

@@ -262,6 +262,16 @@ def _protocol_options() -> Callable:
 protocol_options = _protocol_options()
 
 
+def _run_tail() -> Callable:
+    """The last options of ``run`` and ``correlate``: where the results go, how the work runs, how the
+    verdict judges."""
+    return stack(click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory."),
+                 SCHEDULER, settings_options("mmd", "task"), ALLOW_CODE, QUIET)
+
+
+run_tail = _run_tail()
+
+
 def protocol_kwargs(kw: dict) -> dict:
     """The keywords of a protocol command as the Python API takes them."""
     external(kw)

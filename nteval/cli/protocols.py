@@ -2,17 +2,12 @@
 the NT protocols, run over every system of a set."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from .app import friendly_errors, locks_out, main
 from .options import (
-    ALLOW_CODE,
     INDEX,
-    QUIET,
     RUNS,
-    SCHEDULER,
     SYSTEMS,
     external,
     highrecall_options,
@@ -21,6 +16,7 @@ from .options import (
     progress,
     protocol_kwargs,
     protocol_options,
+    run_tail,
     settings_options,
     sref_option,
 )
@@ -85,11 +81,7 @@ def sref_sensitivity_cmd(srefs, **kw) -> None:
 @SYSTEMS
 @RUNS
 @settings_options("depth", "measures", "min_topics", "correction")
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory.")
-@SCHEDULER
-@settings_options("mmd", "task")
-@ALLOW_CODE
-@QUIET
+@run_tail
 @friendly_errors
 @locks_out
 def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet: bool, **kw) -> None:
