@@ -32,6 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", ROOT.parent / "shared" / "data")) / "medline" / "pubmed_baseline_update"
 K1, B, DEPTH, N = 1.2, 0.75, 1000, 1000
 
@@ -58,12 +59,9 @@ def titles(index_dir: Path) -> dict[str, str]:
 
 
 def best(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    from run import timed  # (benchmarks/run.py: the best of ``repeat`` wall times)
+
+    return timed(fn, repeat)
 
 
 def main() -> None:

@@ -9,27 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .manifest import (
-    DEFAULT_DOCUMENTS,
-    DOCUMENT_POLICIES,
-    MANIFEST,
-    SKIP_REASONS,
-    check_documents,
-    documents_policy,
-    fingerprint,
-    is_index_dir,
-    read_manifest,
-    require_store_features,
-    sha256_file,
-)
+from . import manifest
+from .manifest import *  # noqa: F403  (the readers, listed in manifest.__all__)
 
 #: what :mod:`.build` offers, one attribute away (``nteval.index.build_index``)
 _BUILD = ("build_index", "update_index", "parse_file", "load_store", "index_parameters", "PARAMETERS",
           "UPDATABLE_STORE_FORMAT", "totals")
 
-__all__ = ["DEFAULT_DOCUMENTS", "DOCUMENT_POLICIES", "MANIFEST", "SKIP_REASONS", "check_documents",
-           "documents_policy", "fingerprint", "is_index_dir", "read_manifest", "require_store_features",
-           "sha256_file", *_BUILD]
+__all__ = [*manifest.__all__, *_BUILD]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,9 @@ from typing import Any
 from ..corpus.store import FILENAME as STORE_FILENAME
 from ..corpus.store import DocStore
 
+__all__ = ["DEFAULT_DOCUMENTS", "DOCUMENT_POLICIES", "MANIFEST", "SKIP_REASONS", "check_documents", "documents_policy",
+           "fingerprint", "is_index_dir", "read_manifest", "require_store_features", "sha256_file"]
+
 MANIFEST = "manifest.json"
 
 
