@@ -110,14 +110,14 @@ class Param:
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,
           choices: tuple[str, ...] | None = None, flag: str | None = None, metavar: str | None = None,
-          option: bool = True, sep: str | None = None) -> Any:
+          sep: str | None = None) -> Any:
     """A declared field of a spec object: its default, one line of help, inclusive bounds or
     choices, and its command-line spelling (``flag``: when not ``--name``, e.g.
-    ``--graded/--binary`` or ``--bootstrap``; ``option=False``: no command-line option, Python
+    ``--graded/--binary`` or ``--bootstrap``; ``flag=""``: no command-line option, Python
     only; ``sep``: a list given as one option, its items joined by ``sep``). :func:`check_declared`
     validates it; ``--param`` parsing, the commands' options, listings and the docs' tables read it."""
-    meta = {"help": help, "min": min, "max": max, "choices": choices, "flag": flag, "metavar": metavar,
-            "option": option, "sep": sep}
+    meta = {"help": help, "min": min, "max": max, "choices": choices, "flag": flag or None, "metavar": metavar,
+            "option": flag != "", "sep": sep}
     if isinstance(default, (list, dict, set)):
         raise TypeError("spec defaults must be immutable (use a tuple)")
     return field(default=default, metadata=meta)

@@ -41,9 +41,9 @@ class Execution:
     per run; ``scheduler``: a Dask scheduler's address (``tcp://HOST:PORT``) whose workers compute
     the runs or cells instead (:mod:`nteval.cluster`)."""
 
-    progress: bool | None = param(None, "progress bars on stderr (none: only on a terminal)", option=False)
+    progress: bool | None = param(None, "progress bars on stderr (none: only on a terminal)", flag="")
     jobs: int = param(1, "worker processes (each starts its JVM once)", min=1)
-    threads: int | None = param(None, "Lucene search threads per run (none: nteval's choice)", min=1, option=False)
+    threads: int | None = param(None, "Lucene search threads per run (none: nteval's choice)", min=1, flag="")
     scheduler: str | None = param(
         None, "a Dask scheduler: its workers compute the runs (grid: the cells) instead of this machine; the index "
               "must be at the same path on every worker (docs/dask.md)", metavar="tcp://HOST:PORT")
@@ -81,8 +81,8 @@ class RunSettings:
                                    "points to: the focused verdict) or topical (find everything on a topic: the "
                                    "high-recall verdict). Its headline answer leads", choices=("known-item", "topical"))
     topics_budget: int = param(AUTO_BUDGET, "with --topics auto: sample at most this many documents", min=1)
-    topics_batch: int = param(AUTO_BATCH, "with --topics auto: documents per batch", min=1, option=False)
-    runs_dir: Path | None = param(None, "where runs are cached (none: OUT/runs)", option=False)
+    topics_batch: int = param(AUTO_BATCH, "with --topics auto: documents per batch", min=1, flag="")
+    runs_dir: Path | None = param(None, "where runs are cached (none: OUT/runs)", flag="")
 
     def __post_init__(self) -> None:
         check_depth(self.depth)

@@ -33,9 +33,9 @@ class CorrelateSpec:
     n_topics: int = param(1000, "NT topics per protocol", min=1, flag="--topics")
     seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
     n_boot: int = param(1000, "bootstrap replicates (topics resampled)", min=10, max=20_000, flag="--bootstrap")
-    splits: int = param(20, "random halves of the human topics for the human-vs-human ceiling", min=2, option=False)
-    pool_depth: int = param(100, "top documents per run pooled for the run-based baselines", min=1, option=False)
-    trials: int = param(10, "random draws of the Soboroff baseline", min=1, option=False)
+    splits: int = param(20, "random halves of the human topics for the human-vs-human ceiling", min=2, flag="")
+    pool_depth: int = param(100, "top documents per run pooled for the run-based baselines", min=1, flag="")
+    trials: int = param(10, "random draws of the Soboroff baseline", min=1, flag="")
     pairs: tuple[tuple[str, str, str], ...] | None = None
     min_systems: int = param(MIN_SYSTEMS, "fail when fewer systems are compared", min=1)
     min_human_topics: int = param(MIN_HUMAN_TOPICS, "fail when fewer human topics are judged", min=1)
