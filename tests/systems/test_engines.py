@@ -182,3 +182,24 @@ def test_a_missing_engine_package_names_its_extra(first200_index, tmp_path, monk
     with pytest.raises(InputError, match=rf"needs the Python package {module}.*nteval\[{extra}\]"):
         run_focused(first200_index, tmp_path / "o", n_topics=20, systems=str(tmp_path / "s.yaml"), progress=False,
                     min_topics=5)
+
+
+def test_engines_in_held_out_high_recall(first200_index, tmp_path, monkeypatch):
+    """--holdout: an engine searches the whole collection at depth + the fold's size, then each
+    topic's held-out documents leave its ranking, as for every system that does not search Lucene."""
+    from nteval.experiment import run_highrecall
+    from nteval.formats.trec import read_run
+
+    monkeypatch.setenv("NTEVAL_ENGINE_CACHE", str(tmp_path / "cache"))
+    (tmp_path / "s.yaml").write_text("- {name: bm25, algorithm: bm25}\n- {name: tantivy, algorithm: tantivy}\n"
+                                     "- {name: pisa, algorithm: pisa}\n")
+    res = run_highrecall(first200_index, tmp_path / "h", n_topics=40, seed=2, systems=str(tmp_path / "s.yaml"),
+                         holdout=True, progress=False, min_topics=5)
+    assert set(res["systems"]) == {"bm25", "tantivy", "pisa"}
+    for name in ("tantivy", "pisa"):
+        whole = read_run(tmp_path / "h" / "runs" / "holdout" / "whole" / f"{name}.run")
+        scored = read_run(tmp_path / "h" / "runs" / "holdout" / f"{name}.run")
+        sources = {q: q.split("-")[0] for q in scored}
+        # the engine found the sentence's own abstract for most topics; it never reaches the scored run
+        assert sum(sources[q] in {d for d, _ in whole.get(q, [])} for q in scored) >= len(scored) // 2
+        assert not any(sources[q] in {d for d, _ in ranking} for q, ranking in scored.items())
