@@ -410,6 +410,9 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     todo = [(task, key) for _, _, task, key in plan if read_cell(Path(task.path), key) is None]
     bar = tqdm(total=len(plan), initial=len(plan) - len(todo), unit=" cell", desc="grid", disable=not shown(progress),
                file=sys.stderr, mininterval=0.5)
+    from .cells import one_pass_groups
+
+    passes = len(one_pass_groups(todo)[0]) if grid.one_pass and not scheduler else 0
     t0 = time.perf_counter()
     try:
         workers = _parallel(todo, jobs, bar, scheduler, grid.one_pass) if todo else 0
@@ -426,7 +429,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
         "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
         "timing": {"jobs": jobs, "scheduler": scheduler, "workers": workers, "compute_seconds": round(compute_s, 3),
                    "cells_per_minute": round(len(todo) / compute_s * 60, 2) if todo and compute_s > 0 else None,
-                   "total_seconds": None},
+                   "total_seconds": None, "one_pass": passes},
     }
     names = [a.name for a in params]
     rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics" + ("\treference" if references else "")]

@@ -137,7 +137,9 @@ def grid_summary(res: dict[str, Any]) -> str:
     lines = ([res["answer"]["text"], ""] if res.get("answer") else []) + [f"grid: {res['system']['name']} over {shape}",
              f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused; "
              f"{t['compute_seconds']:.1f} s with {t['workers']} worker(s)"
-             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")]
+             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")
+             + (f"; {t['one_pass']} pass(es) over the postings scored them (--per-cell: one run per cell)"
+                if t.get("one_pass") else "")]
     for name, p in res["protocols"].items():
         lines.append(f"{name} (index {p['index']}, {p['topics']} topics)")
         for m, r in p["measures"].items():
