@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Mapping
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -23,11 +24,11 @@ Run = dict[str, list[tuple[str, float]]]
 
 def trec_order(ranking: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     """Sort (docid, score) pairs as trec_eval ranks them: float32 score desc, then docid desc."""
-    items = sorted(ranking, key=lambda x: x[0], reverse=True)  # docid desc (the tie-break) ...
+    items = sorted(ranking, key=itemgetter(0), reverse=True)  # docid desc (the tie-break) ...
     if not items:
         return []
-    f32 = np.asarray([s for _, s in items], dtype=np.float32).tolist()
-    order = sorted(range(len(items)), key=lambda i: -f32[i])  # ... kept by this stable sort
+    neg = np.negative(np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))).tolist()
+    order = sorted(range(len(items)), key=neg.__getitem__)  # ... kept by this stable sort
     return [items[i] for i in order]
 
 

@@ -109,8 +109,13 @@ def fused_pseudo_qrels(sref_runs: Sequence[Run], k: int = 1000, zt: float = 2.0,
             continue
         docs = sorted({d for r in per_ref for d in r})
         floor = [min(r.values()) for r in per_ref]
+        # the median and the mean are at most the largest z: only a document some reference puts
+        # at z ≥ ZT can reach the threshold (the others are skipped, in the same docid order)
+        reach = {d for r in per_ref for d, zi in r.items() if zi >= zt}
         rel: dict[str, int] = {}
         for d in docs:
+            if d not in reach:
+                continue
             zs = [r.get(d, f) for r, f in zip(per_ref, floor)]
             level = statistics.median(zs) if combine == "vote" else sum(zs) / len(zs)
             if level >= zt:

@@ -83,3 +83,48 @@ def test_measures_computed_in_the_pass_equal_ir_measures(first200_index, tmp_pat
             for q in qrels:
                 for m in measures:
                     assert per[q][m] == pytest.approx(ref[q][m], abs=1e-12), (params, q, m)
+
+
+def _grid_class():
+    from nteval.lucene import jvm
+
+    return jvm.autoclass("nteval.GridSearch")
+
+
+@pytest.mark.parametrize("n,k", [(0, 5), (1, 5), (5, 5), (6, 5), (999, 1000), (1000, 1000), (1001, 1000),
+                                 (5000, 1000), (20000, 1000), (3000, 1)])
+def test_selection_keeps_the_k_greatest(n, k):
+    """The pass keeps each cell's k best hits by selection (a quickselect that falls back to a sort
+    when its partitions degenerate): the k greatest, whatever order the values come in."""
+    import random
+
+    grid = _grid_class()
+    rng = random.Random(n * 31 + k)
+    seen: set[int] = set()
+    while len(seen) < n:
+        seen.add(rng.getrandbits(63) - 2**62)
+    distinct = sorted(seen)
+    rng.shuffle(distinct)
+    for values in (distinct, sorted(distinct), sorted(distinct, reverse=True),
+                   sorted(distinct)[::2] + sorted(distinct)[1::2][::-1]):  # organ pipe
+        assert list(grid.best(values, k)) == sorted(values)[-k:]
+
+
+def test_packed_hits_order_as_lucene_ranks():
+    """A hit packed in one long orders as Lucene ranks: higher score first, then the earlier docid;
+    -0 and +0 tie; the score and the docid rank come back unchanged."""
+    import random
+
+    grid = _grid_class()
+    rng = random.Random(5)
+    scores = [0.0, -0.0, 1.0, -1.0, 3.5, 3.5, 1e-30, -1e-30, 12.25, 1e30] + [rng.uniform(-5, 40) for _ in range(200)]
+    hits = [(s, r) for r, s in enumerate(scores)] + [(3.5, 1000), (0.0, 1001)]
+    import numpy as np
+
+    hits = [(float(np.float32(s)), r) for s, r in hits]
+    by_lucene = sorted(hits, key=lambda h: (h[0], -h[1]))  # worst first
+    packed = sorted(hits, key=lambda h: grid.pack(h[0], h[1]))
+    assert packed == by_lucene
+    for s, r in hits:
+        p = grid.pack(s, r)
+        assert grid.score(p) == s and grid.rank(p) == r

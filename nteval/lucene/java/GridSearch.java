@@ -32,9 +32,13 @@ import org.apache.lucene.util.Bits;
  * <p>The cells of a BM25 k1 × b grid (or a QLD μ axis: any similarity whose score is a sum over
  * the query's terms of a per-posting score) differ only in a few floats of the scoring function;
  * the postings a query reads are the same for every cell. For each query this routine reads each
- * matching posting once (document at a time, over every segment) and scores it under every cell's
- * {@link Similarity}, keeping one top-{@code k} list per cell: exhaustive evaluation, no dynamic
- * pruning, so nothing differs per cell but the scores.
+ * matching posting once (document at a time, over every segment: each matching document gets a
+ * slot, each term its list of (slot, freq)), then scores every cell in turn, term at a time, with
+ * that cell's {@link Similarity}: exhaustive evaluation, no dynamic pruning, so nothing differs per
+ * cell but the scores. Each cell's {@code k} best are selected, not heaped: neighbouring cells rank
+ * alike, so the previous cell's {@code k} best, scored under this cell, bound its {@code k}-th best
+ * from below, and only the documents at or above that bound are packed ({@link #pack}) and
+ * selected among (a quickselect).
  *
  * <p>Results equal the per-cell Lucene runs of {@link BatchSearch#search}: the query is Anserini's
  * bag of words (one SHOULD clause per distinct analyzed term, boosted by its count), each term's
@@ -84,89 +88,155 @@ public final class GridSearch {
     return out;
   }
 
-  /** The k best (score descending, docid rank ascending) of one cell, as a bounded heap. */
+  /**
+   * A hit packed into one long whose natural order is the ranking's: the score's order-preserving
+   * bits high, the docid rank inverted low, so a greater long is a better hit (higher score, or the
+   * same score and an earlier docid). {@code + 0f} makes -0 the same as +0, as float comparison does.
+   */
+  public static long pack(float score, int rank) {
+    int bits = Float.floatToIntBits(score + 0f);
+    bits ^= (bits >> 31) & 0x7fffffff;
+    return ((long) bits << 32) | (long) (Integer.MAX_VALUE - rank);
+  }
+
+  public static float score(long packed) {
+    int bits = (int) (packed >> 32);
+    bits ^= (bits >> 31) & 0x7fffffff;
+    return Float.intBitsToFloat(bits);
+  }
+
+  public static int rank(long packed) {
+    return Integer.MAX_VALUE - (int) (packed & 0xffffffffL);
+  }
+
+  /** The k best hits of one cell, in no order: {@code hit[0 .. size)}. */
   private static final class Top {
-    final int k;
-    final float[] score;
-    final int[] rank;
-    final int[] doc;
-    int size;
+    final long[] hit;
+    final int size;
 
-    Top(int k) {
-      this.k = k;
-      score = new float[k];
-      rank = new int[k];
-      doc = new int[k];
+    Top(long[] hit, int size) {
+      this.hit = hit;
+      this.size = size;
     }
 
-    /** a is worse than b: lower score, or the same score and a later docid. */
-    private boolean worse(int a, int b) {
-      return score[a] < score[b] || (score[a] == score[b] && rank[a] > rank[b]);
+    /** The hits into {@code into}, worst first (ascending packed order); returns how many. */
+    int sorted(long[] into) {
+      System.arraycopy(hit, 0, into, 0, size);
+      java.util.Arrays.sort(into, 0, size);
+      return size;
     }
 
-    private void swap(int a, int b) {
-      float s = score[a]; score[a] = score[b]; score[b] = s;
-      int r = rank[a]; rank[a] = rank[b]; rank[b] = r;
-      int d = doc[a]; doc[a] = doc[b]; doc[b] = d;
-    }
-
-    private void down(int i) {
-      while (true) {
-        int l = 2 * i + 1;
-        int r = l + 1;
-        int w = i;
-        if (l < size && worse(l, w)) {
-          w = l;
-        }
-        if (r < size && worse(r, w)) {
-          w = r;
-        }
-        if (w == i) {
-          return;
-        }
-        swap(i, w);
-        i = w;
-      }
-    }
-
-    void offer(float s, int rk, int d) {
-      if (size < k) {
-        int i = size++;
-        score[i] = s; rank[i] = rk; doc[i] = d;
-        while (i > 0) {
-          int p = (i - 1) / 2;
-          if (!worse(i, p)) {
-            break;
-          }
-          swap(i, p);
-          i = p;
-        }
-      } else if (s > score[0] || (s == score[0] && rk < rank[0])) {
-        score[0] = s; rank[0] = rk; doc[0] = d;
-        down(0);
-      }
-    }
-
-    /** Best first into the flat arrays at {@code at}; returns how many. */
-    int drain(int[] docs, float[] scores, int at) {
-      int n = size;
-      for (int i = n - 1; i >= 0; i--) {  // pop the worst into the last free slot
-        docs[at + i] = doc[0];
-        scores[at + i] = score[0];
-        size--;
-        if (size > 0) {
-          swap(0, size);
-          down(0);
-        }
-      }
-      return n;
+    /** The hits into {@code into}, in no order; returns how many. */
+    int drain(long[] into) {
+      System.arraycopy(hit, 0, into, 0, size);
+      return size;
     }
   }
 
+  /**
+   * The {@code k} greatest of {@code a[0 .. n)} (distinct values), in no order, into
+   * {@code a[0 .. min(k, n))}; returns how many. A quickselect moves them to the end (expected
+   * linear time; a median-of-three pivot, and a sort should the partitions degenerate).
+   */
+  static int best(long[] a, int n, int k) {
+    if (n > k) {
+      int lo = 0;
+      int hi = n - 1;
+      final int target = n - k;  // a[target] is the k-th greatest once selected
+      int budget = 2 * (64 - Long.numberOfLeadingZeros(n)) + 8;
+      while (lo < hi) {
+        if (budget-- == 0) {
+          java.util.Arrays.sort(a, lo, hi + 1);
+          break;
+        }
+        int mid = (lo + hi) >>> 1;
+        long x = a[lo];
+        long y = a[mid];
+        long z = a[hi];
+        long pivot = x < y ? (y < z ? y : Math.max(x, z)) : (x < z ? x : Math.max(y, z));
+        int i = lo;
+        int j = hi;
+        while (i <= j) {
+          while (a[i] < pivot) {
+            i++;
+          }
+          while (a[j] > pivot) {
+            j--;
+          }
+          if (i <= j) {
+            long tmp = a[i];
+            a[i] = a[j];
+            a[j] = tmp;
+            i++;
+            j--;
+          }
+        }
+        if (target <= j) {
+          hi = j;
+        } else if (target >= i) {
+          lo = i;
+        } else {
+          break;
+        }
+      }
+      System.arraycopy(a, target, a, 0, k);
+      return k;
+    }
+    return n;
+  }
+
+  /** The {@code k} greatest of {@code values} (distinct), ascending: {@link #best(long[], int, int)} on a copy. */
+  public static long[] best(long[] values, int k) {
+    long[] a = values.clone();
+    int n = best(a, a.length, k);
+    long[] out = java.util.Arrays.copyOf(a, n);
+    java.util.Arrays.sort(out);
+    return out;
+  }
+
+  /** Each rank's Lucene doc number (the inverse of {@code rank}, a permutation). */
+  private static int[] docOfRank(int[] rank) {
+    int[] doc = new int[rank.length];
+    for (int g = 0; g < rank.length; g++) {
+      doc[rank[g]] = g;
+    }
+    return doc;
+  }
+
+  /** What every query of one call shares: the index, the cells, the depth, and each thread's scratch. */
+  private static final class Pass {
+    final IndexSearcher searcher;
+    final IndexReader reader;
+    final CollectionStatistics collection;
+    final String field;
+    final int k;
+    final Similarity[] sims;
+    final int[] rank;
+    /** per thread: each docid rank's slot in the current query (stale entries are never read) */
+    final ThreadLocal<int[]> slotOfRank;
+
+    Pass(IndexSearcher searcher, String field, int k, Similarity[] sims, int[] rank) throws Exception {
+      this.searcher = searcher;
+      this.reader = searcher.getIndexReader();
+      this.collection = searcher.collectionStatistics(field);
+      this.field = field;
+      this.k = k;
+      this.sims = sims;
+      this.rank = rank;
+      this.slotOfRank = ThreadLocal.withInitial(() -> new int[rank.length]);
+    }
+  }
 
   /** One query's k best documents under every cell (null: the query has no term of the index). */
-  private static Top[] score(IndexSearcher searcher, IndexReader reader, CollectionStatistics collection, Object query,
-                             String field, int k, Similarity[] sims, int[] rank) throws Exception {
+  private static Top[] score(Pass pass, Object query) throws Exception {
+    final IndexSearcher searcher = pass.searcher;
+    final IndexReader reader = pass.reader;
+    final CollectionStatistics collection = pass.collection;
+    final String field = pass.field;
+    final int k = pass.k;
+    final Similarity[] sims = pass.sims;
+    final int[] rank = pass.rank;
+    final int[] slotOfRank = pass.slotOfRank.get();
     final int cells = sims.length;
     Clauses cl = clauses((Query) query);
     final int m = cl.terms.size();
@@ -194,13 +264,20 @@ public final class GridSearch {
         scorer[c][j] = sims[c].scorer(cl.boosts.get(at), collection, stats);
       }
     }
-    Top[] top = new Top[cells];
-    for (int c = 0; c < cells; c++) {
-      top[c] = new Top(k);
+    // 1. read the postings once, document at a time over every segment: each matching live
+    //    document gets a slot (its docid rank and norm), each term its (slot, freq) postings
+    final int[] start = new int[t + 1];
+    for (int j = 0; j < t; j++) {
+      start[j + 1] = start[j] + states.get(j).docFreq();  // docFreq counts deleted documents too: a bound
     }
+    final int[] slotOf = new int[start[t]];
+    final float[] freqOf = new float[start[t]];
+    final int[] fill = new int[t];
+    System.arraycopy(start, 0, fill, 0, t);
+    int matched = 0;
+    int[] rankOf = new int[1024];
+    long[] normOf = new long[1024];
     final PostingsEnum[] post = new PostingsEnum[t];
-    final float[] freq = new float[t];
-    final boolean[] on = new boolean[t];
     for (LeafReaderContext leaf : reader.leaves()) {
       LeafReader lr = leaf.reader();
       Terms terms = lr.terms(field);
@@ -226,36 +303,81 @@ public final class GridSearch {
             doc = post[j].docID();
           }
         }
-        for (int j = 0; j < t; j++) {
-          on[j] = post[j] != null && post[j].docID() == doc;
-          if (on[j]) {
-            freq[j] = post[j].freq();
+        boolean alive = liveDocs == null || liveDocs.get(doc);
+        if (alive) {
+          if (matched == rankOf.length) {
+            rankOf = java.util.Arrays.copyOf(rankOf, 2 * matched);
+            normOf = java.util.Arrays.copyOf(normOf, 2 * matched);
           }
-        }
-        if (liveDocs == null || liveDocs.get(doc)) {
           long norm = 1L;
           if (norms != null && norms.advanceExact(doc)) {
             norm = norms.longValue();
           }
-          int global = leaf.docBase + doc;
-          int rk = rank[global];
-          for (int c = 0; c < cells; c++) {
-            double s = 0;
-            for (int j = 0; j < t; j++) {
-              if (on[j]) {
-                s += scorer[c][j].score(freq[j], norm);
-              }
-            }
-            top[c].offer((float) s, rk, global);
-          }
+          rankOf[matched] = rank[leaf.docBase + doc];
+          slotOfRank[rankOf[matched]] = matched;
+          normOf[matched] = norm;
         }
         for (int j = 0; j < t; j++) {
-          if (on[j] && post[j].nextDoc() == DocIdSetIterator.NO_MORE_DOCS) {
-            post[j] = null;
-            live--;
+          if (post[j] != null && post[j].docID() == doc) {
+            if (alive) {
+              slotOf[fill[j]] = matched;
+              freqOf[fill[j]] = post[j].freq();
+              fill[j]++;
+            }
+            if (post[j].nextDoc() == DocIdSetIterator.NO_MORE_DOCS) {
+              post[j] = null;
+              live--;
+            }
+          }
+        }
+        if (alive) {
+          matched++;
+        }
+      }
+    }
+    // 2. each cell in turn, term at a time: its scorers stay in the cache. A document's clauses are
+    //    summed in double in the query's term order, as document at a time would (and as Lucene's
+    //    disjunction does), then cast to float
+    // 3. the cell's k best: neighbouring cells rank alike, so the previous cell's k best, scored
+    //    under this cell, bound its k-th best from below (k documents score at least their least);
+    //    only the documents at or above that bound are packed and selected among
+    Top[] top = new Top[cells];
+    final double[] acc = new double[matched];
+    final long[] buf = new long[matched];
+    for (int c = 0; c < cells; c++) {
+      java.util.Arrays.fill(acc, 0.0);
+      final Similarity.SimScorer[] sc = scorer[c];
+      for (int j = 0; j < t; j++) {
+        final Similarity.SimScorer s = sc[j];
+        for (int p = start[j], end = fill[j]; p < end; p++) {
+          final int slot = slotOf[p];
+          acc[slot] += s.score(freqOf[p], normOf[slot]);
+        }
+      }
+      int candidates;
+      if (c == 0 || matched <= k) {
+        for (int d = 0; d < matched; d++) {
+          buf[d] = pack((float) acc[d], rankOf[d]);
+        }
+        candidates = matched;
+      } else {
+        final Top prev = top[c - 1];
+        long bound = Long.MAX_VALUE;
+        for (int h = 0; h < prev.size; h++) {
+          int slot = slotOfRank[rank(prev.hit[h])];
+          bound = Math.min(bound, pack((float) acc[slot], rankOf[slot]));
+        }
+        final float least = score(bound);
+        candidates = 0;
+        for (int d = 0; d < matched; d++) {
+          float f = (float) acc[d];
+          if (f >= least) {
+            buf[candidates++] = pack(f, rankOf[d]);
           }
         }
       }
+      int n = best(buf, candidates, k);
+      top[c] = new Top(java.util.Arrays.copyOf(buf, n), n);
     }
     return top;
   }
@@ -278,14 +400,20 @@ public final class GridSearch {
     final int[] docs = new int[(int) slots];
     final float[] scores = new float[(int) slots];
     final int[] counts = new int[cells * n];
-    final IndexReader reader = searcher.getIndexReader();
-    final CollectionStatistics collection = searcher.collectionStatistics(field);
+    final Pass pass = new Pass(searcher, field, k, sims, rank);
+    final int[] docOf = docOfRank(rank);
     BatchSearch.forEachQuery(n, threads, i -> {
-      Top[] top = score(searcher, reader, collection, build.invoke(generator, field, analyzer, texts[i]), field, k,
-          sims, rank);
+      Top[] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
+      long[] hits = new long[k];
       for (int c = 0; c < cells; c++) {
         int at = (c * n + i);
-        counts[at] = top == null ? 0 : top[c].drain(docs, scores, at * k);
+        int got = top == null ? 0 : top[c].sorted(hits);
+        for (int h = 0; h < got; h++) {  // best first
+          long p = hits[got - 1 - h];
+          docs[at * k + h] = docOf[rank(p)];
+          scores[at * k + h] = score(p);
+        }
+        counts[at] = got;
       }
     });
     return new Object[] {docs, scores, counts};
@@ -396,10 +524,20 @@ public final class GridSearch {
     final int nm = ms.length;
     final double[] out = new double[cells * n * nm + cells * n];
     final IndexReader reader = searcher.getIndexReader();
-    final CollectionStatistics collection = searcher.collectionStatistics(field);
     final int k = depth + extra;
+    final Pass pass = new Pass(searcher, field, k, sims, rank);
+    final int[] docOf = docOfRank(rank);
+    // per thread: a mark per document (judged, held) stamped with the query's number + 1, so nothing
+    // is cleared between queries
+    final int maxDoc = reader.maxDoc();
+    final ThreadLocal<int[][]> marks = ThreadLocal.withInitial(() -> new int[][] {new int[maxDoc], new int[maxDoc],
+        new int[maxDoc]});
     BatchSearch.forEachQuery(n, threads, i -> {
-      java.util.HashMap<Integer, Integer> relOf = new java.util.HashMap<>();
+      final int[][] mk = marks.get();
+      final int[] judgedAt = mk[0];
+      final int[] relOf = mk[1];
+      final int[] heldAt = mk[2];
+      final int stamp = i + 1;
       long numRel = 0;
       long numNonrel = 0;
       for (int j = 0; j < judged[i].length; j++) {
@@ -409,44 +547,60 @@ public final class GridSearch {
           numNonrel++;
         }
         if (judged[i][j] >= 0) {
-          relOf.put(judged[i][j], rels[i][j]);
+          judgedAt[judged[i][j]] = stamp;
+          relOf[judged[i][j]] = rels[i][j];
         }
       }
-      java.util.HashSet<Integer> drop = new java.util.HashSet<>();
       for (int d : held[i]) {
-        drop.add(d);
+        heldAt[d] = stamp;
       }
-      Top[] top = score(searcher, reader, collection, build.invoke(generator, field, analyzer, texts[i]), field, k,
-          sims, rank);
-      int[] docs = new int[k];
-      float[] scores = new float[k];
-      long[] key = new long[k];
-      int[] rk = new int[k];
+      Top[] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
+      long[] hits = new long[k];
+      long[] order = new long[k];
+      long[] keyOf = new long[k];
+      int[] rankOf = new int[k];
       int[] rel = new int[k];
-      Integer[] order = new Integer[k];
       for (int c = 0; c < cells; c++) {
-        int got = top == null ? 0 : top[c].drain(docs, scores, 0);
+        int got = top == null ? 0 : top[c].drain(hits);
+        // a run file's ranking: the held documents dropped, scores to 6 decimals (exact for a float:
+        // rint of the product cannot fall on the wrong side of a half), then trec_eval's order, score
+        // descending and docid descending, as one long (score << 32 | rank) sorted ascending, read
+        // from the end; a score outside 0 ≤ score·1e6 < 2^31 cannot be packed so (never for BM25
+        // or QLD, both ≥ 0 and far below 2,147): sorted by a comparator instead
         int kept = 0;
-        for (int h = 0; h < got; h++) {
-          if (drop.contains(docs[h])) {
+        boolean packable = true;
+        for (int h = got - 1; h >= 0; h--) {
+          int r = rank(hits[h]);
+          if (heldAt[docOf[r]] == stamp) {
             continue;
           }
-          // a run file's score: 6 decimals (exact for a float: rint of the product cannot fall on the
-          // wrong side of a half), ties then in trec_eval's order, docid descending
-          key[kept] = (long) Math.rint((double) scores[h] * 1e6);
-          rk[kept] = rank[docs[h]];
-          docs[kept] = docs[h];
+          long key = (long) Math.rint((double) score(hits[h]) * 1e6);
+          packable &= key >= 0 && key <= Integer.MAX_VALUE;
+          keyOf[kept] = key;
+          rankOf[kept] = r;
           kept++;
         }
-        for (int h = 0; h < kept; h++) {
-          order[h] = h;
+        if (packable) {
+          for (int h = 0; h < kept; h++) {
+            order[h] = (keyOf[h] << 32) | rankOf[h];
+          }
+          java.util.Arrays.sort(order, 0, kept);
+        } else {
+          Integer[] at = new Integer[kept];
+          for (int h = 0; h < kept; h++) {
+            at[h] = h;
+          }
+          java.util.Arrays.sort(at, (a, b2) -> keyOf[a] != keyOf[b2] ? Long.compare(keyOf[a], keyOf[b2])
+              : Integer.compare(rankOf[a], rankOf[b2]));
+          for (int h = 0; h < kept; h++) {
+            order[h] = rankOf[at[h]];
+          }
         }
-        java.util.Arrays.sort(order, 0, kept, (a, b) -> key[a] != key[b] ? Long.compare(key[b], key[a])
-            : Integer.compare(rk[b], rk[a]));
         int len = Math.min(kept, depth);
         for (int h = 0; h < len; h++) {
-          Integer r = relOf.get(docs[order[h]]);
-          rel[h] = r == null ? -1 : r;
+          int r = (int) (order[kept - 1 - h] & 0xffffffffL);  // the rank at position h
+          int d = docOf[r];
+          rel[h] = judgedAt[d] == stamp ? relOf[d] : -1;
         }
         int base = (c * n + i) * nm;
         for (int j = 0; j < nm; j++) {
