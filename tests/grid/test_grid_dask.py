@@ -199,7 +199,8 @@ def test_unreachable_scheduler_is_one_line(first200_index, tmp_path):
                         "--protocol", "focused", "--topics", "20", "--min-topics", "10", "--quiet",
                         "--out", str(tmp_path / "g"), "--scheduler", "tcp://127.0.0.1:9"],
                        capture_output=True, text=True, timeout=120,
-                       env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s"})
+                       env={**os.environ, "DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT": "2s",
+                            "NTEVAL_SCHEDULER_TIMEOUT": "3"})  # (refused connections are retried until then)
     assert r.returncode == 2, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("nteval: error: --scheduler tcp://127.0.0.1:9: cannot connect"), r.stderr
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
