@@ -11,7 +11,7 @@ import json
 import sys
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,6 +129,16 @@ class RunSet(Mapping):
         self.reads += 1
         self._hold(name, run)
         return run
+
+    def several(self, names: Sequence[str]) -> list[Run]:
+        """The runs ``names`` all at once, in that order (a fusion's inputs). The ones in memory are
+        taken first, then the others read back: asked for in order, runs that do not all fit would
+        each be evicted just before its turn and every one read back."""
+        got: dict[str, Run] = {}
+        for n in [*(h for h in self.held() if h in names), *names]:
+            if n not in got:
+                got[n] = self[n]
+        return [got[n] for n in names]
 
     def held(self) -> list[str]:
         """The names of the runs in memory, most recently used first (evaluate these first)."""

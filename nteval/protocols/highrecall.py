@@ -128,11 +128,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
     sref_runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, refs, out / "sref", k,
                            Execution(progress=progress))
-    # the fusion holds every reference's run at once: take those in memory first, then read the
-    # others back (reading them in order would evict each before its turn)
-    order = sref_runs.held() + [r.name for r in refs if r.name not in sref_runs.held()]
-    got = {name: sref_runs[name] for name in order}
-    qrels_all = fused_pseudo_qrels([got[r.name] for r in refs], k=k, zt=zt, std=std, judged=judged,
+    qrels_all = fused_pseudo_qrels(sref_runs.several([r.name for r in refs]), k=k, zt=zt, std=std, judged=judged,
                                    combine=combine, graded=graded)
     qrels_all, outside = judgeable(index_dir, manifest, qrels_all)
     folds: list[list[str]] = []

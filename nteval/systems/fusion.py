@@ -83,7 +83,7 @@ class Fusion(SystemKind):
         raise NotImplementedError
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
-        run = self.fuse([ctx.done[name] for name in system.params["systems"]], system.params, depth)
+        run = self.fuse(ctx.inputs(system.params["systems"]), system.params, depth)
         ctx.tick(len(topics))
         return {q: run.get(q, []) for q in topics}
 

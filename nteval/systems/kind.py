@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -30,6 +30,13 @@ class RunContext:
     done: Mapping[str, Run]
     threads: int
     tick: Callable[[int], None]
+
+    def inputs(self, names: Sequence[str]) -> list[Run]:
+        """The runs ``names`` of this call, all at once, in that order: through the mapping's
+        ``several`` when it has one (:meth:`nteval.runs.RunSet.several`: the runs it holds first,
+        not each read back from its file)."""
+        several = getattr(self.done, "several", None)
+        return several(names) if several is not None else [self.done[n] for n in names]
 
 
 class SystemKind:
