@@ -243,15 +243,15 @@ class Index:
         rels = [[int(r) for r in qrels.get(q, {}).values()] for q in qids]
         drops = [[position[d] for d in (held or {}).get(q, ()) if d in position] for q in qids]
         grid = jvm.autoclass("nteval.GridSearch")
+        rank = self._docid_ranks()
         names = [str(m) for m in measures]
-        out: list[tuple[dict[str, dict[str, float]], int]] = [({}, 0) for _ in sims]
         per: list[dict[str, dict[str, float]]] = [{} for _ in sims]
         empty = [0] * len(sims)
         step = 2000
         for i in range(0, len(qids), step):
             part = qids[i:i + step]
             vals = np.asarray(grid.evaluate(self._fast, self._bow, self._analyzer, FIELD, [queries[q] for q in part],
-                                            int(depth), k - int(depth), sims, self._docid_ranks(),
+                                            int(depth), k - int(depth), sims, rank,
                                             judged[i:i + step], rels[i:i + step], drops[i:i + step], names,
                                             int(threads)), dtype=np.float64)
             n, nm = len(part), len(names)
@@ -262,9 +262,7 @@ class Index:
                 for j, q in enumerate(part):
                     if q in qrels:
                         per[c][q] = dict(zip(names, values[c][j]))
-        for c in range(len(sims)):
-            out[c] = ({q: per[c].get(q, dict.fromkeys(names, 0.0)) for q in qrels}, empty[c])
-        return out
+        return [({q: p.get(q, dict.fromkeys(names, 0.0)) for q in qrels}, e) for p, e in zip(per, empty)]
 
     def _docid_positions(self) -> dict[str, int]:
         """Collection docid → Lucene doc number."""

@@ -109,30 +109,6 @@ public final class GridSearch {
     return Integer.MAX_VALUE - (int) (packed & 0xffffffffL);
   }
 
-  /** The k best hits of one cell, in no order: {@code hit[0 .. size)}. */
-  private static final class Top {
-    final long[] hit;
-    final int size;
-
-    Top(long[] hit, int size) {
-      this.hit = hit;
-      this.size = size;
-    }
-
-    /** The hits into {@code into}, worst first (ascending packed order); returns how many. */
-    int sorted(long[] into) {
-      System.arraycopy(hit, 0, into, 0, size);
-      java.util.Arrays.sort(into, 0, size);
-      return size;
-    }
-
-    /** The hits into {@code into}, in no order; returns how many. */
-    int drain(long[] into) {
-      System.arraycopy(hit, 0, into, 0, size);
-      return size;
-    }
-  }
-
   /**
    * The {@code k} greatest of {@code a[0 .. n)} (distinct values), in no order, into
    * {@code a[0 .. min(k, n))}; returns how many. A quickselect moves them to the end (expected
@@ -227,8 +203,11 @@ public final class GridSearch {
     }
   }
 
-  /** One query's k best documents under every cell (null: the query has no term of the index). */
-  private static Top[] score(Pass pass, Object query) throws Exception {
+  /**
+   * One query's k best hits under every cell, each cell's packed ({@link #pack}) in no order
+   * (null: the query has no term of the index).
+   */
+  private static long[][] score(Pass pass, Object query) throws Exception {
     final IndexSearcher searcher = pass.searcher;
     final IndexReader reader = pass.reader;
     final CollectionStatistics collection = pass.collection;
@@ -341,7 +320,7 @@ public final class GridSearch {
     // 3. the cell's k best: neighbouring cells rank alike, so the previous cell's k best, scored
     //    under this cell, bound its k-th best from below (k documents score at least their least);
     //    only the documents at or above that bound are packed and selected among
-    Top[] top = new Top[cells];
+    long[][] top = new long[cells][];
     final double[] acc = new double[matched];
     final long[] buf = new long[matched];
     for (int c = 0; c < cells; c++) {
@@ -361,10 +340,9 @@ public final class GridSearch {
         }
         candidates = matched;
       } else {
-        final Top prev = top[c - 1];
         long bound = Long.MAX_VALUE;
-        for (int h = 0; h < prev.size; h++) {
-          int slot = slotOfRank[rank(prev.hit[h])];
+        for (long prev : top[c - 1]) {
+          int slot = slotOfRank[rank(prev)];
           bound = Math.min(bound, pack((float) acc[slot], rankOf[slot]));
         }
         final float least = score(bound);
@@ -377,7 +355,7 @@ public final class GridSearch {
         }
       }
       int n = best(buf, candidates, k);
-      top[c] = new Top(java.util.Arrays.copyOf(buf, n), n);
+      top[c] = java.util.Arrays.copyOf(buf, n);
     }
     return top;
   }
@@ -403,11 +381,12 @@ public final class GridSearch {
     final Pass pass = new Pass(searcher, field, k, sims, rank);
     final int[] docOf = docOfRank(rank);
     BatchSearch.forEachQuery(n, threads, i -> {
-      Top[] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
-      long[] hits = new long[k];
+      long[][] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
       for (int c = 0; c < cells; c++) {
         int at = (c * n + i);
-        int got = top == null ? 0 : top[c].sorted(hits);
+        long[] hits = top == null ? new long[0] : top[c].clone();
+        java.util.Arrays.sort(hits);  // worst first
+        int got = hits.length;
         for (int h = 0; h < got; h++) {  // best first
           long p = hits[got - 1 - h];
           docs[at * k + h] = docOf[rank(p)];
@@ -554,14 +533,14 @@ public final class GridSearch {
       for (int d : held[i]) {
         heldAt[d] = stamp;
       }
-      Top[] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
-      long[] hits = new long[k];
+      long[][] top = score(pass, build.invoke(generator, field, analyzer, texts[i]));
       long[] order = new long[k];
       long[] keyOf = new long[k];
       int[] rankOf = new int[k];
       int[] rel = new int[k];
       for (int c = 0; c < cells; c++) {
-        int got = top == null ? 0 : top[c].drain(hits);
+        long[] hits = top == null ? new long[0] : top[c];
+        int got = hits.length;
         // a run file's ranking: the held documents dropped, scores to 6 decimals (exact for a float:
         // rint of the product cannot fall on the wrong side of a half), then trec_eval's order, score
         // descending and docid descending, as one long (score << 32 | rank) sorted ascending, read
