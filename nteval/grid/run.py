@@ -21,7 +21,16 @@ from ..settings import Execution, HumanJudgments
 from ..systems import registry as kinds
 from ..systems.system import System, make_system
 from ..verdict import check_topic_floor
-from .cells import Task, cell_key, compute_cell, file_digest, read_cell
+from .cells import (
+    Task,
+    cell_key,
+    compute_cell,
+    compute_cell_in_worker,
+    compute_cells_one_pass,
+    file_digest,
+    one_pass_groups,
+    read_cell,
+)
 from .spec import Axis, GridSpec, grid_systems
 
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
@@ -136,8 +145,9 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
 
 
 def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None,
-              one_pass: bool = True) -> int:
-    """Compute cells; each worker process keeps its JVM, indexes and topics for all its cells.
+              one_pass: bool = True) -> tuple[int, int]:
+    """Compute cells; returns (worker processes, passes over the postings). Each worker process
+    keeps its JVM, indexes and topics for all its cells.
     With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them. Cells whose
     system's kind scores a grid in one pass over the postings (BM25, QLD) are computed that way here,
     a protocol's cells at a time, Java search threads = ``jobs`` (at least 2); the others, and every
@@ -145,25 +155,21 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
     if scheduler:
         from .remote import grid_cells
 
-        return grid_cells(scheduler, todo, bar)
-    from .cells import compute_cells_one_pass, one_pass_groups
-
+        return grid_cells(scheduler, todo, bar), 0
     groups, todo = one_pass_groups(todo) if one_pass else ([], todo)
     for group in groups:
         bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass", refresh=False)
         compute_cells_one_pass(group, max(2, jobs))
         bar.update(len(group))
     if not todo:
-        return 1
+        return 1, len(groups)
     if jobs == 1 or len(todo) == 1:
         for task, key in todo:
             bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
             compute_cell(task, key)
             bar.update(1)
-        return 1
+        return 1, len(groups)
     from joblib import Parallel, delayed
-
-    from .cells import compute_cell_in_worker
 
     workers = min(jobs, len(todo))
     par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
@@ -171,7 +177,7 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
     for cell in par(delayed(compute_cell_in_worker)(task, key, me) for task, key in todo):
         bar.set_postfix_str(f"{cell['protocol']} pid {cell['pid']}", refresh=False)
         bar.update(1)
-    return workers
+    return workers, len(groups)
 
 
 def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) -> dict[str, Any]:
@@ -410,12 +416,9 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     todo = [(task, key) for _, _, task, key in plan if read_cell(Path(task.path), key) is None]
     bar = tqdm(total=len(plan), initial=len(plan) - len(todo), unit=" cell", desc="grid", disable=not shown(progress),
                file=sys.stderr, mininterval=0.5)
-    from .cells import one_pass_groups
-
-    passes = len(one_pass_groups(todo)[0]) if grid.one_pass and not scheduler else 0
     t0 = time.perf_counter()
     try:
-        workers = _parallel(todo, jobs, bar, scheduler, grid.one_pass) if todo else 0
+        workers, passes = _parallel(todo, jobs, bar, scheduler, grid.one_pass) if todo else (0, 0)
     finally:
         bar.close()
     compute_s = time.perf_counter() - t0

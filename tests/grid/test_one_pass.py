@@ -31,6 +31,7 @@ def test_one_pass_grid_equals_per_cell_grid(first200_index, tmp_path, system, ax
     cells = sorted((tmp_path / "one" / "cells").rglob("*.json"))
     # each protocol's cells came from one pass
     assert cells and all(json.loads(c.read_text())["one_pass"] == a["cells"]["per_protocol"] for c in cells)
+    assert a["timing"]["one_pass"] == len(a["protocols"]) and b["timing"]["one_pass"] == 0
     # the per-cell OUT's cells are the one-pass grid's too: nothing is computed again
     again = run_grid(first200_index, tmp_path / "per", [parse_axis(x) for x in axes], **kw)
     assert again["cells"]["computed"] == 0
@@ -41,3 +42,4 @@ def test_feedback_systems_take_the_per_cell_path(first200_index, tmp_path):
                    protocol="focused", n_topics=30, min_topics=10, progress=False, plots=False)
     cells = list((tmp_path / "rm3" / "cells").rglob("*.json"))
     assert res["cells"]["computed"] == 2 and not any("one_pass" in json.loads(c.read_text()) for c in cells)
+    assert res["timing"]["one_pass"] == 0
