@@ -175,3 +175,30 @@ def pytest_collection_modifyitems(config, items):
         rel = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
         if rel not in FAST_MODULES:
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """A real PostgreSQL server for the session (tests/servers.py): Debian's binaries, installed
+    when missing and possible; a child of this process on a private socket and port, stopped at
+    the end (and when this process dies). Skips with the one-line reason where it cannot run."""
+    import servers
+
+    bindir, why = servers.postgres_binaries()
+    if bindir is None:
+        pytest.skip(why)
+    try:
+        server = servers.start_postgres(bindir)
+    except (RuntimeError, KeyError, OSError) as err:  # (KeyError: no postgres user)
+        pytest.skip(f"PostgreSQL could not start here: {err}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def pg_url(pg_server, monkeypatch) -> str:
+    """postgresql://nteval@127.0.0.1:PORT/nteval, its password in PGPASSWORD (as a team would give it)."""
+    import servers
+
+    monkeypatch.setenv("PGPASSWORD", servers.PASSWORD)
+    return pg_server.url()
