@@ -7,7 +7,7 @@ commands that never search start fast (no JVM, no Lucene, no XML parser).
 """
 from __future__ import annotations
 
-from . import correlate, evaluate, export, grid, index, listing, protocols, tune  # noqa: F401  (they add the commands)
+from . import correlate, evaluate, export, gate, grid, index, listing, protocols, tune  # noqa: F401  (they add the commands)
 from .app import main
 from .options import HIGHRECALL_OPTIONS, SAMPLE_FILTERS
 

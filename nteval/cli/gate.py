@@ -1,0 +1,138 @@
+"""``nteval pin``, ``gate``, ``check`` and ``history``: a release gate for the search a team runs,
+on topics pinned across releases, with a history, trends and alerts (docs/gate.md)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..gate.gate import GateSpec
+from ..gate.pin import PinSpec
+from .app import friendly_errors, main
+from .options import ALLOW_CODE, INDEX, QUIET, declared, progress
+
+HISTORY = click.option("--history", "history", default=None, metavar="FILE|postgresql://…",
+                       help="Append the results to this history: a SQLite file (created when missing) or a PostgreSQL "
+                            "URL (password from PGPASSWORD or ~/.pgpass); alert rules are checked on every append.")
+SYSTEMS_FILE = click.option("--systems", "systems", default=None, type=click.Path(path_type=Path),
+                            help="A systems YAML where the names of --baseline/--candidate are looked up (then the "
+                                 "shipped sets).")
+PIN = click.option("--pin", "pin", required=True, type=click.Path(path_type=Path), help="A pin directory made by "
+                                                                                        "`nteval pin`.")
+RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path),
+                          help="Where runs are cached across gates (default: OUT/runs): the live system's runs on the "
+                               "pinned topics are computed once per index.")
+
+
+@main.command("pin")
+@INDEX
+@declared(PinSpec, ("n_topics", "seed"))
+@click.option("--extend", "extend", default=None, type=click.Path(path_type=Path),
+              help="A pin to extend: its topics kept exactly, more drawn (the next ones of its seeded order among the "
+                   "documents it knew) up to --topics in all.")
+@click.option("--out", required=True, type=click.Path(path_type=Path), help="The pin directory to write.")
+@click.option("--force", is_flag=True, help="Replace an existing pin at --out.")
+@QUIET
+@friendly_errors
+def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
+    """Pin a topic set for release gates: sample documents once and freeze the focused (known-item)
+    and high-recall (topical) topics and judgments made from them, with an id and a digest. Later
+    gates on the pin ask exactly those topics, even after `nteval index --update`."""
+    from ..gate.pin import extend_pin, pin_topics
+
+    spec = PinSpec(**kw)
+    if extend is not None:
+        meta = extend_pin(extend, index_dir, out, spec.n_topics, force=force, progress=progress(quiet))
+    else:
+        meta = pin_topics(index_dir, out, spec, force=force, progress=progress(quiet))
+    p = meta["protocols"]
+    click.echo(f"pin {meta['id']} (digest {meta['digest']}) in {out}: {p['focused']['topics']:,} known-item topics "
+               f"(topic set {p['focused']['topic_set']}), {p['highrecall']['topics']:,} topical topics (topic set "
+               f"{p['highrecall']['topic_set']}), seed {meta['spec']['seed']}, index {meta['index']['fingerprint'][:12]}")
+    click.echo(f"next: nteval gate --index {index_dir} --pin {out} --task known-item --baseline LIVE --candidate NEXT "
+               "--out OUT")
+
+
+def _gate_options(fn):
+    for deco in reversed([
+        INDEX, PIN,
+        declared(GateSpec, ("task",), task={"required": True, "default": None, "show_default": False}),
+        SYSTEMS_FILE,
+        declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")),
+        HISTORY, RUNS_CACHE,
+        click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory."),
+        ALLOW_CODE, QUIET,
+    ]):
+        fn = deco(fn)
+    return fn
+
+
+@main.command("gate")
+@click.option("--baseline", required=True, metavar="SYSTEM",
+              help="What is live: a system name (in --systems or the shipped sets), a one-system YAML, or a TREC run "
+                   "file over the pin's topics.")
+@click.option("--candidate", "candidates", multiple=True, required=True, metavar="SYSTEM",
+              help="The release to check, like --baseline; repeat for several (Bonferroni over them).")
+@declared(GateSpec, ("baseline_label",))
+@_gate_options
+@friendly_errors
+def gate_cmd(baseline, candidates, quiet, **kw) -> None:
+    """Is the candidate at least as good as what is live, for your users' task? Decides better,
+    non-inferior, worse or inconclusive on a pinned topic set (the margin: the minimum meaningful
+    difference), and says what changed. Exit status: 0 pass, 3 regression, 4 inconclusive, 5 pass
+    with a history alert, 2 bad input. OUT/gate.json, gate.md, junit.xml."""
+    from ..gate.gate import run_gate
+    from ..gate.report import gate_lines
+
+    res = run_gate(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), baseline, list(candidates),
+                   progress=progress(quiet), **kw)
+    click.echo("\n".join(gate_lines(res)))
+    sys.exit(res["exit"])
+
+
+@main.command("check")
+@click.option("--system", required=True, metavar="SYSTEM",
+              help="The system to check (a name, a one-system YAML or a run file), e.g. what is live.")
+@_gate_options
+@friendly_errors
+def check_cmd(system, quiet, **kw) -> None:
+    """Score one system on a pin's topics and append it to the history (--history, required):
+    no decision, only the record and the alert rules. Exit status 0, or 5 on an alert."""
+    from ..errors import InputError
+    from ..gate.gate import run_check
+
+    history = kw.pop("history")
+    if history is None:
+        raise InputError(None, "--history: `nteval check` appends to a history; give a SQLite file or a postgresql:// URL")
+    res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, history, progress=progress(quiet), **kw)
+    for kind, st in res["sets"].items():
+        if "mean" in st:
+            click.echo(f"{res['labels'][res['system']]} ({res['system']}) on {st['topics']:,} {kind} topics: "
+                       f"{res['measure']} {st['mean']:.4f} [{st['ci95'][0]:.4f}, {st['ci95'][1]:.4f}]")
+    click.echo(f"recorded in {res['history']['where']} (records {', '.join(map(str, res['history']['records']))})")
+    for a in res["history"]["alerts"]:
+        click.echo(f"ALERT: {a['text']}")
+    sys.exit(res["exit"])
+
+
+@main.command("history")
+@click.argument("history", metavar="HISTORY")
+@click.option("--task", type=click.Choice(["known-item", "topical"]), default=None,
+              help="Which task's releases (default: the newest record's).")
+@click.option("--pin", "pin_id", default=None, help="Which pin's releases, by id (default: the newest record's).")
+@declared(GateSpec, ("mmd",))
+@click.option("--out", default=None, type=click.Path(path_type=Path),
+              help="Write history.png, history.html and history.json here.")
+@friendly_errors
+def history_cmd(history, task, pin_id, mmd, out) -> None:
+    """The trend of a history (a SQLite file or a postgresql:// URL): each release's mean with its
+    95 % interval, the best release so far, the decisions, and the alert rules at every release.
+    Exit status 5 when the newest release raises an alert."""
+    from ..gate.trend import history_lines, history_report
+
+    rep = history_report(history, task, pin_id, out, mmd)
+    click.echo("\n".join(history_lines(rep)))
+    if out is not None:
+        click.echo(f"wrote {Path(out) / 'history.png'} and {Path(out) / 'history.html'}")
+    sys.exit(5 if rep["latest_alerts"] else 0)

@@ -1,0 +1,141 @@
+"""Alert rules over a history, checked each time records are appended.
+
+**The release line**: the records of one task on one pin, in the order they were written; a
+gate's candidates and a check's system are releases (a gate's baseline is one too when its label
+was never a candidate: the release the history starts from).
+
+1. **Below the best** (on the pinned topics). A new release alerts when it is shown to score below
+   the best earlier release by more than the margin: on the topics both were scored on, paired,
+   the upper betting bound of E[new − (1 − r)·best] is below 0 (for an absolute margin δ:
+   E[new − best + δ]). The best earlier release is chosen *after* seeing every earlier mean, so
+   the bound is at α_alert / (number of earlier releases) (Bonferroni over the releases the best
+   was picked from): picking the luckiest earlier release cannot make alarms more frequent than
+   α_alert. (Earlier releases were scored on the index as it was then; the comparison is of
+   quality as users saw it, growth of the corpus included.)
+2. **Fresh drift** (on fresh topics). Over the last N records of fresh topics (N = ``window``,
+   default 5), the weighted least-squares slope of their means (weights: 1 / each mean's variance)
+   is tested one-sided against 0 (normal); the rule alerts when p < α_alert *and* the fitted loss
+   over the window is at least the margin of the first fitted value. The means of different checks
+   are treated as independent; fresh topic sets of consecutive checks can share topics, which
+   makes that optimistic, so the rule also needs the loss to matter (the margin).
+
+**Repeated checks.** Every append looks again, so over many releases false alarms add up: with
+α_alert = 0.01 (the default, five times stricter than a gate's 0.05) the chance of a false alarm
+is at most 0.01 per rule and release, ≤ 0.5 expected over 50 releases in the worst case (a release
+exactly at the margin each time); the simulation in docs/gate.md measures the rate when every
+release is truly as good as the best.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..effects import MMD
+from .decide import betting_lower, topic_order
+
+#: the alert rules' error rate per rule and release
+ALERT_ALPHA = 0.01
+#: fresh-drift window (records)
+WINDOW = 5
+
+
+def release_line(records: list, topics_kind: str = "pinned") -> list:
+    """The releases of a task and pin, oldest first (see the module)."""
+    candidates = {r.label for r in records if r.role in ("candidate", "checked")}
+    return [r for r in records if r.topics_kind == topics_kind
+            and (r.role in ("candidate", "checked") or (r.role == "baseline" and r.label not in candidates))]
+
+
+def _dedupe(line: list) -> list:
+    """One point per label and index state (a baseline recorded again by a later gate is not a
+    new release)."""
+    seen, out = set(), []
+    for r in line:
+        key = (r.label, r.system, r.index_fingerprint)
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+    return out
+
+
+def below_best(new, earlier: list, mmd: MMD, alpha: float = ALERT_ALPHA) -> dict[str, Any] | None:
+    """Rule 1 for record ``new`` against the best of ``earlier`` records (with per-topic scores)."""
+    earlier = [r for r in earlier if r.scores and r.id != new.id]
+    if not earlier or not new.scores:
+        return None
+    best = max(earlier, key=lambda r: r.mean)
+    qids = sorted(set(best.scores) & set(new.scores))
+    if len(qids) < 2:
+        return None
+    order = topic_order(qids)
+    x = np.array([new.scores[q] for q in qids])[order]
+    y = np.array([best.scores[q] for q in qids])[order]
+    a = alpha / len(earlier)
+    if mmd.relative:
+        z, lo, hi = x - (1 - mmd.value) * y, -(1 - mmd.value), 1.0
+    else:
+        z, lo, hi = x - y + mmd.value, -1 + mmd.value, 1 + mmd.value
+    upper = -betting_lower(-z, -hi, -lo, a)
+    margin = mmd.value * float(y.mean()) if mmd.relative else mmd.value
+    out = {"rule": "below-best", "record": new.id, "label": new.label, "best": best.label, "best_record": best.id,
+           "mean": round(float(x.mean()), 6), "best_mean": round(float(y.mean()), 6), "margin": round(margin, 6),
+           "topics": len(qids), "upper_bound": round(upper, 6), "alpha": alpha, "looks": len(earlier),
+           "fired": bool(upper < 0)}
+    out["text"] = (f"release {new.label} ({new.measure} {x.mean():.4f}) is below the best earlier release {best.label} "
+                   f"({y.mean():.4f}) by more than the margin ({margin:.4f}) on {len(qids):,} pinned topics (paired "
+                   f"betting bound at {alpha:g}/{len(earlier)}, Bonferroni over the earlier releases)")
+    return out
+
+
+def fresh_drift(line: list, mmd: MMD, alpha: float = ALERT_ALPHA, window: int = WINDOW) -> dict[str, Any] | None:
+    """Rule 2 over the last ``window`` fresh-topic records of the release line."""
+    from scipy.stats import norm
+
+    pts = [r for r in line if r.scores][-window:]
+    if len(pts) < max(3, window):
+        return None
+    means = np.array([r.mean for r in pts])
+    var = np.array([np.var(list(r.scores.values()), ddof=1) / len(r.scores) if len(r.scores) > 1 else np.nan
+                    for r in pts])
+    if not np.all(np.isfinite(var)) or np.any(var <= 0):
+        return None
+    t = np.arange(len(pts), dtype=float)
+    w = 1 / var
+    tbar = (w * t).sum() / w.sum()
+    slope = float((w * (t - tbar) * (means - (w * means).sum() / w.sum())).sum() / (w * (t - tbar) ** 2).sum())
+    se = math.sqrt(1 / float((w * (t - tbar) ** 2).sum()))
+    p = float(norm.cdf(slope / se))
+    start = float((w * means).sum() / w.sum() - slope * tbar)
+    loss = -slope * (len(pts) - 1)
+    margin = mmd.value * abs(start) if mmd.relative else mmd.value
+    fired = bool(p < alpha and loss >= margin)
+    return {"rule": "fresh-drift", "records": [r.id for r in pts], "labels": [r.label for r in pts],
+            "means": [round(float(m), 6) for m in means], "slope": round(slope, 6), "p": round(p, 6),
+            "loss_over_window": round(loss, 6), "margin": round(margin, 6), "alpha": alpha, "fired": fired,
+            "text": f"quality on fresh topics drifts down over the last {len(pts)} checks ({', '.join(r.label for r in pts)}"
+                    f"): {pts[0].measure} from {start:.4f} by {loss:.4f} (weighted least-squares slope {slope:+.4f} per "
+                    f"check, one-sided p = {p:.3g} < {alpha:g}), at least the margin of {margin:.4f}"}
+
+
+def check_alerts(history, new_records: list, result: dict[str, Any], alpha: float = ALERT_ALPHA,
+                 window: int = WINDOW) -> list[dict[str, Any]]:
+    """The alerts the records just appended raise (only those that fired)."""
+    mmd = MMD.parse(result.get("spec", {}).get("mmd"))
+    task, pin_id = result["task"], result["pin"]["id"]
+    every = history.records(task=task, pin_id=pin_id, scores=True)
+    fired = []
+    new_ids = {r.id for r in new_records}
+    line = _dedupe(release_line(every, "pinned"))
+    for i, rec in enumerate(line):
+        if rec.id in new_ids and rec.role in ("candidate", "checked"):
+            a = below_best(rec, line[:i], mmd, alpha)
+            if a and a["fired"]:
+                fired.append(a)
+    if any(r.topics_kind == "fresh" for r in new_records):
+        d = fresh_drift(_dedupe(release_line(every, "fresh")), mmd, alpha, window)
+        if d and d["fired"]:
+            fired.append(d)
+    return fired

@@ -1,0 +1,469 @@
+"""``nteval gate``: is the candidate at least as good as what is live, for the users' task?
+
+A baseline (the system in production) and one or more candidates (the next release) run on a
+pinned topic set (:mod:`nteval.gate.pin`) of the declared task (known-item: the focused topics,
+RR; topical: the high-recall topics, AP), optionally with fresh topics from the documents added
+since the pin. Each candidate gets one decision (:mod:`nteval.gate.decide`): better,
+non-inferior, worse or inconclusive; the gate passes when every candidate is better or
+non-inferior. Beside the decision: the topics that moved most, churn (RBO, overlap@10), the
+share of unjudged new documents in the top 10, and for fresh topics the gap between the pinned and
+the fresh gain (a sign of tuning on, or having seen, the pinned topics).
+
+Exit codes (stable, :data:`EXIT`): 0 pass, 3 regression, 4 inconclusive, 5 pass with an alert of
+the history, 2 bad input (as every nteval command), 1 a failure of nteval or the machine.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..answer import TASKS
+from ..atomic import write_text
+from ..errors import InputError, short
+from ..params import check_declared, param
+from .decide import PASSING, DecisionRule, decide
+from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
+
+#: exit status → what it means (documented in docs/gate.md; stable across versions)
+EXIT = {"pass": 0, "regression": 3, "inconclusive": 4, "alert": 5}
+#: the measure each task's decision is made on (the protocols' verdict measures)
+TASK_MEASURE = {"known-item": "RR", "topical": "AP"}
+#: fewer fresh topics than this and the fresh topics are shown, not decided on
+MIN_FRESH = 30
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """How a gate decides. ``task``: known-item or topical (required); ``mmd``: the margin (the
+    minimum meaningful difference; relative to the baseline's score); ``alpha``: the error rate of
+    each decision (split over the candidates); ``fresh``: fresh topics to add (0: none);
+    ``label``/``baseline_label``: the releases' version labels in outputs and the history."""
+
+    task: str = param("known-item", "the search task your users do: known-item (the focused topics, RR) or topical "
+                                    "(the high-recall topics, AP)", choices=tuple(TASKS))
+    mmd: Any = param("5%", "the non-inferiority margin: the minimum meaningful difference, a share of the baseline's "
+                           "score (5%) or an absolute difference (0.01)", metavar="SHARE%|DIFF")
+    alpha: float = param(0.05, "error rate of each decision (a false pass at the margin, a false regression), split "
+                               "over the candidates (Bonferroni)", min=0.0001, max=0.25)
+    fresh: int = param(0, "also decide on up to this many fresh topics: documents added to the index since the pin "
+                          "(0: none)", min=0)
+    depth: int = param(1000, "hits kept per query", min=1, max=100_000)
+    changed: int = param(10, "topics listed as most worse and most better", min=0, max=1000)
+    label: str | None = param(None, "the candidate's version label (e.g. v2.4; default: its system name)")
+    baseline_label: str | None = param(None, "the baseline's version label (default: its system name)")
+
+    def __post_init__(self) -> None:
+        check_declared(self, as_options=True)
+
+    @property
+    def protocol(self) -> str:
+        return TASKS[self.task][0]
+
+    @property
+    def measure(self) -> str:
+        return TASK_MEASURE[self.task]
+
+
+def resolve_system(ref: str, systems_file: str | Path | None, role: str):
+    """A system a gate runs: a name in ``systems_file`` or the shipped sets, a systems YAML holding
+    one system, or a TREC run file (named by its run tag). One line naming the option otherwise."""
+    from ..systems.base import load_systems
+    from ..systems.external import runs_from_dir
+    from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
+
+    p = Path(str(ref)).expanduser()
+    if p.suffix in (".yaml", ".yml") and p.is_file():
+        found = load_systems(p)
+        if len(found) != 1:
+            raise InputError(p, f"--{role}: a systems file given as the {role} must hold exactly one system (found "
+                                f"{len(found)}); give --systems FILE and the system's name instead")
+        return found[0], p
+    if p.is_file():
+        import shutil
+        import tempfile
+
+        tmp = Path(tempfile.mkdtemp(prefix="nteval-gate-run-"))
+        try:
+            shutil.copy(p, tmp / p.name)
+            systems = runs_from_dir(tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        if len(systems) != 1:
+            raise InputError(p, f"--{role}: a run file given as the {role} must hold one run tag (found {len(systems)})")
+        s = systems[0]
+        s.params["run"] = str(p.resolve())
+        return s, None
+    files = [Path(systems_file) if systems_file else None] + [builtin_systems(n) for n in shipped_sets()]
+    named = find_named_system(str(ref), files)
+    if named is None:
+        where = f"{systems_file} or the shipped sets" if systems_file else "the shipped sets (give --systems FILE)"
+        raise InputError(None, f"--{role} {short(ref)}{suggest_system(str(ref), files)}: no such system in {where}, "
+                               "and not a systems YAML or a run file")
+    return named
+
+
+def _with_inputs(system, file: Path | None) -> list:
+    """A system and, first, the systems its run is made from (fusions), from the same file."""
+    from ..systems.base import load_systems
+
+    inputs = system.kind.inputs(system)
+    if not inputs:
+        return [system]
+    pool = {s.name: s for s in load_systems(file)} if file else {}
+    out: list = []
+    for name in inputs:
+        if name not in pool:
+            raise InputError(file, f"system {system.name}: its input {name} is not in the same file")
+        out += [s for s in _with_inputs(pool[name], file) if s.name not in {o.name for o in out}]
+    return out + [system]
+
+
+def engine_of(system, notes: dict | None, manifest: dict[str, Any]) -> str | None:
+    """The engine that answered a system's queries, with its version where known (the history
+    records it): what the engine reported (the remote kinds put it in their notes), else the
+    kind's engine package and version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    if notes and notes.get("engine_version"):
+        return str(notes["engine_version"])
+    kind = system.kind
+    if kind.needs_lucene:
+        return f"Lucene {manifest.get('versions', {}).get('lucene', '?')}"
+    package = getattr(kind, "engine_package", None)
+    if package:
+        try:
+            return f"{package} {version(package)}"
+        except PackageNotFoundError:
+            return package
+    return None
+
+
+def _scores(runs, qrels: dict, names: list[str], measure: str) -> dict[str, dict[str, float]]:
+    from ..scores import evaluate_runs
+
+    sc = evaluate_runs(runs, qrels, [measure], progress=False, names=names)
+    return sc.of(measure)
+
+
+def _run_set(applied: AppliedTopics, systems: list, where, runs_dir: Path, depth: int, execution):
+    from ..runs import run_all
+
+    return run_all(where, applied.topics, systems, runs_dir, depth, execution)
+
+
+def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, baseline: str,
+             candidates: list[str] | str, spec: GateSpec | None = None, systems: str | Path | None = None,
+             **options: Any) -> dict[str, Any]:
+    """Gate ``candidates`` against ``baseline`` (each: a system name, a one-system YAML or a run
+    file) on ``pin``'s topics of ``spec.task``; write OUT/gate.json, gate.md (for a pull-request
+    comment), junit.xml, per_topic.tsv, runs/. ``options``: ``history`` (a SQLite path or a
+    postgresql:// URL: the results are appended, alerts checked), ``execution``
+    (:class:`~nteval.settings.Execution`), ``runs_dir`` (a run cache shared by gates), and any
+    field of :class:`GateSpec` as a keyword. Returns gate.json's content; its ``exit`` is the
+    status :data:`EXIT` gives."""
+    from dataclasses import replace
+
+    from ..index import read_manifest
+    from ..runs import Searched
+    from ..session import session
+    from ..settings import Execution
+
+    history = options.pop("history", None)
+    execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
+    runs_dir = options.pop("runs_dir", None)
+    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__})
+    if options:
+        raise InputError(None, f"run_gate: unknown parameter {next(iter(options))!r}")
+    rule = DecisionRule.of(spec.mmd, spec.alpha)
+    candidates = [candidates] if isinstance(candidates, str) else list(candidates)
+    if not candidates:
+        raise InputError(None, "--candidate: give at least one candidate system")
+    out = Path(out)
+    import time
+
+    started, utc = time.perf_counter(), _now()
+    with session(out, index_dir, execution.scheduler) as index_dir:
+        pin = pin if isinstance(pin, Pin) else read_pin(pin)
+        manifest = read_manifest(index_dir)
+        base_sys, base_file = resolve_system(baseline, systems, "baseline")
+        cands = [resolve_system(c, systems, "candidate") for c in candidates]
+        names = [base_sys.name] + [c[0].name for c in cands]
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise InputError(None, f"the baseline and candidates must have distinct names ({dup} is given twice); "
+                                   "rename one in its systems file or run tag")
+        to_run: list = []
+        for s, f in [(base_sys, base_file), *cands]:
+            to_run += [x for x in _with_inputs(s, f) if x.name not in {r.name for r in to_run}]
+        proto = spec.protocol
+        pinned = apply_pin(pin, index_dir, proto)
+        if not pinned.topics:
+            raise InputError(pin.path, f"no pinned {proto} topic is left on this index (all {pinned.status['pinned']} "
+                                       "retired): make a new pin")
+        where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
+        cache = Path(runs_dir) if runs_dir else out / "runs"
+        runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
+        sets = [(pinned, runs, infos)]
+        if spec.fresh:
+            computed = [s for s in to_run if s.kind.computed]
+            fresh = fresh_topics(pin, index_dir, proto, spec.fresh, out / ".fresh-work", execution.progress)
+            _cleanup(out / ".fresh-work")
+            fresh.status["systems_left_out"] = [s.name for s in to_run if not s.kind.computed]
+            if fresh.topics and len(computed) == len(to_run):
+                fwhere = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}-fresh")
+                fruns, finfos = _run_set(fresh, to_run, fwhere, cache / "fresh", spec.depth, execution)
+                sets.append((fresh, fruns, finfos))
+            else:
+                sets.append((fresh, None, []))
+        result = _decide_all(spec, rule, pin, sets, base_sys.name, [c[0].name for c in cands], manifest, index_dir)
+        result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
+        from ..experiment import check_unchanged
+
+        check_unchanged(index_dir, manifest, [i for _, _, inf in sets for i in inf])
+        if history is not None:
+            from .history import record_gate
+
+            result["history"] = record_gate(history, result)
+        result["exit"] = exit_status(result)
+        from .outputs import write_outputs
+
+        write_outputs(out, result)
+        return result
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _cleanup(path: Path) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: str, cands: list[str],
+                manifest: dict[str, Any], index_dir: Path) -> dict[str, Any]:
+    """Scores, decisions, changes and churn for every candidate on the pinned (and fresh) topics."""
+    from .changes import churn, moved_topics, unjudged_share
+
+    measure = spec.measure
+    k = len(cands)
+    fresh_used = len(sets) > 1 and sets[1][1] is not None and len(sets[1][0].topics) >= MIN_FRESH
+    looks_worse = k * (2 if fresh_used else 1)
+    known = pin.known()
+    out_sets: dict[str, Any] = {}
+    per_topic: dict[str, dict[str, dict[str, float]]] = {}
+    infos_all: dict[str, Any] = {}
+    for applied, runs, infos in sets:
+        entry: dict[str, Any] = {"kind": applied.kind, "status": applied.status, "topics": len(applied.topics)}
+        out_sets[applied.kind] = entry
+        if runs is None or not applied.topics:
+            entry["decided"] = False
+            entry["why_not"] = ("no fresh topic: no document was added since the pin" if not applied.topics else
+                                "fresh topics need systems nteval runs (a run file answers only the topics it was made for)")
+            continue
+        scores = _scores(runs, applied.qrels, [base, *cands], measure)
+        per_topic[applied.kind] = scores
+        qids = sorted(applied.qrels)
+        b = np.array([scores[base][q] for q in qids])
+        entry["decided"] = applied.kind == "pinned" or fresh_used
+        if applied.kind == "fresh" and not fresh_used:
+            entry["why_not"] = f"only {len(qids)} fresh topics (fewer than {MIN_FRESH}): shown, not decided on"
+        entry["baseline"] = {"system": base, "mean": round(float(b.mean()), 6)}
+        entry["candidates"] = {}
+        for c in cands:
+            cv = np.array([scores[c][q] for q in qids])
+            dec = decide(b, cv, qids, rule, looks=k, worse_looks=looks_worse)
+            how = {"topics": applied.topics, "qrels": applied.qrels, "sources": applied.sources,
+                   "runs": (runs[base], runs[c]), "task": spec.task, "measure": measure}
+            dec["changed"] = moved_topics(scores[base], scores[c], how, spec.changed)
+            dec["churn"] = churn(runs[base], runs[c], qids)
+            if applied.kind == "pinned":
+                dec["unjudged_top10"] = unjudged_share(runs[c], qids, known)
+            entry["candidates"][c] = dec
+        infos_all[applied.kind] = {i.system.name: i for i in infos}
+    candidates = {}
+    for c in cands:
+        pin_dec = out_sets["pinned"]["candidates"][c]
+        fresh_dec = out_sets.get("fresh", {}).get("candidates", {}).get(c) if fresh_used else None
+        overall = pin_dec["decision"]
+        why = "on the pinned topics"
+        if fresh_dec is not None and fresh_dec["decision"] == "worse" and overall != "worse":
+            overall, why = "worse", "on the fresh topics (fresh topics can fail a release, never pass one)"
+        candidates[c] = {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
+                         "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
+    pinned_infos = infos_all.get("pinned", {})
+    engines = {n: engine_of(i.system, i.notes, manifest) for n, i in pinned_infos.items()}
+    labels = {base: spec.baseline_label or base, **{c: (spec.label if spec.label and k == 1 else c) for c in cands}}
+    result: dict[str, Any] = {
+        "gate": "nteval gate", "task": spec.task, "protocol": spec.protocol, "measure": measure,
+        "index": str(Path(index_dir)), "index_fingerprint": manifest["fingerprint"],
+        "index_documents": manifest["indexes"]["nt"]["documents"],
+        "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path),
+                "topic_set": pin.meta["protocols"][spec.protocol]["topic_set"],
+                "made_on": pin.meta["index"]["fingerprint"], "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
+        "baseline": base, "candidates": candidates, "labels": labels, "engines": engines,
+        "systems": {n: {"algorithm": i.system.algorithm, "params": _public_params(i.system.params)}
+                    for n, i in pinned_infos.items()},
+        "sets": out_sets, "spec": asdict(spec),
+        "rule": {"margin": rule.mmd.describe().replace("the better system's", "the baseline's"), "alpha": rule.alpha,
+                 "candidates": k, "looks_for_worse": looks_worse,
+                 "multiplicity": _multiplicity(k, looks_worse, rule.alpha)},
+        "per_topic": per_topic,
+    }
+    result["outcome"] = outcome(result)
+    from .report import headline
+
+    result["headline"] = headline(result)
+    return result
+
+
+def _public_params(params: dict[str, Any]) -> dict[str, Any]:
+    """A system's parameters as outputs show them (never a secret: remote kinds keep ${ENV} unexpanded)."""
+    return {k: v for k, v in params.items() if k not in ("fn",)}
+
+
+def _multiplicity(k: int, looks_worse: int, alpha: float) -> str:
+    if k == 1 and looks_worse == 1:
+        return f"one candidate, one look: each decision's error rate is at most {alpha:g}"
+    parts = []
+    if k > 1:
+        parts.append(f"Bonferroni over the {k} candidates: each pass bound at 1 − {alpha:g}/{k}, so the chance that any "
+                     f"candidate truly losing the margin passes is at most {alpha:g}")
+    if looks_worse > k:
+        parts.append(f"the 'worse' side looks twice (pinned and fresh topics): at 1 − {alpha:g}/{looks_worse}, so the chance "
+                     f"of any false regression is at most {alpha:g}")
+    return "; ".join(parts)
+
+
+def _gap(pinned: dict[str, Any], fresh: dict[str, Any], per_topic: dict, base: str, cand: str) -> dict[str, Any]:
+    """The candidate's gain over the baseline on the pinned topics minus its gain on the fresh ones,
+    with a 95 % interval (the two topic sets are independent samples: normal approximation on the
+    two means' standard errors), and whether it says the candidate was tuned on, or saw, the
+    pinned topics: the interval above 0 and the gap at least the margin."""
+    def diffs(kind: str) -> np.ndarray:
+        pt = per_topic[kind]
+        return np.array([pt[cand][q] - pt[base][q] for q in sorted(pt[base])])
+
+    dp, df = diffs("pinned"), diffs("fresh")
+    gap = float(dp.mean() - df.mean())
+    se = math.sqrt(dp.var(ddof=1) / dp.size + df.var(ddof=1) / df.size) if dp.size > 1 and df.size > 1 else float("inf")
+    lo, hi = gap - 1.96 * se, gap + 1.96 * se
+    flagged = bool(lo > 0 and gap >= pinned["margin"])
+    note = (f"the candidate gains {gap:+.4f} more over the baseline on the pinned topics than on fresh ones (95 % CI "
+            f"[{lo:+.4f}, {hi:+.4f}]): a sign it was tuned on the pinned topics, or trained on documents they come "
+            "from; trust the fresh decision" if flagged else
+            f"pinned and fresh gains agree (gap {gap:+.4f}, 95 % CI [{lo:+.4f}, {hi:+.4f}]): no sign of tuning on the "
+            "pinned topics")
+    return {"gap": round(gap, 6), "ci95": [round(lo, 6), round(hi, 6)], "flagged": flagged, "note": note,
+            "method": "difference of the mean per-topic gains on two independent topic sets, normal 95 % interval; "
+                      "flagged when the interval is above 0 and the gap at least the margin"}
+
+
+def outcome(result: dict[str, Any]) -> str:
+    """pass (every candidate better or non-inferior), regression (any worse) or inconclusive."""
+    decisions = [c["decision"] for c in result["candidates"].values()]
+    if any(d == "worse" for d in decisions):
+        return "regression"
+    if all(d in PASSING for d in decisions):
+        return "pass"
+    return "inconclusive"
+
+
+def exit_status(result: dict[str, Any]) -> int:
+    """The process's exit status: the outcome's, or 5 (alert) when the gate passed but the history
+    raised an alert."""
+    status = EXIT[result["outcome"]]
+    alerts = (result.get("history") or {}).get("alerts") or []
+    if status == 0 and alerts:
+        return EXIT["alert"]
+    return status
+
+
+def load_result(out: str | Path) -> dict[str, Any]:
+    """gate.json of a finished gate."""
+    p = Path(out) / "gate.json"
+    try:
+        return json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise InputError(p, f"not a finished gate's output ({err})") from None
+
+
+def write_json(path: Path, result: dict[str, Any]) -> None:
+    write_text(path, json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, system: str, history: str | Path,
+              spec: GateSpec | None = None, systems: str | Path | None = None, **options: Any) -> dict[str, Any]:
+    """``nteval check``: one system (the live one, say) on ``pin``'s topics of ``spec.task`` (and
+    fresh topics with ``spec.fresh``), its scores appended to ``history`` and the alert rules
+    checked: no decision, only the record and its alerts. OUT/check.json; ``exit`` 0, or 5 on an
+    alert."""
+    import time
+    from dataclasses import replace
+
+    from ..index import read_manifest
+    from ..runs import Searched
+    from ..session import session
+    from ..settings import Execution
+    from .history import mean_ci, record_gate
+
+    execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
+    runs_dir = options.pop("runs_dir", None)
+    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__})
+    if options:
+        raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
+    out = Path(out)
+    started, utc = time.perf_counter(), _now()
+    with session(out, index_dir, execution.scheduler) as index_dir:
+        pin = pin if isinstance(pin, Pin) else read_pin(pin)
+        manifest = read_manifest(index_dir)
+        sys_, file = resolve_system(system, systems, "system")
+        to_run = _with_inputs(sys_, file)
+        proto, measure = spec.protocol, spec.measure
+        applied = [apply_pin(pin, index_dir, proto)]
+        if spec.fresh:
+            applied.append(fresh_topics(pin, index_dir, proto, spec.fresh, out / ".fresh-work", execution.progress))
+            _cleanup(out / ".fresh-work")
+        cache = Path(runs_dir) if runs_dir else out / "runs"
+        per_topic, sets, infos_all = {}, {}, []
+        for a in applied:
+            entry: dict[str, Any] = {"kind": a.kind, "status": a.status, "topics": len(a.topics)}
+            sets[a.kind] = entry
+            if not a.topics or (a.kind == "fresh" and not sys_.kind.computed):
+                continue
+            where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
+            runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
+            infos_all += infos
+            per_topic[a.kind] = _scores(runs, a.qrels, [sys_.name], measure)
+            sc = per_topic[a.kind][sys_.name]
+            entry.update(mean=round(sum(sc.values()) / len(sc), 6), ci95=list(mean_ci(sc)))
+        label = spec.label or sys_.name
+        result: dict[str, Any] = {
+            "gate": "nteval check", "kind": "check", "task": spec.task, "protocol": proto, "measure": measure,
+            "index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+            "index_documents": manifest["indexes"]["nt"]["documents"],
+            "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path),
+                    "topic_set": pin.meta["protocols"][proto]["topic_set"], "made_on": pin.meta["index"]["fingerprint"],
+                    "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
+            "system": sys_.name, "baseline": None, "labels": {sys_.name: label},
+            "engines": {sys_.name: engine_of(sys_, next((i.notes for i in infos_all if i.system.name == sys_.name), None),
+                                            manifest)},
+            "sets": {k: {**v, "candidates": {sys_.name: {}} if k in per_topic else {}} for k, v in sets.items()},
+            "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
+        }
+        from ..experiment import check_unchanged
+
+        check_unchanged(index_dir, manifest, infos_all)
+        result["history"] = record_gate(history, result)
+        result["seconds"] = round(time.perf_counter() - started, 3)
+        result["exit"] = EXIT["alert"] if result["history"]["alerts"] else 0
+        write_json(out / "check.json", {k: v for k, v in result.items() if k != "per_topic"})
+        return result

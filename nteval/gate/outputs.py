@@ -1,0 +1,72 @@
+"""A gate's files: gate.json (everything), gate.md (a pull-request comment), junit.xml (what CI
+servers display: one test case per candidate and topic set; a regression is a ``<failure>``, an
+inconclusive decision ``<skipped>``), per_topic.tsv. Each written atomically."""
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from ..atomic import write_text
+from .report import candidate_clause, gate_lines, markdown
+
+
+def junit_xml(result: dict[str, Any]) -> str:
+    """The gate as JUnit XML (the schema Jenkins, GitLab and GitHub's test reporters read)."""
+    cases = []
+    for name, c in result["candidates"].items():
+        for kind in ("pinned", "fresh"):
+            d = c.get(kind)
+            if d is None:
+                continue
+            cases.append((name, kind, d))
+    failures = sum(1 for *_, d in cases if d["decision"] == "worse")
+    skipped = sum(1 for *_, d in cases if d["decision"] == "inconclusive")
+    suites = ET.Element("testsuites", name="nteval gate", tests=str(len(cases)), failures=str(failures),
+                        errors="0", skipped=str(skipped))
+    suite = ET.SubElement(suites, "testsuite", name=f"nteval gate: {result['task']} search ({result['measure']}), pin "
+                                                    f"{result['pin']['id']}",
+                          tests=str(len(cases)), failures=str(failures), errors="0", skipped=str(skipped),
+                          timestamp=result.get("utc", ""), time=f"{result.get('seconds', 0):.3f}")
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("outcome", result["outcome"]), ("baseline", result["baseline"]), ("pin", result["pin"]["id"]),
+                       ("topic_set", result["pin"]["topic_set"]), ("index_fingerprint", result["index_fingerprint"]),
+                       ("margin", result["rule"]["margin"]), ("multiplicity", result["rule"]["multiplicity"])):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    for name, kind, d in cases:
+        label = result["labels"].get(name, name)
+        case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
+                             name=f"{label} vs {result['labels'].get(result['baseline'], result['baseline'])}, "
+                                  f"{kind} topics ({d['topics']:,})", time="0")
+        summary = (f"{d['decision']}: {result['measure']} {d['candidate_mean']:.4f} vs {d['baseline_mean']:.4f}, "
+                   f"diff {d['diff']:+.4f} [{d['ci'][0]:+.4f}, {d['ci'][1]:+.4f}], margin {-d['margin']:+.4f}")
+        if d["decision"] == "worse":
+            f = ET.SubElement(case, "failure", type="regression", message=summary)
+            f.text = candidate_clause(result, name)
+        elif d["decision"] == "inconclusive":
+            more = d.get("more_topics") or {}
+            ET.SubElement(case, "skipped", message=f"{summary}; {more.get('note', 'not decided')}")
+        out = ET.SubElement(case, "system-out")
+        out.text = summary
+    ET.indent(suites)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def per_topic_tsv(result: dict[str, Any]) -> str:
+    lines = ["topics\tsystem\tqid\tmeasure\tvalue"]
+    for kind, per in result.get("per_topic", {}).items():
+        for system, values in per.items():
+            lines += [f"{kind}\t{system}\t{q}\t{result['measure']}\t{v:.6f}" for q, v in sorted(values.items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(out: Path, result: dict[str, Any]) -> None:
+    """OUT/gate.json, gate.md, junit.xml, per_topic.tsv and gate.txt (the terminal report)."""
+    out.mkdir(parents=True, exist_ok=True)
+    slim = {k: v for k, v in result.items() if k != "per_topic"}
+    write_text(out / "per_topic.tsv", per_topic_tsv(result))
+    write_text(out / "junit.xml", junit_xml(result))
+    write_text(out / "gate.md", markdown(result))
+    write_text(out / "gate.txt", "\n".join(gate_lines(result)) + "\n")
+    write_text(out / "gate.json", json.dumps(slim, indent=2, ensure_ascii=False, default=str) + "\n")

@@ -1,0 +1,419 @@
+"""Topic sets that last across releases: a pin, and the fresh topics added after it.
+
+A **pin** (``nteval pin``) freezes the topics of a task once: the focused topics (titles → their
+own documents) and the high-recall topics (a sentence → the pseudo-relevant documents S_ref found
+then), sampled as every protocol samples them (the seeded order over the documents that may be
+topics). Every later gate on that pin asks exactly those queries and scores against exactly those
+judgments, even after ``nteval index --update`` has changed the index, so release N and N+1 are
+compared on the same topics. A pin is a directory::
+
+    PIN/pin.json              id, digest, index it was made on, spec, topic-set ids, files' sha256
+    PIN/focused/topics.tsv    qrels.txt
+    PIN/highrecall/topics.tsv qrels.txt.gz sources.tsv (topic → the document it was made from)
+    PIN/documents.tsv         each topic document's content digest at the pin
+    PIN/known.txt.gz          every docid the index held at the pin (to tell fresh documents)
+
+Its files are checked against pin.json's sha256 on every use: an edited pin is refused.
+
+**What happens to a pinned topic later.** Its query and judgments never change. When the index is
+updated: a topic whose document was *deleted* is *retired* (left out of both sides, counted);
+a topic whose document was *replaced* by a revised record (another title or abstract) is *kept*
+as pinned and counted as revised; a pseudo-relevant document deleted since the pin leaves that
+topic's qrels (no system can retrieve it), and a high-recall topic left with none is retired.
+Documents added after the pin are not judged for pinned topics (for AP they count as non-relevant);
+the gate reports how many of them reach the top 10.
+
+**Fresh topics** (``--fresh N``) come from the documents added since the pin, drawn in the pin's
+seeded order, made with the same protocol now: a system tuned on the pinned topics, or trained on
+documents older than the pin, cannot have seen them.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..atomic import atomic_dir
+from ..errors import InputError
+from ..params import check_declared, param
+
+PIN_FILE = "pin.json"
+PIN_FORMAT = 1
+#: the protocols a pin holds, and the task each stands for (nteval.answer.TASKS)
+PINNED = {"focused": "known-item", "highrecall": "topical"}
+#: the qrels file of each protocol (high-recall judges S_ref's whole top k: gzipped, deterministic bytes)
+QRELS = {"focused": "qrels.txt", "highrecall": "qrels.txt.gz"}
+_FILES = ("focused/topics.tsv", "focused/qrels.txt", "highrecall/topics.tsv", "highrecall/qrels.txt.gz",
+          "highrecall/sources.tsv", "documents.tsv", "known.txt.gz")
+
+
+@dataclass(frozen=True)
+class PinSpec:
+    """What a pin samples: how many documents, the seed, and the topic filters every protocol shares."""
+
+    n_topics: int = param(1000, "documents sampled as topics (both tasks' topics come from them)", min=1,
+                          flag="--topics")
+    seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
+    min_sentences: int = param(3, "abstract sentences a topic document needs", min=0, flag="")
+    min_title_tokens: int = param(3, "title tokens a topic document needs", min=0, flag="")
+
+    def __post_init__(self) -> None:
+        check_declared(self, as_options=True)
+
+
+def content_digest(doc: dict[str, Any]) -> str:
+    """A document's title and abstract as 16 hex digits (a revision changes it)."""
+    return hashlib.sha256(f"{doc['title']}\n{doc['abstract']}".encode()).hexdigest()[:16]
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def pin_topics(index_dir: str | Path, out: str | Path, spec: PinSpec | None = None, force: bool = False,
+               progress: bool | None = None) -> dict[str, Any]:
+    """Sample and freeze the topics of both tasks on ``index_dir`` into the pin directory ``out``
+    (atomically: a pin is complete or absent). Returns pin.json's content."""
+    from ..protocols import get
+    from ..session import session
+
+    spec = spec or PinSpec()
+    out = Path(out)
+    with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
+        sets: dict[str, tuple] = {}
+        for name in PINNED:
+            proto = get(name)
+            pspec = proto.Spec.from_params(n_topics=spec.n_topics, seed=spec.seed, min_sentences=spec.min_sentences,
+                                           min_title_tokens=spec.min_title_tokens)
+            tset = proto.build(index_dir, pspec, tmp / ".work" / name, progress=progress)
+            sets[name] = (tset.topics, tset.qrels, {q: tset.source(q) for q in tset.topics}, tset.counts["eligible"],
+                          tset.stats)
+        return _write_pin(tmp, index_dir, spec, sets, _store_docids(index_dir), {})
+
+
+def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics: int, force: bool = False,
+               progress: bool | None = None) -> dict[str, Any]:
+    """A new pin holding every topic of pin ``old`` exactly as pinned (query and judgments) and
+    more, up to ``n_topics`` sampled documents in all: the next documents of the old pin's seeded
+    order among the documents it knew (so none is fresh), made into topics on the index as it is
+    now. The new pin keeps the old one's list of known documents (fresh topics stay fresh)."""
+    import sqlite3
+
+    from ..corpus.store import FILENAME, DocStore, topic_candidates
+    from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
+    from ..session import session
+    from ..topics.focused import focused_topics
+
+    pin = read_pin(old)
+    base = pin.meta["spec"]
+    if n_topics <= base["n_topics"]:
+        raise InputError(None, f"--topics {n_topics}: an extension must sample more documents than the pin's "
+                               f"{base['n_topics']:,}")
+    spec = PinSpec(n_topics=n_topics, seed=base["seed"], min_sentences=base["min_sentences"],
+                   min_title_tokens=base["min_title_tokens"])
+    out = Path(out)
+    with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
+        known = pin.known()
+        db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+        try:
+            pool = [d for d in topic_candidates(db, spec.min_sentences, spec.min_title_tokens) if d in known]
+        finally:
+            db.close()
+        pool.sort(key=lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest())
+        sets: dict[str, tuple] = {}
+        for name in PINNED:
+            topics, qrels, sources = pin.topic_set(name)
+            used = set(sources.values())
+            new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
+            if name == "focused":
+                store = DocStore(Path(index_dir) / FILENAME)
+                try:
+                    t2, q2 = focused_topics(store, new_ids)
+                finally:
+                    store.close()
+                s2 = {q: q for q in t2}
+                stats: dict[str, Any] = {}
+            else:
+                hspec = HighRecallSpec(n_topics=len(new_ids), seed=spec.seed)
+                t2, q2, stats, _, s2 = highrecall_topics(Path(index_dir), new_ids, resolve_srefs(None),
+                                                         tmp / ".work" / name, hspec, progress)
+            sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), stats)
+        return _write_pin(tmp, index_dir, spec, sets, sorted(known), {"extended_from": pin.id})
+
+
+@contextlib.contextmanager
+def _pin_dir(out: Path, force: bool):
+    with atomic_dir(out, force=force, replaceable=lambda p: (p / PIN_FILE).is_file(), what="a pin (no pin.json)") as tmp:
+        yield tmp
+
+
+def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple], known: list[str],
+               extra: dict[str, Any]) -> dict[str, Any]:
+    """Write a pin's files into ``tmp``: each protocol's (topics, qrels, sources, eligible, stats)
+    of ``sets``, the topic documents' digests, the known docids and pin.json."""
+    import shutil
+
+    from ..index import read_manifest
+    from ..topics.ids import topic_set_id
+
+    manifest = read_manifest(index_dir)
+    protocols: dict[str, Any] = {}
+    sources: set[str] = set()
+    for name, (topics, qrels, srcs, eligible, stats) in sets.items():
+        write_set(tmp / name, topics, qrels, srcs if name == "highrecall" else None)
+        sources |= set(srcs.values())
+        protocols[name] = {"task": PINNED[name], "topic_set": topic_set_id(name, topics, qrels), "topics": len(topics),
+                           "eligible": eligible,
+                           "settings": {k: v for k, v in stats.items()
+                                        if k in ("sref", "k", "zt", "std", "judged", "sentence", "graded")}}
+    shutil.rmtree(tmp / ".work", ignore_errors=True)
+    _write_documents(index_dir, tmp, sorted(sources))
+    with open(tmp / "known.txt.gz", "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
+        gz.write("".join(d + "\n" for d in known).encode("utf-8"))
+    os.chmod(tmp, 0o777 & ~_umask())  # (a temporary directory is made 0700)
+    files = {f: _sha(tmp / f) for f in _FILES}
+    ident = hashlib.sha256(json.dumps([spec.seed, {n: p["topic_set"] for n, p in protocols.items()}]).encode()).hexdigest()
+    meta = {
+        "format": PIN_FORMAT, "id": f"pin-{ident[:12]}", "nteval_version": __version__, "created_utc": _now(),
+        "index": {"path": str(Path(index_dir).absolute()), "fingerprint": manifest["fingerprint"],
+                  "documents": {"all": manifest["indexes"]["all"]["documents"],
+                                "nt": manifest["indexes"]["nt"]["documents"]},
+                  "known_documents": len(known),
+                  "sources": [s.get("sha256") for s in manifest.get("sources", [])]},
+        "spec": asdict(spec), "protocols": protocols, "files": files,
+        "digest": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16], **extra,
+    }
+    (tmp / PIN_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return meta
+
+
+def _now() -> str:
+    import datetime as dt
+
+    return dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_set(where: Path, topics: dict[str, str], qrels: dict[str, dict[str, int]],
+              sources: dict[str, str] | None) -> None:
+    """topics.tsv, the qrels (gzipped with a zero timestamp when ``sources`` are given: high-recall)
+    and sources.tsv of one pinned protocol."""
+    from ..formats.trec import write_qrels, write_topics
+
+    where.mkdir(parents=True, exist_ok=True)
+    write_topics(where / "topics.tsv", topics)
+    write_qrels(where / "qrels.txt", qrels)
+    if sources is not None:
+        raw = (where / "qrels.txt").read_bytes()
+        with open(where / "qrels.txt.gz", "wb") as fh, gzip.GzipFile(fileobj=fh, mode="wb", mtime=0, filename="") as gz:
+            gz.write(raw)
+        (where / "qrels.txt").unlink()
+    if sources is not None:
+        (where / "sources.tsv").write_text("".join(f"{q}\t{d}\n" for q, d in sources.items()), encoding="utf-8")
+
+
+def _store_docids(index_dir: Path) -> list[str]:
+    import sqlite3
+
+    from ..corpus.store import FILENAME
+
+    db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+    try:
+        return sorted(r[0] for r in db.execute("SELECT docid FROM docs"))
+    finally:
+        db.close()
+
+
+def _write_documents(index_dir: Path, tmp: Path, docids: list[str]) -> None:
+    from ..corpus.store import FILENAME, DocStore
+
+    store = DocStore(Path(index_dir) / FILENAME)
+    try:
+        rows = []
+        for d in docids:
+            doc = store.get(d)
+            assert doc is not None  # (sampled from this store)
+            rows.append(f"{d}\t{content_digest(doc)}\n")
+    finally:
+        store.close()
+    (tmp / "documents.tsv").write_text("docid\tcontent_sha256_16\n" + "".join(rows), encoding="utf-8")
+
+
+@dataclass
+class Pin:
+    """A pin read back and verified."""
+
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return self.meta["id"]
+
+    @property
+    def seed(self) -> int:
+        return int(self.meta["spec"]["seed"])
+
+    def topic_set(self, protocol: str) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str]]:
+        """The pinned (topics, qrels, sources) of ``protocol``."""
+        from ..formats.trec import read_qrels, read_topics
+
+        where = self.path / protocol
+        topics = read_topics(where / "topics.tsv")
+        qrels = read_qrels(where / QRELS[protocol])
+        sources = dict(line.split("\t", 1) for line in (where / "sources.tsv").read_text(encoding="utf-8").splitlines()) \
+            if (where / "sources.tsv").is_file() else {q: q for q in topics}
+        return topics, qrels, sources
+
+    def digests(self) -> dict[str, str]:
+        lines = (self.path / "documents.tsv").read_text(encoding="utf-8").splitlines()[1:]
+        return dict(line.split("\t", 1) for line in lines)
+
+    def known(self) -> set[str]:
+        with gzip.open(self.path / "known.txt.gz", "rt", encoding="utf-8") as fh:
+            return {line.rstrip("\n") for line in fh if line.strip()}
+
+
+def read_pin(path: str | Path) -> Pin:
+    """A pin directory, its files checked against pin.json (one line when it is not a pin, when a
+    file is missing or was edited, or when it was made by a newer nteval)."""
+    path = Path(path)
+    meta_path = path / PIN_FILE
+    if not path.is_dir() or not meta_path.is_file():
+        raise InputError(path, f"--pin: not a pin directory (no {PIN_FILE}); make one with `nteval pin --index INDEX "
+                               f"--out {path}`")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputError(meta_path, f"--pin: {PIN_FILE} is not valid JSON ({err})") from None
+    if not isinstance(meta, dict) or "files" not in meta or "id" not in meta:
+        raise InputError(meta_path, f"--pin: {PIN_FILE} is not an nteval pin")
+    if meta.get("format", 0) > PIN_FORMAT:
+        raise InputError(meta_path, f"--pin: made by a newer nteval (pin format {meta.get('format')}, this nteval reads "
+                                    f"{PIN_FORMAT}): upgrade nteval")
+    for name, sha in meta["files"].items():
+        f = path / name
+        if not f.is_file():
+            raise InputError(f, "--pin: a file of the pin is missing; a pin is used whole or not at all")
+        if _sha(f) != sha:
+            raise InputError(f, "--pin: this file of the pin changed since it was made (its sha256 is not pin.json's); "
+                                "a pinned topic set must not be edited: make a new pin instead")
+    return Pin(path, meta)
+
+
+@dataclass
+class AppliedTopics:
+    """A topic set as it applies to the index now: what a gate runs and scores."""
+
+    protocol: str
+    kind: str                        # "pinned" or "fresh"
+    topics: dict[str, str]           # queries (qid → text)
+    qrels: dict[str, dict[str, int]]
+    sources: dict[str, str]          # qid → the document it was made from
+    status: dict[str, Any]           # retired, revised, judgments dropped, …
+
+
+def apply_pin(pin: Pin, index_dir: Path, protocol: str) -> AppliedTopics:
+    """The pinned topics of ``protocol`` on the index as it is now (see the module: retired,
+    revised, judgments of deleted documents dropped)."""
+    from ..corpus.store import FILENAME, DocStore, known_docids
+
+    topics, qrels, sources = pin.topic_set(protocol)
+    digests = pin.digests()
+    store = DocStore(Path(index_dir) / FILENAME)
+    try:
+        retired, revised = [], []
+        for q in list(topics):
+            doc = store.get(sources[q])
+            if doc is None or not doc["abstract"]:
+                retired.append(q)
+            elif digests.get(sources[q]) not in (None, content_digest(doc)):
+                revised.append(q)
+    finally:
+        store.close()
+    judged = {d for v in qrels.values() for d in v}
+    inside = known_docids(index_dir, judged, "nt")
+    dropped = 0
+    kept_qrels: dict[str, dict[str, int]] = {}
+    for q, v in qrels.items():
+        if q in retired:
+            continue
+        keep = {d: r for d, r in v.items() if d in inside}
+        dropped += len(v) - len(keep)
+        if any(r > 0 for r in keep.values()):
+            kept_qrels[q] = keep
+        else:
+            retired.append(q)
+    kept = {q: t for q, t in topics.items() if q in kept_qrels}
+    status = {"pinned": len(topics), "used": len(kept), "retired": sorted(set(retired)), "revised": revised,
+              "judgments_dropped": dropped,
+              "note": _status_note(len(topics), len(set(retired)), len(revised), dropped)}
+    return AppliedTopics(protocol, "pinned", kept, kept_qrels, {q: sources[q] for q in kept}, status)
+
+
+def _status_note(pinned: int, retired: int, revised: int, dropped: int) -> str:
+    parts = [f"{pinned:,} pinned"]
+    if retired:
+        parts.append(f"{retired:,} retired (their document was deleted since the pin, or lost every judged document)")
+    if revised:
+        parts.append(f"{revised:,} revised (their document was replaced by a revised record: kept, query and judgments "
+                     "as pinned)")
+    if dropped:
+        parts.append(f"{dropped:,} judgments of deleted documents dropped")
+    return ", ".join(parts)
+
+
+def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
+                 progress: bool | None = None) -> AppliedTopics:
+    """Up to ``n`` topics made now from the documents added since the pin (in the pin's seeded
+    order, with its filters), by ``protocol`` as it makes topics. Fewer (or none) when fewer
+    documents were added."""
+    import sqlite3
+
+    from ..corpus.store import FILENAME, DocStore, topic_candidates
+    from ..protocols.highrecall import resolve_srefs
+
+    spec = pin.meta["spec"]
+    known = pin.known()
+    db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+    try:
+        new = [d for d in topic_candidates(db, spec["min_sentences"], spec["min_title_tokens"]) if d not in known]
+    finally:
+        db.close()
+    seed = pin.seed
+    new.sort(key=lambda d: hashlib.sha256(f"{seed}:{d}".encode()).digest())
+    ids = new[:n]
+    status: dict[str, Any] = {"eligible_new_documents": len(new), "asked": n, "used": 0}
+    if not ids:
+        return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
+    if protocol == "focused":
+        from ..topics.focused import focused_topics
+
+        store = DocStore(Path(index_dir) / FILENAME)
+        try:
+            topics, qrels = focused_topics(store, ids)
+        finally:
+            store.close()
+        sources = {q: q for q in topics}
+    else:
+        from ..protocols.highrecall import HighRecallSpec, highrecall_topics
+
+        hspec = HighRecallSpec(n_topics=len(ids), seed=seed)
+        try:
+            topics, qrels, _, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(None), work, hspec,
+                                                             progress)
+        except InputError:  # no fresh topic kept a pseudo-relevant document
+            topics, qrels, sources = {}, {}, {}
+    status["used"] = len(topics)
+    return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)

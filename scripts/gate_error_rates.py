@@ -1,0 +1,110 @@
+"""The release gate's error rates, measured by simulation on real per-topic scores
+(:mod:`nteval.gate.simulate`): the false-pass rate at the non-inferiority margin and the false-
+regression rate when the candidate is truly equal, for the gate's betting bounds and, for
+comparison, Student's t bounds, at several numbers of topics.
+
+    python scripts/gate_error_rates.py OUT/focused/per_topic.tsv:RR OUT/highrecall/per_topic.tsv:AP \
+        --reps 1000 --out docs/gate_error_rates.json
+
+The per-topic scores in docs/gate.md come from `nteval compare --index ref2 --topics 1000
+--systems table1` on the PubMed index of both shared files (pubmed20n0014 + pubmed21n1298).
+Writes JSON (every cell, with its binomial standard error) and prints a table.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from nteval._version import __version__  # noqa: E402
+from nteval.gate.decide import DecisionRule  # noqa: E402
+from nteval.gate.simulate import equal_population, error_rates, margin_population  # noqa: E402
+
+
+def read_per_topic(path: Path, measure: str) -> dict[str, np.ndarray]:
+    per: dict[str, dict[str, float]] = defaultdict(dict)
+    with open(path, encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["measure"] == measure:
+                per[row["system"]][row["qid"]] = float(row["value"])
+    qids = sorted(next(iter(per.values())))
+    return {s: np.array([v[q] for q in qids]) for s, v in per.items()}
+
+
+def populations(scores: dict[str, np.ndarray], label: str, r: float, worse_count: int):
+    """The best system as the baseline; the closest system beside it for the equal population; the
+    systems that lose more than the margin (the nearest ``worse_count`` of them) for the margin ones."""
+    order = sorted(scores, key=lambda s: -scores[s].mean())
+    base, near = order[0], order[1]
+    out = [equal_population(f"{label}: {base} vs {near}", scores[base], scores[near])]
+    worse = [s for s in order if scores[s].mean() < (1 - r) * scores[base].mean()][:worse_count]
+    for w in worse:
+        pop = margin_population(f"{label}: {base} vs {w} (mixed to the margin)", scores[base], scores[w], scores[near], r)
+        if pop is not None:
+            out.append(pop)
+    return out
+
+
+def t_rate(pop, n: int, reps: int, alpha: float, r: float, seed: int) -> float:
+    """The same error for Student's t one-sided bounds (for comparison)."""
+    from scipy.stats import t
+
+    rng = np.random.default_rng(seed)
+    q = float(t.ppf(1 - alpha, n - 1))
+    wrong = 0
+    for _ in range(reps):
+        b, c = pop.sample(n, rng)
+        if pop.truth == "equal":
+            d = c - b
+            sd = d.std(ddof=1)
+            wrong += bool(sd > 0 and d.mean() + q * sd / math.sqrt(n) < 0)
+        else:
+            d, dn = c - (1 - r) * b, c - b
+            lo = lambda x: x.mean() - q * x.std(ddof=1) / math.sqrt(n)  # noqa: E731
+            wrong += bool(lo(dn) > 0 or lo(d) > 0)
+    return wrong / reps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("inputs", nargs="+", help="per_topic.tsv:MEASURE")
+    ap.add_argument("--sizes", default="50,100,300,1000")
+    ap.add_argument("--reps", type=int, default=1000)
+    ap.add_argument("--worse", type=int, default=2, help="margin populations per input (the nearest worse systems)")
+    ap.add_argument("--alpha", type=float, default=0.05)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    rule = DecisionRule.of("5%", args.alpha)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cells = []
+    t0 = time.time()
+    for spec in args.inputs:
+        path, measure = spec.rsplit(":", 1)
+        pops = populations(read_per_topic(Path(path), measure), measure, rule.mmd.value, args.worse)
+        for k, pop in enumerate(pops):
+            for n in sizes:
+                cell = error_rates(pop, n, args.reps, rule, seed=1000 * k + n)
+                cell["t_rate"] = round(t_rate(pop, n, args.reps, args.alpha, rule.mmd.value, seed=1000 * k + n), 4)
+                cell["measure"] = measure
+                cell["true_diff"] = round(pop.true_diff(), 6)
+                cells.append(cell)
+                print(f"{pop.name:<70} n={n:>5}  {cell['error'].split(':')[0]:<16} betting {cell['rate']:.3f} "
+                      f"(± {cell['se']:.3f})  t {cell['t_rate']:.3f}  decisions {cell['decisions']}", flush=True)
+    result = {"nteval_version": __version__, "date": time.strftime("%Y-%m-%d"), "alpha": args.alpha,
+              "margin": rule.mmd.describe(), "reps": args.reps, "seconds": round(time.time() - t0, 1),
+              "inputs": args.inputs, "cells": cells}
+    if args.out:
+        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
