@@ -57,7 +57,7 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
 def _gate_options(fn):
     for deco in reversed([
         INDEX, PIN,
-        declared(GateSpec, ("task",), task={"required": True, "default": None, "show_default": False}),
+        declared(GateSpec, ("task",)),
         SYSTEMS_FILE,
         declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")),
         HISTORY, RUNS_CACHE,
@@ -118,9 +118,9 @@ def check_cmd(system, quiet, **kw) -> None:
 
 @main.command("history")
 @click.argument("history", metavar="HISTORY")
-@click.option("--task", type=click.Choice(["known-item", "topical"]), default=None,
-              help="Which task's releases (default: the newest record's).")
-@click.option("--pin", "pin_id", default=None, help="Which pin's releases, by id (default: the newest record's).")
+@declared(GateSpec, ("task",), task={"extra_help": " (default: the newest record's task)"})
+@click.option("--pin", "pin_id", default=None, metavar="PIN-ID",
+              help="Which pin's releases, by its id (default: the newest record's).")
 @declared(GateSpec, ("mmd",))
 @click.option("--out", default=None, type=click.Path(path_type=Path),
               help="Write history.png, history.html and history.json here.")

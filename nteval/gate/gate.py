@@ -25,7 +25,8 @@ import numpy as np
 from ..answer import TASKS
 from ..atomic import write_text
 from ..errors import InputError, short
-from ..params import check_declared, param
+from ..params import check_declared, param, same_as
+from ..settings import RunSettings
 from .decide import PASSING, DecisionRule, decide
 from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
 
@@ -44,15 +45,15 @@ class GateSpec:
     each decision (split over the candidates); ``fresh``: fresh topics to add (0: none);
     ``label``/``baseline_label``: the releases' version labels in outputs and the history."""
 
-    task: str = param("known-item", "the search task your users do: known-item (the focused topics, RR) or topical "
-                                    "(the high-recall topics, AP)", choices=tuple(TASKS))
+    task: str | None = param(None, "the search task your users do: known-item (the focused topics, RR) or topical "
+                                   "(the high-recall topics, AP)", choices=tuple(TASKS))
     mmd: Any = param("5%", "the non-inferiority margin: the minimum meaningful difference, a share of the baseline's "
                            "score (5%) or an absolute difference (0.01)", metavar="SHARE%|DIFF")
     alpha: float = param(0.05, "error rate of each decision (a false pass at the margin, a false regression), split "
                                "over the candidates (Bonferroni)", min=0.0001, max=0.25)
     fresh: int = param(0, "also decide on up to this many fresh topics: documents added to the index since the pin "
                           "(0: none)", min=0)
-    depth: int = param(1000, "hits kept per query", min=1, max=100_000)
+    depth: int = same_as(RunSettings, "depth")
     changed: int = param(10, "topics listed as most worse and most better", min=0, max=1000)
     label: str | None = param(None, "the candidate's version label (e.g. v2.4; default: its system name)")
     baseline_label: str | None = param(None, "the baseline's version label (default: its system name)")
@@ -60,13 +61,20 @@ class GateSpec:
     def __post_init__(self) -> None:
         check_declared(self, as_options=True)
 
+    def checked(self) -> GateSpec:
+        """The spec, or one line when the task is not declared (a gate decides for one task)."""
+        if self.task is None:
+            raise InputError(None, "--task: declare the task your users do: known-item (find the one document a "
+                                   "description points to) or topical (find everything on a topic)")
+        return self
+
     @property
     def protocol(self) -> str:
-        return TASKS[self.task][0]
+        return TASKS[str(self.task)][0]
 
     @property
     def measure(self) -> str:
-        return TASK_MEASURE[self.task]
+        return TASK_MEASURE[str(self.task)]
 
 
 def resolve_system(ref: str, systems_file: str | Path | None, role: str):
@@ -176,7 +184,7 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     history = options.pop("history", None)
     execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
     runs_dir = options.pop("runs_dir", None)
-    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__})
+    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
     if options:
         raise InputError(None, f"run_gate: unknown parameter {next(iter(options))!r}")
     rule = DecisionRule.of(spec.mmd, spec.alpha)
@@ -417,7 +425,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
 
     execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
     runs_dir = options.pop("runs_dir", None)
-    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__})
+    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
     if options:
         raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
     out = Path(out)

@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.correlate",),
     ("nteval.grid",),
     ("nteval.tune",),
+    ("nteval.gate",),
     ("nteval.demo",),
     ("nteval.cli", "nteval.__main__"),
 ]

@@ -22,13 +22,15 @@ def _options(command: str) -> dict[str, click.Option]:
 def _declarations() -> dict[str, list[dataclasses.Field]]:
     """Every declared field of every spec object, by its command-line flag."""
     from nteval.correlate.spec import CorrelateSpec
+    from nteval.gate.gate import GateSpec
+    from nteval.gate.pin import PinSpec
     from nteval.grid.spec import GridSpec
     from nteval.params import declared, flag_of
     from nteval.settings import Execution, HumanJudgments, RunSettings, SystemSet
     from nteval.tune import TuneSpec
 
     out: dict[str, list[dataclasses.Field]] = {}
-    for cls in (RunSettings, Execution, HumanJudgments, SystemSet, GridSpec, CorrelateSpec, TuneSpec,
+    for cls in (RunSettings, Execution, HumanJudgments, SystemSet, GridSpec, CorrelateSpec, TuneSpec, GateSpec, PinSpec,
                 *(get(n).Spec for n in names())):
         for f in declared(cls):
             if f.metadata.get("option", True):
@@ -44,7 +46,9 @@ OWN = {("*", "--index"), ("*", "--out"), ("*", "--quiet"), ("*", "--allow-code")
        ("grid", "--param"), ("grid", "--reference"), ("tune", "--param"), ("sref-sensitivity", "--sref"), ("evaluate", "--qrels"),
        ("evaluate", "--per-query"), ("evaluate", "--names"), ("rank-baselines", "--qrels"),
        ("rank-baselines", "--pool-depth"), ("rank-baselines", "--trials"), ("export", "--from"),
-       ("export", "--format"), ("demo", "--out"), ("--config", "--config")}
+       ("export", "--format"), ("demo", "--out"), ("--config", "--config"),
+       ("gate", "--baseline"), ("gate", "--candidate"), ("check", "--system"), ("gate", "--systems"),
+       ("check", "--systems"), ("*", "--history"), ("*", "--pin"), ("*", "--runs-cache"), ("pin", "--extend")}
 
 
 def _same_help(option_help: str, declared_help: str) -> bool:
