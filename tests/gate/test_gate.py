@@ -1,0 +1,107 @@
+"""`nteval gate` end to end on the bundled PubMed sample: the exit codes a pipeline reads, the
+JUnit XML parsed by a JUnit library, the Markdown comment, run files as systems, several candidates,
+and bad input in one line."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli, one_line_error, retag
+
+junitparser = pytest.importorskip("junitparser")
+
+
+@pytest.fixture(scope="module")
+def pin(sample_index, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gate") / "pin"
+    r = cli("pin", "--index", sample_index, "--topics", 300, "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    return out
+
+
+def gate(sample_index, pin, out, *args):
+    return cli("gate", "--index", sample_index, "--pin", pin, "--systems", "table1", "--out", out, "--quiet", *args)
+
+
+def test_exit_codes_junit_and_markdown(sample_index, pin, tmp_path):
+    cache = tmp_path / "cache"
+    cases = {  # (task, baseline, candidate) → exit status and decision
+        "pass": (("known-item", "bm25", "bm25_k1.2_b0.75"), 0, "non-inferior"),
+        "better": (("topical", "bm25", "bm25_rm3"), 0, "better"),
+        "regression": (("known-item", "bm25", "disjunctive_1"), 3, "worse"),
+        "inconclusive": (("topical", "bm25", "qld_mu1000"), 4, "inconclusive"),
+    }
+    for name, ((task, base, cand), status, decision) in cases.items():
+        out = tmp_path / name
+        r = gate(sample_index, pin, out, "--task", task, "--baseline", base, "--candidate", cand, "--runs-cache", cache)
+        assert r.exit_code == status, r.output
+        first = r.output.splitlines()[0]
+        assert first.startswith({0: "PASS", 3: "FAIL", 4: "INCONCLUSIVE"}[status]) and cand in first
+        res = json.loads((out / "gate.json").read_text())
+        assert res["candidates"][cand]["decision"] == decision and res["exit"] == status
+        assert res["pin"]["id"] == json.loads((pin / "pin.json").read_text())["id"]
+        xml = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
+        suites = list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]
+        cases_ = [c for s in suites for c in s]
+        assert len(cases_) == 1
+        result = cases_[0].result
+        kinds = {type(x).__name__ for x in result}
+        assert kinds == ({"Failure"} if status == 3 else {"Skipped"} if status == 4 else set()), kinds
+        assert suites[0].tests == 1 and suites[0].failures == (status == 3) and suites[0].skipped == (status == 4)
+        md = (out / "gate.md").read_text()
+        assert md.startswith(f"### {'✅' if status == 0 else '❌' if status == 3 else '⚠️'} nteval gate") and cand in md
+        assert res["headline"]["text"] in md
+    # where it changed: the regression names topics whose known item fell, with ranks before/after
+    res = json.loads((tmp_path / "regression" / "gate.json").read_text())
+    worst = res["candidates"]["disjunctive_1"]["pinned"]["changed"]["worse"]
+    assert len(worst) == 10 and all(r["rank"][0] is not None and (r["rank"][1] is None or r["rank"][1] > r["rank"][0])
+                                    for r in worst)
+    topics = dict(line.split("\t", 1) for line in (pin / "focused" / "topics.tsv").read_text().splitlines())
+    assert all(topics[r["qid"]] == r["query"] for r in worst)
+    inc = json.loads((tmp_path / "inconclusive" / "gate.json").read_text())["candidates"]["qld_mu1000"]["pinned"]
+    assert inc["more_topics"]["topics"] > 300
+    assert "nteval pin --extend" in (tmp_path / "inconclusive" / "gate.txt").read_text()
+    # the second gate with the same baseline reused its cached run
+    assert (cache / "pinned" / "bm25.run").is_file()
+
+
+def test_several_candidates_and_a_run_file(sample_index, pin, tmp_path):
+    """A run file that is the baseline's own run under another tag is non-inferior (identical);
+    three candidates are corrected together and the output says how."""
+    first = tmp_path / "first"
+    assert gate(sample_index, pin, first, "--task", "known-item", "--baseline", "bm25", "--candidate", "qld_mu100"
+                ).exit_code == 0
+    mine = retag(first / "runs" / "pinned" / "bm25.run", tmp_path / "mine.run", "mine")
+    out = tmp_path / "several"
+    r = gate(sample_index, pin, out, "--task", "known-item", "--baseline", "bm25", "--candidate", mine,
+             "--candidate", "qld_mu100", "--candidate", "disjunctive_1")
+    assert r.exit_code == 3, r.output
+    assert r.output.splitlines()[0].startswith("FAIL — do not release: 1 of 3 candidates is worse")
+    res = json.loads((out / "gate.json").read_text())
+    assert res["candidates"]["mine"]["decision"] == "non-inferior"
+    assert res["candidates"]["mine"]["pinned"]["diff"] == 0.0 and res["candidates"]["mine"]["pinned"]["churn"]["rbo"] == 1.0
+    assert "Bonferroni over the 3 candidates" in res["rule"]["multiplicity"]
+    assert res["candidates"]["qld_mu100"]["pinned"]["alpha_pass"] == pytest.approx(0.05 / 3)
+    xml = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
+    suite = next(iter(xml))
+    assert suite.tests == 3 and suite.failures == 1
+
+
+def test_bad_input_is_one_line(sample_index, pin, tmp_path):
+    base = ["--baseline", "bm25", "--candidate", "qld_mu100"]
+    one_line_error(gate(sample_index, pin, tmp_path / "a", *base), "--task")
+    one_line_error(gate(sample_index, pin, tmp_path / "b", "--task", "known-item", "--baseline", "bm25",
+                        "--candidate", "bm25_k1.2_b0.7"), "--candidate", "did you mean")
+    one_line_error(gate(sample_index, pin, tmp_path / "c", "--task", "known-item", "--baseline", "bm25",
+                        "--candidate", "bm25"), "distinct names")
+    one_line_error(gate(sample_index, pin, tmp_path / "d", "--task", "known-item", "--alpha", "0.9", *base), "--alpha")
+    one_line_error(gate(sample_index, pin, tmp_path / "e", "--task", "known-item", "--mmd", "-3%", *base), "--mmd")
+    (tmp_path / "dir.sqlite").mkdir()
+    one_line_error(gate(sample_index, pin, tmp_path / "f", "--task", "known-item", "--history", tmp_path / "dir.sqlite",
+                        *base), "is a directory")
+    other = tmp_path / "other.run"
+    other.write_text("12345 Q0 999 1 1.0 other\n")
+    one_line_error(gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25",
+                        "--candidate", other), "other")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()
