@@ -160,7 +160,14 @@ class History:
         return sql.replace("?", self.ph)
 
     def _prepare(self) -> None:
-        """Create or migrate the schema to :data:`SCHEMA_VERSION`, one writer at a time."""
+        """Create or migrate the schema to :data:`SCHEMA_VERSION`, one writer at a time (an old
+        history is copied first, outside the write: SQLite cannot copy a file it holds locked)."""
+        try:
+            seen = self._version()
+        finally:
+            self.conn.rollback()
+        if seen is not None and 0 < seen < SCHEMA_VERSION:
+            self._backup(seen)
         self._begin_write()
         try:
             version = self._version()
@@ -172,8 +179,6 @@ class History:
             else:
                 start = version
             if start < SCHEMA_VERSION:
-                if start > 0:
-                    self._backup(start)
                 cur = self.conn.cursor()
                 for v in range(start + 1, SCHEMA_VERSION + 1):
                     for stmt in MIGRATIONS[v]:

@@ -104,16 +104,19 @@ def write_files(out: Path, report: dict[str, Any]) -> None:
     title = f"{report['task']} search ({report['measure']}), pin {report['pin']}: {len(report['releases'])} releases"
     trend_plot(report["releases"], report["fresh"], out / "history.png", title, report["measure"])
     write_text(out / "history.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report)))
+    write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report, out / "history.png")))
 
 
-FIGURE = ("<figure><img src='history.png' alt='each release&#39;s mean with its 95 % interval, the margin band under "
+FIGURE = ("<figure><img src='data:image/png;base64,{png}' alt='each release&#39;s mean with its 95 % interval, the margin band under "
           "the best release so far, decisions marked'><figcaption>Each release&#39;s mean on the pinned topics with its "
           "95 % interval (betting bounds); the green band is the margin under the best release so far; markers are the "
           "gate&#39;s decisions, red rings the alerts; crosses, fresh topics.</figcaption></figure>")
 
 
-def _html(report: dict[str, Any]) -> str:
+def _html(report: dict[str, Any], png: Path) -> str:
+    """The page: the trend embedded (the page is one file, a CI artifact), alerts, releases, rules."""
+    import base64
+
     from ..report.document import inline_html, to_html
 
     m = report["measure"]
@@ -127,7 +130,7 @@ def _html(report: dict[str, Any]) -> str:
     body = (f"<h1>Release history: {inline_html(report['task'])} search</h1>"
             f"<p class='meta'>{inline_html(report['history'])} · pin {inline_html(report['pin'])} · measure {m} · margin "
             f"{inline_html(report['margin'])}</p>"
-            + FIGURE
+            + FIGURE.format(png=base64.b64encode(png.read_bytes()).decode())
             + "<h2>Alerts</h2>" + to_html(alerts) + "<h2>Releases</h2>" + to_html(blocks)
             + "<h2>Rules</h2>" + to_html([("p", rules_text(report)[0].upper() + rules_text(report)[1:] + ".")]))
     return body

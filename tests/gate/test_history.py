@@ -1,0 +1,295 @@
+"""The release history: SQLite and a real PostgreSQL server, schema migration, foreign and damaged
+files refused, two writers at once, kill -9 mid-write, the alert rules, and the trend page."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import cli, one_line_error
+
+from nteval.effects import MMD
+from nteval.gate.alerts import below_best, fresh_drift
+from nteval.gate.history import APP_ID, MIGRATIONS, SCHEMA_VERSION, Record, open_history, opened, redact
+
+QIDS = [f"q{i:03d}" for i in range(200)]
+
+
+def record(label: str, scores: np.ndarray, role: str = "candidate", kind: str = "pinned", **kw) -> Record:
+    return Record(system=f"sys-{label}", label=label, role=role, task="known-item", measure="RR", pin_id="pin-x",
+                  topic_set="ts", topics_kind=kind, index_fingerprint="f" * 64, utc="2026-11-27T00:00:00+00:00",
+                  scores={q: float(v) for q, v in zip(QIDS, scores)}, **kw)
+
+
+def _scores(seed: int, mean: float = 0.8) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return np.clip(rng.normal(mean, 0.2, len(QIDS)), 0, 1)
+
+
+def _roundtrip(where) -> None:
+    with opened(where) as h:
+        ids = h.append([record("v1", _scores(1), role="baseline"), record("v2", _scores(2), decision="non-inferior",
+                                                                          baseline="sys-v1", margin=0.04)])
+        assert len(ids) == 2
+        recs = h.records(task="known-item", scores=True)
+        assert [r.label for r in recs] == ["v1", "v2"] and recs[1].decision == "non-inferior"
+        assert recs[1].scores == pytest.approx(dict(zip(QIDS, _scores(2))))
+        assert recs[0].ci[0] < recs[0].mean < recs[0].ci[1]
+        assert h.meta()["schema_version"] == str(SCHEMA_VERSION)
+
+
+def test_sqlite_history_roundtrip(tmp_path):
+    _roundtrip(tmp_path / "h.sqlite")
+    with opened(tmp_path / "h.sqlite") as h:  # reopened: the same history, appended to
+        h.append([record("v3", _scores(3))])
+        assert len(h.records()) == 3
+
+
+def test_postgres_history_roundtrip_and_secret(pg_url, pg_server):
+    """A real PostgreSQL server: the same schema, the password from PGPASSWORD, never in outputs."""
+    import servers
+
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    _roundtrip(pg_url)
+    assert servers.PASSWORD not in redact(pg_server.url(with_password=True))
+    with_password = pg_server.url(with_password=True)
+    with opened(with_password) as h:
+        assert servers.PASSWORD not in h.where and len(h.records()) == 2
+    os.environ.pop("PGPASSWORD")
+    with pytest.raises(Exception, match="cannot connect") as err:
+        open_history(pg_url)
+    assert servers.PASSWORD not in str(err.value)
+
+
+def _v1(conn, serial: str) -> None:
+    """A history as schema version 1 wrote it."""
+    cur = conn.cursor()
+    for stmt in MIGRATIONS[1]:
+        cur.execute(stmt.format(serial=serial))
+    ph = "%s" if serial.startswith("BIG") else "?"
+    cur.execute(f"INSERT INTO meta (key, value) VALUES ({ph}, {ph})", ("app", "nteval-history"))
+    cur.execute(f"INSERT INTO meta (key, value) VALUES ({ph}, {ph})", ("schema_version", "1"))
+    cols = ("utc, kind, role, system, label, task, measure, pin_id, topic_set, index_fingerprint, n_topics, mean, "
+            "ci_low, ci_high, details, nteval_version")
+    cur.execute(f"INSERT INTO records ({cols}) VALUES ({', '.join([ph] * 16)})",
+                ("2026-01-01T00:00:00+00:00", "gate", "candidate", "bm25", "v0", "known-item", "RR", "pin-x", "ts",
+                 "f" * 64, 2, 0.5, 0.1, 0.9, "{}", "0.0.9"))
+    conn.commit()
+
+
+def test_sqlite_old_schema_is_migrated_with_a_backup(tmp_path):
+    path = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA application_id = {APP_ID}")
+    _v1(conn, "INTEGER PRIMARY KEY AUTOINCREMENT")
+    conn.close()
+    with opened(path) as h:
+        recs = h.records()
+        assert recs[0].label == "v0" and recs[0].topics_kind == "pinned" and recs[0].engine is None
+        assert h.meta()["schema_version"] == str(SCHEMA_VERSION) and "migrated_from_1" in h.meta()
+        h.append([record("v1", _scores(1))])
+    backup = tmp_path / "old.sqlite.schema-v1.bak"
+    assert backup.is_file()
+    old = sqlite3.connect(backup)
+    assert old.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "1"
+    old.close()
+
+
+def test_postgres_old_schema_is_migrated(pg_url, pg_server):
+    import psycopg
+
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    pg_server.psql("CREATE SCHEMA nteval_history AUTHORIZATION nteval", db="nteval")
+    with psycopg.connect(pg_url, options="-c search_path=nteval_history") as conn:
+        _v1(conn, "BIGSERIAL PRIMARY KEY")
+    with opened(pg_url) as h:
+        assert h.records()[0].label == "v0" and h.meta()["schema_version"] == str(SCHEMA_VERSION)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda p: p.write_bytes(os.urandom(4096)), "not a usable SQLite history"),
+    (lambda p: _foreign(p), "not an nteval history"),
+    (lambda p: _newer(p), "newer nteval"),
+    (lambda p: _truncated(p), "not a usable SQLite history"),
+])
+def test_foreign_damaged_or_newer_files_are_refused(tmp_path, make, words, sample_index):
+    path = tmp_path / "h.sqlite"
+    make(path)
+    before = path.read_bytes()
+    with pytest.raises(Exception, match=words):
+        open_history(path)
+    assert path.read_bytes() == before  # untouched
+    r = cli("history", path)
+    one_line_error(r, str(path))
+
+
+def _foreign(p: Path) -> None:
+    c = sqlite3.connect(p)
+    c.execute("CREATE TABLE people (name TEXT)")
+    c.commit()
+    c.close()
+
+
+def _newer(p: Path) -> None:
+    with opened(p) as h:
+        h.append([record("v1", _scores(1))])
+    c = sqlite3.connect(p)
+    c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    c.commit()
+    c.close()
+
+
+def _truncated(p: Path) -> None:
+    with opened(p) as h:
+        h.append([record(f"v{i}", _scores(i)) for i in range(30)])
+    data = p.read_bytes()
+    p.write_bytes(data[: len(data) // 3])
+
+
+_WRITER = """
+import sys, numpy as np
+sys.path.insert(0, {tests!r})
+from test_history import record
+from nteval.gate.history import opened
+n = int(sys.argv[2])
+with opened(sys.argv[1]) as h:
+    for i in range(int(sys.argv[3])):
+        recs = [record(f"w{{sys.argv[4]}}-{{i}}", np.random.default_rng(i).random(200))]
+        recs[0].scores = {{f"q{{k}}": 0.5 for k in range(n)}}
+        h.append(recs)
+        print(i, flush=True)
+"""
+
+
+def _writer(tmp_path: Path, where: str, n: int, count: int, tag: str) -> subprocess.Popen:
+    script = tmp_path / "writer.py"
+    script.write_text(_WRITER.format(tests=str(Path(__file__).parent)))
+    return subprocess.Popen([sys.executable, str(script), where, str(n), str(count), tag], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+
+
+def _complete(where: str) -> list[Record]:
+    with opened(where) as h:
+        recs = h.records(scores=True)
+    for r in recs:
+        assert len(r.scores) == r.details["_n"], (r.id, len(r.scores), r.details["_n"])  # every record whole
+    return recs
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_writers_at_once_are_both_recorded(tmp_path, backend, request):
+    where = str(tmp_path / "h.sqlite") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    if backend == "postgres":
+        request.getfixturevalue("pg_server").psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    procs = [_writer(tmp_path, where, 2000, 15, tag) for tag in ("a", "b")]
+    for p in procs:
+        out, err = p.communicate(timeout=240)
+        assert p.returncode == 0, err
+    recs = _complete(where)
+    assert sorted(r.label for r in recs) == sorted(f"w{t}-{i}" for t in "ab" for i in range(15))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_kill_9_mid_write_leaves_no_half_record(tmp_path, backend, request):
+    """Records of 200,000 scores take a while to write; a writer killed at once (SIGKILL) at
+    several moments leaves only whole records, and the history stays usable."""
+    where = str(tmp_path / "h.sqlite") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    if backend == "postgres":
+        request.getfixturevalue("pg_server").psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    with opened(where) as h:
+        h.append([record("v0", _scores(0))])
+    for delay in (0.6, 1.1, 1.7):
+        p = _writer(tmp_path, where, 200_000, 50, f"k{delay}")
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+        _complete(where)
+    with opened(where) as h:
+        h.append([record("after", _scores(9))])
+    assert _complete(where)[-1].label == "after"
+
+
+# -- alert rules ----------------------------------------------------------------------------------
+
+
+def _with_ids(recs: list[Record]) -> list[Record]:
+    for i, r in enumerate(recs, 1):
+        r.id = i
+    return recs
+
+
+def test_below_best_hand_cases():
+    base = _scores(1, 0.8)
+    line = _with_ids([record("v1", base, role="baseline"), record("v2", np.clip(base - 0.005, 0, 1)),
+                      record("v3", np.clip(base - 0.3, 0, 1)), record("v4", np.clip(base - 0.03, 0, 1))])
+    m = MMD.parse("5%")
+    assert not below_best(line[1], line[:1], m)["fired"]           # within the margin
+    a = below_best(line[2], line[:2], m)
+    assert a["fired"] and a["best"] == "v1" and a["looks"] == 2     # far below: Bonferroni over 2 earlier releases
+    assert not below_best(line[3], line[:3], m)["fired"]           # below, but not shown beyond the margin
+
+
+def test_fresh_drift_hand_cases():
+    m = MMD.parse("5%")
+    flat = _with_ids([record(f"v{i}", _scores(i, 0.7), kind="fresh") for i in range(5)])
+    assert not fresh_drift(flat, m)["fired"]
+    falling = _with_ids([record(f"v{i}", _scores(10 + i, 0.8 - 0.05 * i), kind="fresh") for i in range(5)])
+    d = fresh_drift(falling, m)
+    assert d["fired"] and d["slope"] < -0.03 and d["loss_over_window"] > d["margin"]
+    assert fresh_drift(falling[:3], m) is None  # fewer records than the window: no rule yet
+
+
+def test_history_command_plot_and_alert_exit(tmp_path):
+    where = tmp_path / "h.sqlite"
+    base = _scores(1, 0.8)
+    with opened(where) as h:
+        h.append([record("v1", base, role="baseline"), record("v2", np.clip(base + 0.01, 0, 1), decision="better")])
+        h.append([record("v2", np.clip(base + 0.01, 0, 1), role="baseline"),
+                  record("v3", np.clip(base - 0.3, 0, 1), decision="worse")])
+    r = cli("history", where, "--out", tmp_path / "trend")
+    assert r.exit_code == 5, r.output
+    assert "ALERT: release v3" in r.output and r.output.splitlines()[0].startswith("HISTORY (known-item search, RR")
+    rep = json.loads((tmp_path / "trend" / "history.json").read_text())
+    assert [p["label"] for p in rep["releases"]] == ["v1", "v2", "v3"]  # the baseline v2 of the second gate: not again
+    assert rep["releases"][2]["best_label"] == "v2" and rep["releases"][2]["alert"]
+    assert (tmp_path / "trend" / "history.png").stat().st_size > 20_000
+    html = (tmp_path / "trend" / "history.html").read_text()
+    assert "<img src='data:image/png;base64," in html and "ALERT" in html
+    one_line_error(cli("history", tmp_path / "none.sqlite"), "no such history")
+
+
+def test_history_page_reads_well_in_a_real_browser(tmp_path):
+    """history.html with 12 releases in headless Chromium: the trend image decoded and shown wide,
+    the table fits the page, the alert is on the page; on a phone nothing overflows."""
+    from report.test_report_page import _browse, _layout
+
+    where = tmp_path / "h.sqlite"
+    base = _scores(1, 0.8)
+    with opened(where) as h:
+        prev = "v1"
+        h.append([record("v1", base, role="baseline")])
+        for i in range(2, 13):
+            drop = 0.3 if i == 12 else 0.004 * (i % 3)
+            h.append([record(prev, base, role="baseline"),
+                      record(f"v{i}", np.clip(base - drop, 0, 1), decision="worse" if i == 12 else "non-inferior")])
+            prev = f"v{i}"
+    assert cli("history", where, "--out", tmp_path / "t").exit_code == 5
+    page = tmp_path / "t" / "history.html"
+    wide = _layout(page, tmp_path, 1280)
+    assert wide["bodyFont"] >= 16 and len(wide["images"]) == 1
+    img = wide["images"][0]
+    assert img["natural"] >= 900 and img["shown"] >= 600  # the trend, readable
+    assert all(wide["tablesFit"]) and "ALERT" in wide["text"] and "v12" in wide["text"]
+    assert wide["headings"][:2] == ["Alerts", "Releases"]
+    narrow = _layout(page, tmp_path, 420)
+    assert narrow["pageWidth"] <= narrow["viewport"] and narrow["images"][0]["shown"] <= narrow["viewport"]
+    shot = tmp_path / "page.png"
+    _browse(page, 1280, 1600, f"--screenshot={shot}")
+    assert shot.stat().st_size > 30_000
