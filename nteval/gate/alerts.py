@@ -1,8 +1,11 @@
 """Alert rules over a history, checked each time records are appended.
 
-**The release line**: the records of one task on one pin, in the order they were written; a
-gate's candidates and a check's system are releases (a gate's baseline is one too when its label
-was never a candidate: the release the history starts from).
+**The release line**: the records of one task on one pin, in the order they were written. A
+*release* is what went live: a candidate that passed its gate (better or non-inferior), a system
+recorded by ``nteval check`` (what is live, measured), and a gate's baseline whose label was never
+a candidate (the release the history starts from). Candidates that failed or were not decided are
+shown in the history but are not releases: nothing is compared with them, and they raise no alert
+(their gate already said so).
 
 1. **Below the best** (on the pinned topics). A new release alerts when it is shown to score below
    the best earlier release by more than the margin: on the topics both were scored on, paired,
@@ -33,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from ..effects import MMD
-from .decide import betting_lower, topic_order
+from .decide import PASSING, betting_lower, topic_order
 
 #: the alert rules' error rate per rule and release
 ALERT_ALPHA = 0.01
@@ -41,11 +44,21 @@ ALERT_ALPHA = 0.01
 WINDOW = 5
 
 
-def release_line(records: list, topics_kind: str = "pinned") -> list:
-    """The releases of a task and pin, oldest first (see the module)."""
+def timeline(records: list, topics_kind: str = "pinned") -> list:
+    """Every candidate and check of a task and pin, and the starting baseline, oldest first."""
     candidates = {r.label for r in records if r.role in ("candidate", "checked")}
     return [r for r in records if r.topics_kind == topics_kind
             and (r.role in ("candidate", "checked") or (r.role == "baseline" and r.label not in candidates))]
+
+
+def released(r) -> bool:
+    """A record of something that went live (see the module)."""
+    return r.role != "candidate" or r.decision in PASSING
+
+
+def release_line(records: list, topics_kind: str = "pinned") -> list:
+    """The releases of a task and pin, oldest first (see the module)."""
+    return [r for r in timeline(records, topics_kind) if released(r)]
 
 
 def _dedupe(line: list) -> list:

@@ -308,6 +308,9 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
         candidates[c] = {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
                          "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
     pinned_infos = infos_all.get("pinned", {})
+    configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
+    for c, b in _biases(spec.protocol, configs, base, cands).items():
+        candidates[c]["bias"] = b
     engines = {n: engine_of(i.system, i.notes, manifest) for n, i in pinned_infos.items()}
     labels = {base: spec.baseline_label or base, **{c: (spec.label if spec.label and k == 1 else c) for c in cands}}
     result: dict[str, Any] = {
@@ -331,6 +334,30 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
 
     result["headline"] = headline(result)
     return result
+
+
+def _biases(protocol: str, configs: dict[str, dict[str, Any]], base: str, cands: list[str]) -> dict[str, Any]:
+    """The candidates whose family the validation study measured this protocol to over- or
+    understate (:func:`nteval.evidence.bias_notes`), when the baseline is not of that family: the
+    size of the bias on the study's collection of this task's kind, and a caution."""
+    from ..evidence import _collections, bias_notes
+
+    notes = {n["system"]: n for n in bias_notes(protocol, configs)}
+    own = {"focused": "precise", "highrecall": "topical"}[protocol]
+    out = {}
+    for c in cands:
+        note = notes.get(c)
+        if note is None or (base in notes and notes[base]["family"] == note["family"]):
+            continue
+        sized = [(name, v) for name, v in note["collections"].items() if _collections()[name]["kind"] == own]
+        name, v = sized[0] if sized else next(iter(note["collections"].items()))
+        col = _collections()[name]
+        direction = "overstating" if v["bias"] > 0 else "understating"
+        out[c] = {"family": note["family"], "label": note["label"], "bias": v["bias"], "collection": col["label"],
+                  "text": f"caution: nteval's validation study measured this verdict {direction} {note['label'].split(' (')[0]} "
+                          f"by {v['bias'] * 100:+.0f} points on {col['label']} ({col['kind']}); part of this difference "
+                          "may not be the users'", "advice": note.get("advice", "")}
+    return out
 
 
 def _public_params(params: dict[str, Any]) -> dict[str, Any]:

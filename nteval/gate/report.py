@@ -54,6 +54,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     if len(cands) == 1:
         name = next(iter(cands))
         text = f"{head}: {candidate_clause(result, name)}."
+        if cands[name].get("bias") and cands[name]["decision"] != "worse":
+            text = text[:-1] + f"; {cands[name]['bias']['text']}."
         more = cands[name]["pinned"].get("more_topics") if cands[name]["decision"] == "inconclusive" else None
         if more and more.get("topics"):
             text += f" About {more['topics']:,} topics would likely decide it (see below)."

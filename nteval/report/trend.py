@@ -14,15 +14,15 @@ STYLE = {"better": ("^", "#1a9850", "better"), "non-inferior": ("o", "#2166ac", 
 
 def trend_plot(points: list[dict[str, Any]], fresh: list[dict[str, Any]], path: Path, title: str,
                measure: str) -> None:
-    """``points``: the pinned release line, oldest first, each {label, mean, ci, decision, best,
-    margin, alert}; ``fresh``: the same for fresh topics (may be empty). Writes ``path`` (PNG)."""
+    """``points``: the pinned timeline, oldest first, each {label, mean, ci, decision, released,
+    best, margin, alert} (the grey line joins the releases; a candidate not released is hollow); ``fresh``: the same for fresh topics (may be empty). Writes ``path`` (PNG)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     n = len(points)
-    width = min(16.0, max(7.5, 0.42 * n + 3))
+    width = min(18.0, max(9.5, 0.42 * n + 5))  # (the legend sits to the right of the axes)
     fig, ax = plt.subplots(figsize=(width, 5.2), dpi=130)
     xs = list(range(n))
     if n:
@@ -31,11 +31,14 @@ def trend_plot(points: list[dict[str, Any]], fresh: list[dict[str, Any]], path: 
         ax.fill_between(xs, low, best, step="mid", color="#b2df8a", alpha=0.45, linewidth=0,
                         label="margin under the best release so far")
         ax.step(xs, best, where="mid", color="#33a02c", linewidth=1.2)
-        ax.plot(xs, [p["mean"] for p in points], color="#9e9e9e", linewidth=0.8, zorder=1)
+        live = [(x, p["mean"]) for x, p in zip(xs, points) if p.get("released", True)]
+        ax.plot([x for x, _ in live], [y for _, y in live], color="#9e9e9e", linewidth=0.8, zorder=1)
         for x, p in zip(xs, points):
             marker, colour, _ = STYLE.get(p["decision"], STYLE[None])
             ax.errorbar([x], [p["mean"]], yerr=[[p["mean"] - p["ci"][0]], [p["ci"][1] - p["mean"]]], fmt=marker,
-                        color=colour, ecolor=colour, elinewidth=1.2, capsize=3, markersize=7, zorder=3)
+                        color=colour, ecolor=colour, elinewidth=1.2, capsize=3, markersize=7, zorder=3,
+                        markerfacecolor=colour if p.get("released", True) else "white", alpha=1 if p.get("released", True)
+                        else 0.75)
             if p.get("alert"):
                 ax.plot([x], [p["mean"]], marker="o", markersize=17, markerfacecolor="none", markeredgecolor="#d73027",
                         markeredgewidth=2, zorder=4)
@@ -55,11 +58,16 @@ def trend_plot(points: list[dict[str, Any]], fresh: list[dict[str, Any]], path: 
         if key in seen:
             handles.append(Line2D([], [], marker=marker, color=colour, linestyle="none", markersize=7))
             labels.append(text)
+    if any(not p.get("released", True) for p in points):
+        handles.append(Line2D([], [], marker="o", color="#636363", markerfacecolor="white", linestyle="none",
+                              markersize=7))
+        labels.append("not released (hollow)")
     if any(p.get("alert") for p in points):
         handles.append(Line2D([], [], marker="o", markersize=12, markerfacecolor="none", markeredgecolor="#d73027",
                               markeredgewidth=2, linestyle="none"))
         labels.append("alert")
-    ax.legend(handles, labels, fontsize=8.5, loc="lower left", framealpha=0.92, ncol=2)
+    ax.legend(handles, labels, fontsize=8.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), framealpha=0.92,
+              borderaxespad=0)
     ax.set_xticks(xs)
     ax.set_xticklabels([p["label"] for p in points], rotation=35 if n > 6 else 0, ha="right" if n > 6 else "center",
                        fontsize=9)

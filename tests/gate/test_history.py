@@ -249,16 +249,21 @@ def test_fresh_drift_hand_cases():
 def test_history_command_plot_and_alert_exit(tmp_path):
     where = tmp_path / "h.sqlite"
     base = _scores(1, 0.8)
-    with opened(where) as h:
+    with opened(where) as h:  # a slow slide: each release passes its gate, the last is below the best by > the margin
         h.append([record("v1", base, role="baseline"), record("v2", np.clip(base + 0.01, 0, 1), decision="better")])
         h.append([record("v2", np.clip(base + 0.01, 0, 1), role="baseline"),
-                  record("v3", np.clip(base - 0.3, 0, 1), decision="worse")])
+                  record("v3", np.clip(base - 0.025, 0, 1), decision="non-inferior")])
+        h.append([record("v3", np.clip(base - 0.025, 0, 1), role="baseline"),
+                  record("v4", np.clip(base - 0.3, 0, 1), decision="worse"),   # failed: shown, not compared with
+                  record("v5", np.clip(base - 0.12, 0, 1), decision="non-inferior")])
     r = cli("history", where, "--out", tmp_path / "trend")
     assert r.exit_code == 5, r.output
-    assert "ALERT: release v3" in r.output and r.output.splitlines()[0].startswith("HISTORY (known-item search, RR")
+    assert "ALERT: release v5" in r.output and r.output.splitlines()[0].startswith("HISTORY (known-item search, RR")
+    assert "ALERT: release v4" not in r.output and "ALERT: release v3" not in r.output
     rep = json.loads((tmp_path / "trend" / "history.json").read_text())
-    assert [p["label"] for p in rep["releases"]] == ["v1", "v2", "v3"]  # the baseline v2 of the second gate: not again
-    assert rep["releases"][2]["best_label"] == "v2" and rep["releases"][2]["alert"]
+    assert [p["label"] for p in rep["releases"]] == ["v1", "v2", "v3", "v4", "v5"]  # a gate's baseline: not again
+    assert [p["released"] for p in rep["releases"]] == [True, True, True, False, True]
+    assert rep["releases"][4]["best_label"] == "v2" and rep["releases"][4]["alert"]
     assert (tmp_path / "trend" / "history.png").stat().st_size > 20_000
     html = (tmp_path / "trend" / "history.html").read_text()
     assert "<img src='data:image/png;base64," in html and "ALERT" in html
@@ -276,9 +281,9 @@ def test_history_page_reads_well_in_a_real_browser(tmp_path):
         prev = "v1"
         h.append([record("v1", base, role="baseline")])
         for i in range(2, 13):
-            drop = 0.3 if i == 12 else 0.004 * (i % 3)
+            drop = 0.2 if i == 12 else 0.004 * (i % 3)
             h.append([record(prev, base, role="baseline"),
-                      record(f"v{i}", np.clip(base - drop, 0, 1), decision="worse" if i == 12 else "non-inferior")])
+                      record(f"v{i}", np.clip(base - drop, 0, 1), decision="non-inferior")])
             prev = f"v{i}"
     assert cli("history", where, "--out", tmp_path / "t").exit_code == 5
     page = tmp_path / "t" / "history.html"
