@@ -105,7 +105,8 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
                  f"{result['pin']['topic_set']}) — baseline {_who(result, result['baseline'])}"
                  + (f" [{result['engines'].get(result['baseline'])}]" if result["engines"].get(result["baseline"]) else ""))
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
-                 + ("" if not result["pin"]["index_changed"] else " (the index changed since the pin)"))
+                 + ("" if not result["pin"]["index_changed"] else
+                    " (the index changed since the pin: " + pinned.get("condensed", "") + ")"))
     fresh = result["sets"].get("fresh")
     if fresh:
         st = fresh["status"]
@@ -125,7 +126,8 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
         uj = d.get("unjudged_top10")
         if uj and uj["added_after_pin"]:
             lines.append(f"    unjudged: {uj['added_after_pin']:,} of its {uj['hits']:,} top-10 hits on pinned topics "
-                         f"({uj['share']:.1%}) are documents added after the pin (they count as non-relevant there)")
+                         f"({uj['share']:.1%}) are documents added after the pin (left out of the condensed rankings "
+                         "the pinned topics are scored on; the fresh topics score them)")
         lines += _moved(result, d)
     rule = result["rule"]
     lines.append(f"  method: {result['candidates'][next(iter(result['candidates']))]['pinned']['method']}; margin "

@@ -69,6 +69,9 @@ class SystemKind:
     #: every parameter of the kind is one of that similarity's: a grid over its parameters is then
     #: scored in one pass over the postings (:meth:`nteval.lucene.searcher.Index.grid_search`)
     one_pass: ClassVar[str | None] = None
+    #: the PyPI package of the engine that answers its queries (not Lucene), whose version the
+    #: release history records (remote kinds report their engine's own version in their notes)
+    engine_package: ClassVar[str | None] = None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}

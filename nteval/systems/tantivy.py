@@ -110,6 +110,7 @@ def tantivy_index(target: Any, progress: bool | None) -> tuple[Path, dict[str, A
 
 class TantivyBM25(SystemKind):
     name = "tantivy"
+    engine_package = "tantivy"
     params = (K1, B)
     summary = "Okapi BM25 in Tantivy, k1 1.2 and b 0.75 fixed (pip install 'nteval[engines]')"
     family = "bm25"
