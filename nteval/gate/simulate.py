@@ -90,3 +90,35 @@ def error_rates(pop: Population, n: int, reps: int, rule: DecisionRule, seed: in
     return {"population": pop.name, "truth": pop.truth, "n": n, "reps": reps, "alpha": rule.alpha,
             "error": what, "rate": round(rate, 4), "se": round(math.sqrt(max(rate * (1 - rate), 1e-12) / reps), 4),
             "decisions": {k: round(v / reps, 4) for k, v in counts.items()}}
+
+
+def alert_false_alarms(a: np.ndarray, b: np.ndarray, releases: int, histories: int, mmd: str = "5%",
+                       alpha: float = 0.01, seed: int = 0) -> dict[str, Any]:
+    """How often the below-best rule (:func:`nteval.gate.alerts.below_best`) fires when no release is
+    truly worse: each release of a history scores, on every topic, one of two real systems' real
+    scores (``a`` or ``b``, chosen at random per topic and release: releases equal in expectation,
+    with real per-topic churn), and every release is checked against the best earlier one, as
+    ``nteval history`` does. Returns the alarms per history and the share of histories with any."""
+    from ..effects import MMD
+    from .alerts import below_best
+    from .history import Record
+
+    rng = np.random.default_rng(seed)
+    qids = [f"q{i}" for i in range(a.size)]
+    m = MMD.parse(mmd)
+    per_history = []
+    for _ in range(histories):
+        line: list = []
+        alarms = 0
+        for k in range(releases):
+            pick = np.where(rng.random(a.size) < 0.5, a, b)
+            rec = Record("s", f"v{k}", "candidate", "known-item", "RR", "p", "t", "pinned", "f", dict(zip(qids, pick)),
+                         decision="non-inferior", id=k)
+            if line:
+                alarms += bool(below_best(rec, line, m, alpha)["fired"])
+            line.append(rec)
+        per_history.append(alarms)
+    arr = np.array(per_history)
+    return {"releases": releases, "histories": histories, "alpha": alpha, "checks": histories * (releases - 1),
+            "alarms": int(arr.sum()), "alarms_per_check": round(float(arr.sum()) / (histories * (releases - 1)), 5),
+            "histories_with_an_alarm": round(float((arr > 0).mean()), 4)}

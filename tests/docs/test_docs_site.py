@@ -6,7 +6,9 @@ the line ``<!-- runs-on-sample -->`` (in docs/*.md or README.md). Its lines that
 ``nteval `` (after an optional ``$ `` prompt; ``\\`` continues a line; ``#`` starts a comment)
 are run in order, each in the block's own directory, where ``nteval-demo/`` holds what
 ``make demo`` leaves (the sample's index in ``nteval-demo/index``, the SciFact slice's in
-``nteval-demo/scifact-index``) and ``nteval/`` is the package (so ``nteval/data/...`` resolves).
+``nteval-demo/scifact-index``) and ``nteval/`` is the package (so ``nteval/data/...`` resolves). A command expected to end with
+another exit status than 0 says so in its comment (``nteval gate ...   # exit 3: a regression``),
+and must end with exactly that one.
 The example protocol module of docs/contributing.md is run too, registered as a plug-in. A fenced
 ``python`` block after the same mark is run as a whole with this Python, in such a directory.
 """
@@ -30,7 +32,9 @@ FENCE = re.compile(r"^```\s*(bash|console|sh|shell)\s*$")
 PYFENCE = re.compile(r"^```\s*python\s*$")
 #: the subcommands the marked examples must cover between them
 COVERED = {"compare", "highrecall", "focused", "index", "grid", "export", "protocols", "systems", "evaluate",
-           "manifest", "correlate"}
+           "manifest", "correlate", "pin", "gate", "history"}
+#: ``# exit N`` in a command's comment: the exit status the example expects
+EXPECTED_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
 ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
 
 
@@ -161,12 +165,13 @@ def _nteval() -> str:
     return str(exe) if exe.exists() else "nteval"
 
 
-def _run(argv: list[str], cwd: Path, what: str) -> None:
+def _run(argv: list[str], cwd: Path, what: str, expected: int = 0) -> None:
     proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV,
                           timeout=900, stdin=subprocess.DEVNULL)
-    if proc.returncode != 0:
+    if proc.returncode != expected:
         tail = "\n".join(proc.stdout.splitlines()[-20:])
-        pytest.fail(f"{what}\n$ {shlex.join(argv)}\nexit status {proc.returncode}; last 20 lines:\n{tail}", pytrace=False)
+        pytest.fail(f"{what}\n$ {shlex.join(argv)}\nexit status {proc.returncode} (expected {expected}); last 20 "
+                    f"lines:\n{tail}", pytrace=False)
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +193,8 @@ def test_command_examples_run(example: Example, sample_demo: Path, tmp_path: Pat
     (tmp_path / "nteval-demo").symlink_to(sample_demo, target_is_directory=True)
     for cmd in example.commands:
         argv = shlex.split(cmd, comments=True)
-        _run([_nteval(), *argv[1:]], tmp_path, f"example {example.id} failed")
+        status = EXPECTED_EXIT.search(cmd)
+        _run([_nteval(), *argv[1:]], tmp_path, f"example {example.id} failed", int(status.group(1)) if status else 0)
 
 
 @pytest.mark.slow
