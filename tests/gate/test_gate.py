@@ -105,3 +105,22 @@ def test_bad_input_is_one_line(sample_index, pin, tmp_path):
     one_line_error(gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25",
                         "--candidate", other), "other")
     assert not (tmp_path / "a").exists() and not (tmp_path / "d").exists()
+
+
+def test_check_appends_to_the_history(sample_index, pin, tmp_path):
+    """`nteval check` records one system (no decision) and the alert rules run; without --history
+    it is one line."""
+    hist = tmp_path / "h.sqlite"
+    r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25", "--label", "live-1",
+            "--history", hist, "--out", tmp_path / "c1", "--quiet")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("live-1 (bm25) on 300 pinned topics: RR 0.") and "recorded in" in r.output
+    from nteval.gate.history import opened
+
+    with opened(hist) as h:
+        (rec,) = h.records(scores=True)
+    assert rec.role == "checked" and rec.label == "live-1" and len(rec.scores) == 300 and rec.engine.startswith("Lucene")
+    res = json.loads((tmp_path / "c1" / "check.json").read_text())
+    assert res["sets"]["pinned"]["mean"] == pytest.approx(rec.mean, abs=1e-6)
+    one_line_error(cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25",
+                       "--out", tmp_path / "c2"), "--history")
