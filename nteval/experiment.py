@@ -169,6 +169,9 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
                                          sources=tset.sources)
     else:
         runs, infos = run_all(where, tset.queries, call.systems, runs_dir, depth, ex)
+    from .leak import refuse_leaks
+
+    refuse_leaks(index_dir, proto.name, runs, tset.topics, {q: tset.source(q) for q in tset.topics}, call.systems)
     vmeasure = proto.verdict.measure
     measures = list(call.settings.measures or ())
     evaluated = measures + ([vmeasure] if vmeasure not in measures else [])

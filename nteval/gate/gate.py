@@ -216,6 +216,9 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
         cache = Path(runs_dir) if runs_dir else out / "runs"
         runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
+        from ..leak import refuse_leaks
+
+        refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
         sets = [(pinned, runs, infos)]
         if spec.fresh:
             computed = [s for s in to_run if s.kind.computed]

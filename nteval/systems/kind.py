@@ -73,6 +73,13 @@ class SystemKind:
     #: release history records (remote kinds report their engine's own version in their notes)
     engine_package: ClassVar[str | None] = None
 
+    def may_see_titles(self, system: System) -> bool:
+        """Its answers come from an index nteval did not build from the title-stripped texts (an
+        outside run, a program, a callable, a pipeline over its own index, a remote engine): the
+        title-leak rules (:mod:`nteval.leak`) check its runs. False for kinds that search what
+        nteval indexed from ``nt``."""
+        return not self.computed
+
     def defaults(self) -> dict[str, Any]:
         return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}
 

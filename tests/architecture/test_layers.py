@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.topics",),
     ("nteval.systems",),
     ("nteval.cluster",),
-    ("nteval.runs", "nteval.session", "nteval.evaluate", "nteval.scores"),
+    ("nteval.runs", "nteval.session", "nteval.evaluate", "nteval.scores", "nteval.leak"),
     ("nteval.protocols",),
     ("nteval.verdict", "nteval.evidence", "nteval.answer"),
     ("nteval.report",),
