@@ -237,6 +237,12 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     if not hasattr(spec, "offset"):
         raise InputError(None, f"--topics auto: the {proto.name} protocol does not sample documents in a seeded order "
                                "(only focused and high-recall do); give a number of topics")
+    if budget < min_topics:
+        raise InputError(None, f"--topics-budget {budget:,} samples fewer documents than the floor of {min_topics:,} "
+                               "topics (--min-topics): raise the budget or lower the floor")
+    if len(call.systems) < 2:
+        raise InputError(None, "--topics auto stops once the ranking of the systems is stable: one system has no "
+                               "ranking to stabilize; give a number of topics (--topics N)")
     if any(s.kind.fixed_topics for s in call.systems):
         raise InputError(None, "--topics auto cannot score external run files: they answer a fixed topic set. Run "
                                "--topics auto without them first, then the same command with --topics N (the number "
@@ -247,12 +253,14 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     reason = ""
     k = 0
     while True:
-        batch_changes: dict[str, Any] = {"n_topics": batch, "offset": k * batch}  # (offset: not every ProtocolSpec's)
+        # batches of `batch` documents of the seeded order, the last one cut to what the budget leaves
+        size = min(batch, budget - k * batch)
+        batch_changes: dict[str, Any] = {"n_topics": size, "offset": k * batch}  # (offset: not every ProtocolSpec's)
         bspec = replace(spec, **batch_changes)
         part = _run_topic_set(call, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
         parts.append(part)
         eligible = part[0].counts["eligible"]
-        sampled = min((k + 1) * batch, eligible)
+        sampled = min(k * batch + size, eligible)
         used = sum(len(p[0].qrels) for p in parts)
         per = _joined_scores(parts).of(vm)
         rel = reliability(per, vm, seed=spec.seed) if len(per) >= 2 and used >= 4 else None
@@ -263,14 +271,14 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
             reason = (f"stable: two disjoint halves of the {used:,} topics rank the systems alike at split-half Kendall "
                       f"tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws)")
             break
+        unstable = (f"split-half tau {tau:.3f} < {STABLE_TAU}" if tau is not None else
+                    "split-half tau undefined (the systems tie on the topics of a half: no ranking to agree on)")
         if sampled >= eligible:
-            reason = (f"the eligible pool is exhausted ({eligible:,} documents can be topics); split-half tau "
-                      f"{tau:.3f} < {STABLE_TAU}: the ranking is not stable on this collection" if tau is not None
-                      else f"the eligible pool is exhausted ({eligible:,} documents)")
+            reason = (f"the eligible pool is exhausted ({eligible:,} documents can be topics); {unstable}: the ranking "
+                      "is not stable on this collection")
             break
         if sampled >= budget:
-            reason = (f"the budget of {budget:,} sampled documents is spent (--topics-budget); split-half tau "
-                      f"{tau:.3f} < {STABLE_TAU}: not yet stable")
+            reason = f"the budget of {budget:,} sampled documents is spent (--topics-budget); {unstable}: not yet stable"
             break
         k += 1
     counts = {"requested": "auto", "eligible": parts[0][0].counts["eligible"], "used": used, "batches": k + 1,

@@ -21,13 +21,19 @@ MIN_TOPICS = _MIN_TOPICS
 
 
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:
-    """One-line error when too few topics are left for a ranking to mean anything."""
+    """One-line error when too few topics are left for a ranking to mean anything (never fewer than
+    2, whatever the floor: a verdict's paired tests and bootstrap intervals are over topics)."""
+    if min_topics <= used < 2:
+        fix = "ask for more (--topics 2 or more)" if requested < 2 <= eligible else "use a larger corpus"
+        raise InputError(where, f"{protocol}: only {used} usable topic{'s' if used != 1 else ''} (asked for {requested}, "
+                                f"{eligible} eligible as topics) — a verdict needs at least 2, whatever --min-topics "
+                                f"says: its paired tests and bootstrap intervals are over topics; {fix}")
     if used < min_topics:
         if requested < min_topics and eligible >= min_topics:  # the corpus has enough: the request was small
             fix = f"ask for more (--topics {min_topics} or more), or lower the floor with --min-topics"
         else:
             fix = "use a larger corpus or relax the topic filters, or lower the floor with --min-topics"
-        raise InputError(where, f"{protocol}: only {used} usable topics (asked for {requested}, {eligible} eligible as topics) "
+        raise InputError(where, f"{protocol}: only {used} usable topic{'s' if used != 1 else ''} (asked for {requested}, {eligible} eligible as topics) "
                                 f"— below the floor of {min_topics} topics for a meaningful system ranking; {fix}")
 
 
