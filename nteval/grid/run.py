@@ -31,7 +31,7 @@ from .cells import (
     one_pass_groups,
     read_cell,
 )
-from .spec import Axis, GridSpec, grid_systems
+from .spec import Axis, GridSpec, grid_systems, value_label
 
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
 #: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
@@ -197,7 +197,7 @@ def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> 
     apart from the best cell — beside the 1 % region, which ignores topic noise."""
     from ..significance import indistinguishable_from_best
 
-    label = lambda p: ",".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    label = lambda p: ",".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
     per = {label(p): c["per_topic"][measure] for p, c in stored}
     res = indistinguishable_from_best(per, seed=seed)
     tied = set(res["indistinguishable"])
@@ -213,11 +213,11 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
     fb, hb = f["measures"][fm]["best"]["params"], h["measures"][hm]["best"]["params"]
     if fb == hb:
         return {"disagree": False, "text": "both protocols' best cell is the same: "
-                                           + ", ".join(f"{n}={fb[n]:g}" for n in names)}
+                                           + ", ".join(f"{n}={value_label(fb[n])}" for n in names)}
     f_tied = f["measures"][fm]["indistinguishable_from_best"]["params"]
     h_tied = h["measures"][hm]["indistinguishable_from_best"]["params"]
     f_separates, h_separates = hb not in f_tied, fb not in h_tied
-    cell = lambda p: ", ".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    cell = lambda p: ", ".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
     from ..answer import PARAMETER_REASONS
 
     differ = [n for n in names if fb[n] != hb[n]]
@@ -349,7 +349,7 @@ def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
 
     proto = TASKS[task][0]
     m, r = next(iter(result["protocols"][proto]["measures"].items()))
-    best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
+    best = ", ".join(f"{k}={value_label(v)}" for k, v in r["best"]["params"].items())
     tied = r["indistinguishable_from_best"]["cells"]
     text = (f"For {task} search on {result['index']}, the best {result['system']['name']} setting is {best} "
             f"({m} {r['best']['value']:.4f}); {tied - 1} other cell{'s' if tied != 2 else ''} cannot be told apart "
@@ -446,7 +446,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
             vals = [(p, float(c["measures"][m])) for p, c in stored]  # type: ignore[index]
             pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals],
                                    "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
-            rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
+            rows += [f"{j.name}\t" + "\t".join(value_label(p[n]) for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         if references:
             pres["references"] = _score_references(Searched(index_dir, j.index_name, manifest["fingerprint"]), j,

@@ -184,3 +184,14 @@ def test_grid_scores_reference_systems_beside_its_cells(first200_index, dense_ca
     assert got["pybm25"]["RR"] == pytest.approx(res["systems"]["pybm25"]["RR"], abs=1e-6)
     assert (tmp_path / "g2" / "grid.tsv").read_text().count("\tdense\n") == len(g2["protocols"]["focused"]["measures"])
 
+
+
+def test_values_that_print_alike_under_g_stay_apart(first200_index, tmp_path):
+    """L1: 1e9 and 999999999 both printed "1e+09" (grid.tsv, cell names, the tie test's keys,
+    where the two cells merged into one)."""
+    res = run_grid(first200_index, tmp_path / "g", [parse_axis("k1=1e9,999999999")], protocol="focused",
+                   n_topics=30, min_topics=10, progress=False, plots=False)
+    rows = [r.split("\t") for r in (tmp_path / "g" / "grid.tsv").read_text().splitlines()[1:]]
+    assert [float(r[1]) for r in rows] == [1e9, 999999999.0] and rows[0][1] != rows[1][1]
+    tied = res["protocols"]["focused"]["measures"]["RR"]["indistinguishable_from_best"]
+    assert tied["cells"] == 2 and len(tied["params"]) == 2  # identical rankings: both tied with the best
