@@ -181,7 +181,7 @@ class _Scorer:
         if self.held:
             raw = drop_held(raw, self.held)
         run = {q: canonical(raw.get(q, []), self.depth) for q in self.topics}
-        per = evaluate_runs({system.name: run}, self.qrels, [self.measure]).per_topic[system.name]
+        per = evaluate_runs({system.name: run}, self.qrels, [self.measure], progress=False).per_topic[system.name]
         scores = {q: round(v[self.measure], 6) for q, v in per.items()}
         write_text(path, json.dumps({"key": key, "params": params, "per_topic": scores}) + "\n")
         self.searched += 1
@@ -218,7 +218,7 @@ def _study(storage: str, name: str, inputs: dict[str, Any], judged: dict[str, An
     return study
 
 
-def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, bar) -> None:
+def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, bar, label: str = "") -> None:
     import optuna
     from optuna.trial import TrialState
 
@@ -231,8 +231,12 @@ def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, 
                                                    n_startup_trials=min(10, max(1, trials // 3)))
         trial = study.ask(dists)
         # the setting scored is the one reported: at DECIMALS decimals (parse_range checked the range)
-        study.tell(trial, objective({k: _round(v) for k, v in trial.params.items()}))
+        setting = {k: _round(v) for k, v in trial.params.items()}
+        bar.set_postfix_str(f"{label}: trial {done + 1}, " + ", ".join(f"{k}={v:.3g}" for k, v in setting.items()),
+                            refresh=True)
+        study.tell(trial, objective(setting))
         done += 1
+        bar.set_postfix_str(f"{label}: best {study.best_value:.4f} after {done} trials", refresh=False)
         bar.update(1)
 
 
@@ -262,7 +266,7 @@ def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: E
             train = [q for q in qids if q not in set(held)]
             study = _study(storage, _study_name(j.name, f, spec.folds), j.inputs, scorer.judged)
             _tune_fold(study, dists, lambda params, train=train: _mean(scorer(params), train), spec.trials,
-                       spec.seed * 31 + f, bar)
+                       spec.seed * 31 + f, bar, f"fold {f + 1}/{spec.folds}")
             from optuna.trial import TrialState
 
             done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))[: spec.trials]
@@ -290,9 +294,55 @@ def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: E
         "recommended": {"params": recommended, "score_in_sample": round(_mean(scorer(recommended), qids), 6)},
         "comparison": sig, "settings_searched": scorer.searched,
     }
+    result["advice"] = tune_advice(result, spec.ranges, base)
     if spec.plots:
         result["trace"] = str(_trace(result, out / f"tune_trace_{j.name}.png"))
     return result
+
+
+#: "at the edge" of a range searched: within this share of its width from a bound
+EDGE = 0.05
+
+
+def tune_advice(result: dict[str, Any], ranges: tuple[Range, ...], base: System) -> dict[str, Any]:
+    """What to do with a protocol's tuning: take the recommended setting only when the tuned
+    setting beats the defaults on held-out topics by a paired test (Holm) *and* by at least the
+    minimum meaningful difference (5 % of the better score, as the verdicts use); otherwise keep
+    the defaults. Also: the parameters whose recommended value lies at the edge of the range
+    searched (where the declared bounds allow going further): the range should be widened."""
+    from .effects import MMD
+
+    mmd = MMD.parse(None)
+    tuned, default = result["held_out_score"], result["default"]["score"]
+    pair = next((p for p in result["comparison"]["pairs"]
+                 if {p["a"], p["b"]} == {"tuned (cross-validated)", "defaults"}), None)
+    separated = bool(pair and pair["significant"])
+    gain = tuned - default
+    meaningful = gain > 0 and gain >= mmd.threshold(tuned, default)
+    share = f"{100 * gain / default:+.1f} %" if default else f"{gain:+.4f}"
+    reasons = []
+    if not separated:
+        reasons.append("the paired test cannot tell the tuned setting apart from the defaults on held-out topics")
+    if gain <= 0:
+        reasons.append(f"tuning gained nothing on held-out topics ({share})")
+    elif not meaningful:
+        reasons.append(f"its held-out gain ({share}) is below the minimum meaningful difference ({mmd.describe()})")
+    declared = base.kind.declared()
+    edge = []
+    for r in ranges:
+        v = result["recommended"]["params"].get(r.name)
+        if not isinstance(v, (int, float)):
+            continue
+        width, d = r.high - r.low, declared[r.name]
+        low_open = d.min is None or r.low > d.min
+        high_open = d.max is None or r.high < d.max
+        if low_open and v - r.low <= EDGE * width:
+            edge.append({"param": r.name, "value": v, "bound": r.low, "side": "low"})
+        elif high_open and r.high - v <= EDGE * width:
+            edge.append({"param": r.name, "value": v, "bound": r.high, "side": "high"})
+    return {"keep_defaults": bool(reasons), "reasons": reasons, "held_out_gain": round(gain, 6),
+            "held_out_gain_text": share, "mmd": mmd.describe(), "tuned_vs_defaults_significant": separated,
+            "on_edge": edge}
 
 
 def _round(v: Any) -> Any:

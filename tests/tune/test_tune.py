@@ -175,3 +175,45 @@ def test_a_damaged_study_store_is_named_with_what_to_do(first200_index, tmp_path
             run_tune(first200_index, out, ["k1=0.2:2.0"], **{**KW, "trials": 2}, force=force)
         assert str(err.value).startswith(str(store))
         assert (store.read_bytes() if store.is_file() else None) == kept
+
+
+def _result(tuned, default, significant, recommended):
+    return {"held_out_score": tuned, "default": {"params": {"k1": 0.9, "b": 0.4}, "score": default},
+            "recommended": {"params": recommended, "score_in_sample": tuned},
+            "comparison": {"pairs": [{"a": "tuned (cross-validated)", "b": "defaults", "significant": significant}]}}
+
+
+def test_tune_advice_keeps_the_defaults_unless_tuning_wins_clearly_and_warns_at_edges():
+    """Item 9 (F3): a 6-digit "recommended" setting next to "cannot be told apart from the
+    defaults", a gain under the minimum meaningful difference said nothing, no edge warning."""
+    from nteval.systems.system import make_system
+    from nteval.tune import Range, tune_advice
+
+    base = make_system("bm25", "bm25")
+    ranges = (Range("k1", 0.3, 2.0), Range("b", 0.1, 1.0))
+    # significant but +4.7 %: under the 5 % minimum meaningful difference → keep the defaults
+    a = tune_advice(_result(0.7853, 0.75, True, {"k1": 1.98, "b": 0.99}), ranges, base)
+    assert a["keep_defaults"] and a["reasons"] == [
+        "its held-out gain (+4.7 %) is below the minimum meaningful difference (5 % of the better system's score)"]
+    # k1 1.98 of [0.3, 2]: at the edge (k1 has no upper bound); b 0.99 of [0.1, 1]: b cannot exceed 1, no warning
+    assert a["on_edge"] == [{"param": "k1", "value": 1.98, "bound": 2.0, "side": "high"}]
+    # not separated by the test → keep, whatever the gain
+    b = tune_advice(_result(0.90, 0.75, False, {"k1": 1.2, "b": 0.5}), ranges, base)
+    assert b["keep_defaults"] and b["reasons"][0].startswith("the paired test cannot tell") and not b["on_edge"]
+    # separated and +20 %: use it
+    c = tune_advice(_result(0.90, 0.75, True, {"k1": 1.2, "b": 0.5}), ranges, base)
+    assert not c["keep_defaults"] and c["held_out_gain_text"] == "+20.0 %"
+    # a lower bound at the kind's own limit (b=0) is no edge either
+    d = tune_advice(_result(0.90, 0.75, True, {"k1": 0.31, "b": 0.0}), (Range("k1", 0.3, 2.0), Range("b", 0.0, 1.0)), base)
+    assert [e["param"] for e in d["on_edge"]] == ["k1"]
+
+
+def test_tune_prints_its_advice(first200_index, tmp_path):
+    from nteval.report.text import tune_summary
+
+    res = run_tune(first200_index, tmp_path / "a", ["k1=0.2:2.0", "b=0.0:1.0"], **KW)
+    text = tune_summary(res)
+    advice = res["protocols"]["focused"]["advice"]
+    assert ("advice: keep the defaults (k1=0.9, b=0.4): " in text) == advice["keep_defaults"]
+    assert "groups that cannot be told apart, best first, separated by |" in text
+    assert "recommended:" not in text  # the advice line says it, with the setting at 3 significant digits
