@@ -146,7 +146,7 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
 
 def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None,
               one_pass: bool = True) -> tuple[int, int]:
-    """Compute cells; returns (worker processes, passes over the postings). Each worker process
+    """Compute cells; returns (worker processes of per-cell runs, passes over the postings). Each worker process
     keeps its JVM, indexes and topics for all its cells.
     With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them. Cells whose
     system's kind scores a grid in one pass over the postings (BM25, QLD) are computed that way here,
@@ -162,7 +162,7 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
         compute_cells_one_pass(group, max(2, jobs))
         bar.update(len(group))
     if not todo:
-        return 1, len(groups)
+        return 0, len(groups)  # (no worker process: the passes ran in this one, on Java threads)
     if jobs == 1 or len(todo) == 1:
         for task, key in todo:
             bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
@@ -223,14 +223,20 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
     differ = [n for n in names if fb[n] != hb[n]]
     reason = "; ".join(PARAMETER_REASONS.get(n, f"{n}: the two tasks reward it differently") for n in differ)
     disagree = f_separates and h_separates
-    text = (f"focused ({fm}) prefers {cell(fb)}, high-recall ({hm}) {cell(hb)}; "
-            + ("each protocol tells its best cell apart from the other's (paired tests vs the best, Holm) — they "
-               "disagree significantly" if disagree else
-               "but " + ("the focused test cannot tell them apart" if not f_separates else
-                         "the high-recall test cannot tell them apart") + ": a setting good for both exists")
-            + (f". Likely reason: {reason}" if disagree else ""))
+    both = [p for p in f_tied if p in h_tied]  # cells neither protocol tells apart from its best
+    # the setting good for both: the other protocol's best, where this one cannot tell it from its own
+    good = hb if not f_separates else fb if not h_separates else None
+    if disagree:
+        tail = ("each protocol tells its best cell apart from the other's (paired tests vs the best, Holm) — they "
+                f"disagree significantly. Likely reason: {reason}")
+    else:
+        who = "high-recall's best, which the focused test" if not f_separates else "focused's best, which the high-recall test"
+        tail = (f"but {who} cannot tell apart from its own best: a setting good for both is {cell(good)} "
+                f"({len(both)} cell{'s' if len(both) != 1 else ''} cannot be told apart from the best under both protocols)")
+    text = f"focused ({fm}) prefers {cell(fb)}, high-recall ({hm}) {cell(hb)}; " + tail
     return {"disagree": disagree, "focused_best": fb, "highrecall_best": hb, "focused_separates": f_separates,
-            "highrecall_separates": h_separates, "reason": reason if disagree else None, "text": text}
+            "highrecall_separates": h_separates, "good_for_both": good, "tied_under_both": both,
+            "reason": reason if disagree else None, "text": text}
 
 
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
@@ -432,7 +438,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
         "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
         "timing": {"jobs": jobs, "scheduler": scheduler, "workers": workers, "compute_seconds": round(compute_s, 3),
                    "cells_per_minute": round(len(todo) / compute_s * 60, 2) if todo and compute_s > 0 else None,
-                   "total_seconds": None, "one_pass": passes},
+                   "total_seconds": None, "one_pass": passes, "java_threads": max(2, jobs) if passes else None},
     }
     names = [a.name for a in params]
     rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics" + ("\treference" if references else "")]

@@ -128,6 +128,19 @@ def _fmt_values(name: str, near: list[float], axis: list[float]) -> str:
     return f"{name} ∈ {{{', '.join(f'{v:g}' for v in near)}}}"
 
 
+def _how_computed(t: dict[str, Any]) -> list[str]:
+    """How a grid's cells were computed, as the timing line says it."""
+    out = []
+    if t.get("one_pass"):
+        threads = t.get("java_threads")
+        out.append(f" in {t['one_pass']} pass{'es' if t['one_pass'] != 1 else ''} over the postings"
+                   + (f" ({threads} Java search threads)" if threads else "") + " (--per-cell: one run per cell)")
+    if t.get("workers"):
+        out.append(f" {'+ ' if out else 'with '}{t['workers']} worker process{'es' if t['workers'] != 1 else ''} "
+                   "for per-cell runs" + (" on the Dask cluster" if t.get("scheduler") else ""))
+    return out
+
+
 def grid_summary(res: dict[str, Any]) -> str:
     """Best cell and the region within 1 % of it, per protocol and measure; then where the
     protocols' best cells sit on each axis (the paper: focused prefers a higher BM25 b)."""
@@ -135,11 +148,9 @@ def grid_summary(res: dict[str, Any]) -> str:
     c, t = res["cells"], res["timing"]
     shape = " × ".join(f"{n} ({len(v)} values {_fmt_range(min(v), max(v))})" for n, v in axes.items())
     lines = ([res["answer"]["text"], ""] if res.get("answer") else []) + [f"grid: {res['system']['name']} over {shape}",
-             f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused; "
-             f"{t['compute_seconds']:.1f} s with {t['workers']} worker(s)"
-             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")
-             + (f"; {t['one_pass']} pass(es) over the postings scored them (--per-cell: one run per cell)"
-                if t.get("one_pass") else "")]
+             f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused"
+             + (f"; {t['compute_seconds']:.1f} s" + "".join(_how_computed(t)) if c["computed"] else "")
+             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")]
     for name, p in res["protocols"].items():
         lines.append(f"{name} (index {p['index']}, {p['topics']} topics)")
         for m, r in p["measures"].items():
