@@ -72,6 +72,40 @@ def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
     return old.get("verdict") if isinstance(old, dict) and old.get("topic_set") == topic_set else None
 
 
+def _replaced(out: Path, results: dict[str, Any]) -> dict[str, Any] | None:
+    """What an earlier verdict in OUT had that this run's does not (other topics, systems left out,
+    another task), or None when it only adds to it (or there was none). Its results.json is kept
+    as results.previous.json, and a note says so: a run into the same OUT never replaces an
+    earlier verdict silently."""
+    import shutil
+    import sys
+
+    path = out / "results.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(old, dict) or not isinstance(old.get("systems"), dict):
+        return None
+    changes = []
+    if old.get("topic_set") != results["topic_set"]:
+        n_old, n_new = old.get("n_topics"), results["n_topics"]
+        changes.append(f"{n_old} topics → {n_new}" if n_old != n_new else f"other topics ({n_new})")
+    gone = sorted(set(old["systems"]) - set(results["systems"]))
+    if gone:
+        changes.append(f"system{'s' if len(gone) > 1 else ''} {', '.join(gone[:5])}{' …' if len(gone) > 5 else ''} "
+                       "no longer in it")
+    if old.get("task") != results["task"]:
+        changes.append(f"task {old.get('task') or 'none'} → {results['task'] or 'none'}")
+    if not changes:
+        return None
+    keep = out / "results.previous.json"
+    shutil.copyfile(path, keep)
+    print(f"note: {path} held an earlier verdict ({'; '.join(changes)}): replaced by this run's; the earlier one is "
+          f"kept as {keep.name} (give another --out to keep both whole)", file=sys.stderr)
+    return {"changes": changes, "previous": keep.name}
+
+
 def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extra: dict[str, Any],
                   settings: RunSettings, progress: bool | None = None) -> dict[str, Any]:
     """Write per-topic scores, results.tsv, results.json and results.tex (booktabs, for a paper),
@@ -132,6 +166,9 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     results["task"] = task
     if task is not None and verdict:
         results["answer"] = headline(task, results, index_label(results))
+    replaced = _replaced(out, results)
+    if replaced:
+        results["replaced"] = replaced
     header = "system\talgorithm\t" + "\t".join(measures) + "\tempty_queries"
     rows = [header] + [f"{i.system.name}\t{i.system.describe()}\t" + "\t".join(f"{systems[i.system.name][m]:.4f}" for m in measures)
                        + f"\t{i.empty_queries}" for i in infos]
