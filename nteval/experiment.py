@@ -205,12 +205,40 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
         runs, infos, _ = run_all_holdout(where, tset.queries, call.systems, runs_dir / "holdout", depth, ex,
                                          sources=tset.sources)
     else:
+        if floor is None and tset.run_topics is not None:  # (a batch of --topics auto: what its runs answer)
+            write_topics(out / "queries.tsv", tset.queries)
+        elif floor is not None and (out / "batches").is_dir():
+            _reuse_batches(out / "batches", where, tset.queries, call.systems, runs_dir, depth)
         runs, infos = run_all(where, tset.queries, call.systems, runs_dir, depth, ex)
     vmeasure = proto.verdict.measure
     measures = list(call.settings.measures or ())
     evaluated = measures + ([vmeasure] if vmeasure not in measures else [])
     scores = evaluate_runs(runs, tset.qrels, evaluated, progress=ex.progress, names=[i.system.name for i in infos])
     return Evaluated(tset, infos, scores)
+
+
+def _reuse_batches(batches: Path, where: Searched, queries: dict[str, str], systems: list, runs_dir: Path,
+                   depth: int) -> None:
+    """A fixed ``--topics N`` into an OUT where ``--topics auto`` ran: the systems' runs over the
+    first batches, when they are exactly these topics (the sample order is prefix-stable: N = the
+    documents auto sampled), are put together instead of searched again
+    (:func:`nteval.runs.reuse_pieces`)."""
+    import sys
+
+    from .formats.trec import read_topics
+    from .runs import reuse_pieces
+
+    pieces = []
+    for d in sorted(p for p in batches.iterdir() if p.is_dir() and (p / "runs").is_dir()):
+        qfile = d / "queries.tsv" if (d / "queries.tsv").is_file() else d / "topics.tsv"
+        try:
+            pieces.append((read_topics(qfile), d / "runs"))
+        except (InputError, OSError):
+            continue
+    done = reuse_pieces(where, queries, systems, runs_dir, depth, pieces)
+    if done:
+        print(f"note: {len(done)} system run{'s' if len(done) != 1 else ''} put together from the --topics auto "
+              f"batches in {batches} (the same topics): not searched again", file=sys.stderr)
 
 
 def _merge(parts: list[Evaluated], counts: dict[str, Any]) -> Evaluated:
@@ -305,8 +333,9 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
         steps.append({"sampled": sampled, "topics": used, "split_half_tau": tau,
                       "per_half": rel["split_half"]["topics"] if rel and rel["split_half"] else None})
         if tau is not None and tau >= STABLE_TAU and used >= min_topics:
-            reason = (f"stable: two disjoint halves of the {used:,} topics rank the systems alike at split-half Kendall "
-                      f"tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws)")
+            reason = (f"stable: two disjoint halves of the {used:,} topics rank these {len(call.systems)} systems alike at "
+                      f"split-half Kendall tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws; another set of systems may "
+                      "need more or fewer topics)")
             break
         unstable = (f"split-half tau {tau:.3f} < {STABLE_TAU}" if tau is not None else
                     "split-half tau undefined (the systems tie on the topics of a half: no ranking to agree on)")

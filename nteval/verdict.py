@@ -79,7 +79,9 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
         if counts.get("requested") == "auto":
             lines.append(f"  topics: {counts['used']:,} used (--topics auto: {counts['sampled']:,} documents sampled in "
                          f"{counts['batches']} batch{'es' if counts['batches'] != 1 else ''} of the seeded order, {counts['eligible']:,} eligible as topics); "
-                         f"stopped because {counts['stopped']}")
+                         f"stopped because {counts['stopped']}. Your own runs on exactly these topics: the same "
+                         f"command with --topics {counts['sampled']} and --runs (the systems' runs are put together "
+                         "from the batches, not searched again)")
         else:
             lines.append(f"  topics: {counts['used']:,} used of {counts['requested']:,} asked for "
                          f"({counts['eligible']:,} eligible as topics)")

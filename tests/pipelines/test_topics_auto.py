@@ -118,3 +118,27 @@ def test_auto_with_systems_that_tie_or_one_system_or_one_topic(first200_index, t
         run_protocol("focused", first200_index, tmp_path / "m", n_topics=1, systems=str(tmp_path / "same.yaml"),
                      **{**kw, "min_topics": 1})
     assert not (tmp_path / "m" / "runs").exists()
+
+
+def test_compare_auto_then_the_same_topics_with_your_runs_reuses_every_batch_run(first200_index, tmp_path):
+    """Item 12 (F6): auto stops per protocol, so compare takes one number per protocol
+    (focused=N,highrecall=M) to give exactly auto's topics again; the systems' runs over them are
+    put together from the batches instead of being searched again, and the verdicts are auto's."""
+    from nteval.compare import run_compare
+
+    kw = dict(systems="default", progress=False, min_topics=10, seed=5)
+    out = tmp_path / "answer"
+    auto = run_compare(first200_index, out, n_topics="auto", topics_batch=20, topics_budget=40, **kw)
+    same = auto["answer"]["same_topics"]
+    assert set(same) == {"focused", "highrecall"}
+    again = run_compare(first200_index, out, n_topics=same, **kw)
+    for p in ("focused", "highrecall"):
+        assert all(t["reused"] for t in again[p]["timing"].values()), again[p]["timing"]
+        assert again[p]["systems"] == auto[p]["systems"] and again[p]["topic_set"] == auto[p]["topic_set"]
+    assert "replaced" not in again["focused"] and "replaced" not in again["highrecall"]
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "focused=5,highrecall=3",
+                                  "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "one number of topics per protocol (PROTOCOL=N,...) is for nteval compare" in r.output
+    r = CliRunner().invoke(main, ["compare", "--index", str(first200_index), "--topics", "focused=5",
+                                  "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "give both, focused=N,highrecall=M" in r.output
