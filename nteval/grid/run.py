@@ -158,8 +158,11 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
         return grid_cells(scheduler, todo, bar), 0
     groups, todo = one_pass_groups(todo) if one_pass else ([], todo)
     for group in groups:
-        bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass", refresh=False)
-        compute_cells_one_pass(group, max(2, jobs))
+        def tick(done: int, total: int, group=group) -> None:
+            bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass, {done:,}/{total:,} topics")
+
+        tick(0, 0)
+        compute_cells_one_pass(group, max(2, jobs), tick)
         bar.update(len(group))
     if not todo:
         return 0, len(groups)  # (no worker process: the passes ran in this one, on Java threads)

@@ -220,3 +220,20 @@ def test_a_setting_good_for_both_protocols_is_named():
                               "protocols)")
     d = best_cells_disagreement({"focused": proto("RR", a, [a]), "highrecall": proto("AP", b, [b])}, ["k1"])
     assert d["disagree"] and d["good_for_both"] is None and "disagree significantly" in d["text"]
+
+
+def test_a_one_pass_grid_bar_counts_topics(first200_index, tmp_path, capsys):
+    """Item 16 (F12): the bar sat at 0/2 cells while a pass ran; it now says how many topics the
+    pass has scored."""
+    import nteval.grid.cells as cells
+
+    old = cells.PASS_CHUNK
+    cells.PASS_CHUNK = 15
+    try:
+        run_grid(first200_index, tmp_path / "g", [parse_axis("k1=0.5,0.9")], protocol="focused", n_topics=40,
+                 min_topics=10, progress=True, plots=False)
+    finally:
+        cells.PASS_CHUNK = old
+    err = capsys.readouterr().err.replace("\r", "\n")
+    for said in ("focused: 2 cells in one pass, 15/40 topics", "30/40 topics", "40/40 topics"):
+        assert said in err, err[-500:]
