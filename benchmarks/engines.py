@@ -64,7 +64,20 @@ def best(fn, repeat: int = 3) -> float:
     return timed(fn, repeat)
 
 
+def parse_args(argv: list[str]):
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python benchmarks/engines.py", description=__doc__.split("\n\n")[0],
+                                epilog="What it measures: see the docstring of benchmarks/engines.py. "
+                                       "Writes benchmarks/engines.json.")
+    p.add_argument("index", nargs="?", default=None,
+                   help="an nteval index (default: the two shared PubMed files, indexed into a temporary directory "
+                        "when absent; the bundled sample without ../shared)")
+    return p.parse_args(argv)
+
+
 def main() -> None:
+    args = parse_args(sys.argv[1:])
     import pandas as pd
     import pyterrier_pisa as pp
     import tantivy
@@ -75,7 +88,7 @@ def main() -> None:
     from nteval.systems.execute import Target
     from nteval.systems.pisa import output_to, pisa_index
 
-    index_dir = the_index(sys.argv[1] if len(sys.argv) > 1 else None)
+    index_dir = the_index(args.index)
     manifest = read_manifest(index_dir)
     queries = titles(index_dir)
     qids = list(queries)

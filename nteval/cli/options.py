@@ -166,7 +166,7 @@ QUIET = click.option("--quiet", is_flag=True, help="No progress bar.")
 RUNS = click.option(
     "--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
     help="Directory of external TREC runs over this experiment's topics (see `nteval export`), each named by its run "
-         "tag, scored beside the systems.")
+         "tag, scored beside the systems (or one run file).")
 ALLOW_CODE = click.option(
     "--allow-code", is_flag=True, expose_value=False, callback=_allow_code, is_eager=True,
     help="Let the systems file run code (callable: and command: systems run with your rights, like a Makefile).")
