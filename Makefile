@@ -25,7 +25,8 @@ demo: install
 	$(VENV)/bin/nteval demo
 
 test: install
-	$(VENV)/bin/pytest -q
+	@echo "nteval: the whole suite, about 700 tests: 11-16 min on 2 cores (make test-fast: the fast tier); each test's name shows while it runs"
+	$(VENV)/bin/pytest -v --durations=10
 
 # The fast tier (under a minute): lint, types, and the tests not marked slow (tests/conftest.py).
 test-fast: install

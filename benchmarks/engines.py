@@ -6,10 +6,13 @@ fastest open-source engine. Measured in one run, on the same 1,000 sampled title
 seed 42) over the same documents (the ``nt`` index: abstracts, titles stripped), depth 1,000, BM25
 k1 1.2 / b 0.75 (the values Tantivy's bindings fix):
 
-1. search throughput (queries/s, warm: each engine searches the titles once before it is timed,
-   best of 3) of nteval's Lucene runner (``Index.batch_search``: Java threads → docids → Python
-   rankings, what every Lucene system of nteval runs), PISA and Tantivy (nteval's tantivy kind:
-   Python threads over the bindings), at 1 and 2 threads; ratio of each to PISA;
+1. search throughput (queries/s, warm: each engine searches the titles twice before it is timed
+   (the JVM compiles Lucene's hot code during the first runs), best of 3) of nteval's Lucene runner
+   (``Index.batch_search``: Java threads → docids → Python rankings, what every Lucene system of
+   nteval runs), PISA and Tantivy (nteval's tantivy kind: Python threads over the bindings), at 1
+   and 2 threads; ratio of each to PISA. Also per CPU-second of this process (all its threads):
+   on a machine other jobs share, the wall-time figures measure the load as much as the engines;
+   the CPU figures do not (but say nothing of how well the threads run in parallel);
 2. index build time of each engine over the same texts (Lucene: from the manifest of ``nteval
    index``, which also parses the XML and writes the store; PISA and Tantivy: from the store's
    texts, as nteval's kinds build them);
@@ -58,13 +61,34 @@ def titles(index_dir: Path) -> dict[str, str]:
     return tset.topics
 
 
-def best(fn, repeat: int = 3) -> float:
-    from run import timed  # (benchmarks/run.py: the best of ``repeat`` wall times)
+def best(fn, repeat: int = 3) -> tuple[float, float]:
+    """The best of ``repeat`` wall times, and the best of their CPU times (every thread of this
+    process: Java's and PISA's threads are in it). On a machine other jobs share, the wall time
+    measures the load as much as the engine; the CPU time does not (but knows nothing of threads
+    running in parallel)."""
+    walls, cpus = [], []
+    for _ in range(repeat):
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
+    return min(walls), min(cpus)
 
-    return timed(fn, repeat)
+
+def parse_args(argv: list[str]):
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python benchmarks/engines.py", description=__doc__.split("\n\n")[0],
+                                epilog="What it measures: see the docstring of benchmarks/engines.py. "
+                                       "Writes benchmarks/engines.json.")
+    p.add_argument("index", nargs="?", default=None,
+                   help="an nteval index (default: the two shared PubMed files, indexed into a temporary directory "
+                        "when absent; the bundled sample without ../shared)")
+    return p.parse_args(argv)
 
 
 def main() -> None:
+    args = parse_args(sys.argv[1:])
     import pandas as pd
     import pyterrier_pisa as pp
     import tantivy
@@ -75,7 +99,7 @@ def main() -> None:
     from nteval.systems.execute import Target
     from nteval.systems.pisa import output_to, pisa_index
 
-    index_dir = the_index(sys.argv[1] if len(sys.argv) > 1 else None)
+    index_dir = the_index(args.index)
     manifest = read_manifest(index_dir)
     queries = titles(index_dir)
     qids = list(queries)
@@ -127,13 +151,17 @@ def main() -> None:
             "tantivy": lambda t=threads: list(ThreadPoolExecutor(t).map(tantivy_one, [queries[q] for q in qids])),
         }
         for name, fn in engines.items():
-            fn()  # warm
-            secs = best(fn)
+            fn()  # warm (twice: the JVM's compilers work through the first runs)
+            fn()
+            secs, cpu = best(fn)
             out["qps"][f"{name}@{threads}"] = round(len(qids) / secs, 1)
+            out.setdefault("queries_per_cpu_second", {})[f"{name}@{threads}"] = round(len(qids) / cpu, 1)
     for threads in (1, 2):
-        base = out["qps"][f"pisa@{threads}"]
-        for name in ("nteval_lucene", "tantivy"):
-            out.setdefault("ratio_to_pisa", {})[f"{name}@{threads}"] = round(out["qps"][f"{name}@{threads}"] / base, 3)
+        for key, table in (("ratio_to_pisa", "qps"), ("ratio_to_pisa_cpu", "queries_per_cpu_second")):
+            base = out[table][f"pisa@{threads}"]
+            for name in ("nteval_lucene", "tantivy"):
+                out.setdefault(key, {})[f"{name}@{threads}"] = round(out[table][f"{name}@{threads}"] / base, 3)
+    out["load_average"] = os.getloadavg()
 
     # -- where the Lucene runner's time goes: the Java call alone (search, top-k, Lucene doc numbers and
     #    scores into flat arrays) vs the whole batch_search (+ doc numbers → docids, rankings as Python lists)
@@ -147,10 +175,13 @@ def main() -> None:
                 idx._batch.search(idx._fast, idx._bow, idx._analyzer, FIELD, texts[i:i + step], DEPTH, idx._sort, t)
 
         java_only()
-        secs = best(java_only)
+        java_only()
+        secs, cpu = best(java_only)
         out["qps"][f"lucene_java_only@{threads}"] = round(len(qids) / secs, 1)
-        whole = out["qps"][f"nteval_lucene@{threads}"]
-        out.setdefault("lucene_time_in_java", {})[str(threads)] = round(whole / out["qps"][f"lucene_java_only@{threads}"], 3)
+        out["queries_per_cpu_second"][f"lucene_java_only@{threads}"] = round(len(qids) / cpu, 1)
+        for key, table in (("lucene_time_in_java", "qps"), ("lucene_cpu_in_java", "queries_per_cpu_second")):
+            whole = out[table][f"nteval_lucene@{threads}"]
+            out.setdefault(key, {})[str(threads)] = round(whole / out[table][f"lucene_java_only@{threads}"], 3)
     print(json.dumps(out, indent=2))
     (ROOT / "benchmarks" / "engines.json").write_text(json.dumps(out, indent=2) + "\n")
     idx.close()

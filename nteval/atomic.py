@@ -239,6 +239,7 @@ def atomic_dir(final: Path, force: bool = False,
             tmp.mkdir(exist_ok=True)
         else:
             tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.tmp-{os.getpid()}-", dir=final.parent))
+            os.chmod(tmp, _DIR_MODE)  # (mkdtemp's 0700 would become the finished directory's mode)
         try:
             yield tmp
             _check_existing(final, force, replaceable, what)  # again: it may have appeared meanwhile
@@ -280,6 +281,7 @@ def _umask() -> int:
 
 
 _FILE_MODE = 0o666 & ~_umask()
+_DIR_MODE = 0o777 & ~_umask()
 
 
 def write_text(path: Path, text: str) -> None:

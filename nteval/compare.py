@@ -17,10 +17,14 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     OUT/highrecall) and write OUT/answer.json and OUT/answer.md: with a ``task`` (known-item or
     topical), its headline first; without, both verdicts, where they disagree and why, and how
     to choose. ``kwargs``: as :func:`nteval.experiment.run_protocol` (systems, n_topics, seed…),
-    for both protocols; ``highrecall``: {parameter: value} for the high-recall one only."""
+    for both protocols (``n_topics`` may be ``{"focused": N, "highrecall": M}``: what ``auto``
+    chose for each); ``highrecall``: {parameter: value} for the high-recall one only."""
     check_task(task)
     out, index_dir = Path(out), Path(index_dir).absolute()
     hr_params = dict(kwargs.pop("highrecall", None) or {})
+    if isinstance(kwargs.get("n_topics"), dict):  # one number per protocol: focused=N, highrecall=M
+        per = kwargs.pop("n_topics")
+        kwargs["n_topics"], hr_params["n_topics"] = per["focused"], per["highrecall"]
     from .session import session
     from .settings import Execution, take
 
@@ -30,6 +34,10 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
                "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", execution=execution,
                                           **{**kwargs, **hr_params})}
     answer = {**compare_answer(res, task), "out": str(out)}
+    if any(r.get("topic_counts", {}).get("requested") == "auto" for r in res.values()):
+        # what auto chose for each protocol: --topics focused=N,highrecall=M gives exactly these topics again
+        answer["same_topics"] = {p: r["topic_counts"]["sampled"] if r["topic_counts"].get("requested") == "auto"
+                                 else r["topic_counts"]["requested"] for p, r in res.items()}
     write_text(out / "answer.json", json.dumps(answer, indent=2, ensure_ascii=False) + "\n")
     write_text(out / "answer.md", "\n".join(answer_lines(answer, res)) + "\n")
     return {"answer": answer, **res}

@@ -62,8 +62,13 @@ class MMD:
             v = float(raw[:-1] if relative else raw)
         except ValueError:
             raise InputError(None, f"--mmd {raw!r}: give a share like 5% or an absolute difference like 0.01") from None
-        if not (v == v and 0 <= v < (100 if relative else 1e9)):
-            raise InputError(None, f"--mmd {raw!r}: must be ≥ 0" + (" and below 100 %" if relative else ""))
+        if v != v or v in (float("inf"), float("-inf")):
+            raise InputError(None, f"--mmd {raw!r}: must be a finite number")
+        if v < 0:
+            raise InputError(None, f"--mmd {raw!r}: must be ≥ 0")
+        if v >= (100 if relative else 1e9):
+            raise InputError(None, f"--mmd {raw!r}: must be below " + ("100 %" if relative else
+                                                                       "1e9 (an absolute difference in the measure's units)"))
         return cls(v / 100 if relative else v, relative)
 
     def threshold(self, a: float, b: float) -> float:

@@ -72,6 +72,40 @@ def _previous_verdict(out: Path, topic_set: str) -> dict[str, Any] | None:
     return old.get("verdict") if isinstance(old, dict) and old.get("topic_set") == topic_set else None
 
 
+def _replaced(out: Path, results: dict[str, Any]) -> dict[str, Any] | None:
+    """What an earlier verdict in OUT had that this run's does not (other topics, systems left out,
+    another task), or None when it only adds to it (or there was none). Its results.json is kept
+    as results.previous.json, and a note says so: a run into the same OUT never replaces an
+    earlier verdict silently."""
+    import shutil
+    import sys
+
+    path = out / "results.json"
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(old, dict) or not isinstance(old.get("systems"), dict):
+        return None
+    changes = []
+    if old.get("topic_set") != results["topic_set"]:
+        n_old, n_new = old.get("n_topics"), results["n_topics"]
+        changes.append(f"{n_old} topics → {n_new}" if n_old != n_new else f"other topics ({n_new})")
+    gone = sorted(set(old["systems"]) - set(results["systems"]))
+    if gone:
+        changes.append(f"system{'s' if len(gone) > 1 else ''} {', '.join(gone[:5])}{' …' if len(gone) > 5 else ''} "
+                       "no longer in it")
+    if old.get("task") != results["task"]:
+        changes.append(f"task {old.get('task') or 'none'} → {results['task'] or 'none'}")
+    if not changes:
+        return None
+    keep = out / "results.previous.json"
+    shutil.copyfile(path, keep)
+    print(f"note: {path} held an earlier verdict ({'; '.join(changes)}): replaced by this run's; the earlier one is "
+          f"kept as {keep.name} (give another --out to keep both whole)", file=sys.stderr)
+    return {"changes": changes, "previous": keep.name}
+
+
 def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extra: dict[str, Any],
                   settings: RunSettings, progress: bool | None = None) -> dict[str, Any]:
     """Write per-topic scores, results.tsv, results.json and results.tex (booktabs, for a paper),
@@ -132,6 +166,9 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     results["task"] = task
     if task is not None and verdict:
         results["answer"] = headline(task, results, index_label(results))
+    replaced = _replaced(out, results)
+    if replaced:
+        results["replaced"] = replaced
     header = "system\talgorithm\t" + "\t".join(measures) + "\tempty_queries"
     rows = [header] + [f"{i.system.name}\t{i.system.describe()}\t" + "\t".join(f"{systems[i.system.name][m]:.4f}" for m in measures)
                        + f"\t{i.empty_queries}" for i in infos]
@@ -168,6 +205,10 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
         runs, infos, _ = run_all_holdout(where, tset.queries, call.systems, runs_dir / "holdout", depth, ex,
                                          sources=tset.sources)
     else:
+        if floor is None and tset.run_topics is not None:  # (a batch of --topics auto: what its runs answer)
+            write_topics(out / "queries.tsv", tset.queries)
+        elif floor is not None and (out / "batches").is_dir():
+            _reuse_batches(out / "batches", where, tset.queries, call.systems, runs_dir, depth)
         runs, infos = run_all(where, tset.queries, call.systems, runs_dir, depth, ex)
     from .leak import refuse_leaks
 
@@ -177,6 +218,30 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
     evaluated = measures + ([vmeasure] if vmeasure not in measures else [])
     scores = evaluate_runs(runs, tset.qrels, evaluated, progress=ex.progress, names=[i.system.name for i in infos])
     return Evaluated(tset, infos, scores)
+
+
+def _reuse_batches(batches: Path, where: Searched, queries: dict[str, str], systems: list, runs_dir: Path,
+                   depth: int) -> None:
+    """A fixed ``--topics N`` into an OUT where ``--topics auto`` ran: the systems' runs over the
+    first batches, when they are exactly these topics (the sample order is prefix-stable: N = the
+    documents auto sampled), are put together instead of searched again
+    (:func:`nteval.runs.reuse_pieces`)."""
+    import sys
+
+    from .formats.trec import read_topics
+    from .runs import reuse_pieces
+
+    pieces = []
+    for d in sorted(p for p in batches.iterdir() if p.is_dir() and (p / "runs").is_dir()):
+        qfile = d / "queries.tsv" if (d / "queries.tsv").is_file() else d / "topics.tsv"
+        try:
+            pieces.append((read_topics(qfile), d / "runs"))
+        except (InputError, OSError):
+            continue
+    done = reuse_pieces(where, queries, systems, runs_dir, depth, pieces)
+    if done:
+        print(f"note: {len(done)} system run{'s' if len(done) != 1 else ''} put together from the --topics auto "
+              f"batches in {batches} (the same topics): not searched again", file=sys.stderr)
 
 
 def _merge(parts: list[Evaluated], counts: dict[str, Any]) -> Evaluated:
@@ -240,6 +305,12 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     if not hasattr(spec, "offset"):
         raise InputError(None, f"--topics auto: the {proto.name} protocol does not sample documents in a seeded order "
                                "(only focused and high-recall do); give a number of topics")
+    if budget < min_topics:
+        raise InputError(None, f"--topics-budget {budget:,} samples fewer documents than the floor of {min_topics:,} "
+                               "topics (--min-topics): raise the budget or lower the floor")
+    if len(call.systems) < 2:
+        raise InputError(None, "--topics auto stops once the ranking of the systems is stable: one system has no "
+                               "ranking to stabilize; give a number of topics (--topics N)")
     if any(s.kind.fixed_topics for s in call.systems):
         raise InputError(None, "--topics auto cannot score external run files: they answer a fixed topic set. Run "
                                "--topics auto without them first, then the same command with --topics N (the number "
@@ -250,12 +321,14 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     reason = ""
     k = 0
     while True:
-        batch_changes: dict[str, Any] = {"n_topics": batch, "offset": k * batch}  # (offset: not every ProtocolSpec's)
+        # batches of `batch` documents of the seeded order, the last one cut to what the budget leaves
+        size = min(batch, budget - k * batch)
+        batch_changes: dict[str, Any] = {"n_topics": size, "offset": k * batch}  # (offset: not every ProtocolSpec's)
         bspec = replace(spec, **batch_changes)
         part = _run_topic_set(call, bspec, out / "batches" / f"{k:03d}", out / "batches" / f"{k:03d}" / "runs", None)
         parts.append(part)
         eligible = part[0].counts["eligible"]
-        sampled = min((k + 1) * batch, eligible)
+        sampled = min(k * batch + size, eligible)
         used = sum(len(p[0].qrels) for p in parts)
         per = _joined_scores(parts).of(vm)
         rel = reliability(per, vm, seed=spec.seed) if len(per) >= 2 and used >= 4 else None
@@ -263,17 +336,18 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
         steps.append({"sampled": sampled, "topics": used, "split_half_tau": tau,
                       "per_half": rel["split_half"]["topics"] if rel and rel["split_half"] else None})
         if tau is not None and tau >= STABLE_TAU and used >= min_topics:
-            reason = (f"stable: two disjoint halves of the {used:,} topics rank the systems alike at split-half Kendall "
-                      f"tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws)")
+            reason = (f"stable: two disjoint halves of the {used:,} topics rank these {len(call.systems)} systems alike at "
+                      f"split-half Kendall tau {tau:.3f} ≥ {STABLE_TAU} (mean of 200 draws; another set of systems may "
+                      "need more or fewer topics)")
             break
+        unstable = (f"split-half tau {tau:.3f} < {STABLE_TAU}" if tau is not None else
+                    "split-half tau undefined (the systems tie on the topics of a half: no ranking to agree on)")
         if sampled >= eligible:
-            reason = (f"the eligible pool is exhausted ({eligible:,} documents can be topics); split-half tau "
-                      f"{tau:.3f} < {STABLE_TAU}: the ranking is not stable on this collection" if tau is not None
-                      else f"the eligible pool is exhausted ({eligible:,} documents)")
+            reason = (f"the eligible pool is exhausted ({eligible:,} documents can be topics); {unstable}: the ranking "
+                      "is not stable on this collection")
             break
         if sampled >= budget:
-            reason = (f"the budget of {budget:,} sampled documents is spent (--topics-budget); split-half tau "
-                      f"{tau:.3f} < {STABLE_TAU}: not yet stable")
+            reason = f"the budget of {budget:,} sampled documents is spent (--topics-budget); {unstable}: not yet stable"
             break
         k += 1
     counts = {"requested": "auto", "eligible": parts[0][0].counts["eligible"], "used": used, "batches": k + 1,

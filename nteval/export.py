@@ -104,7 +104,11 @@ def _topics_and_qrels(from_dir: Path, res: dict[str, Any]) -> tuple[dict[str, st
         why = (f"topic {unasked[0]} of qrels.txt has no query in topics.tsv" if unasked
                else f"{RESULTS} says {res['n_topics']} topics, qrels.txt judges {len(qrels)}")
         raise InputError(from_dir, f"the run's files do not belong together ({why}); re-run the protocol")
-    if res.get("topic_set") and topic_set_id(res["protocol"], topics, qrels) != res["topic_set"]:
+    if not isinstance(res.get("topic_set"), str):  # (without it, edited topics could not be told from the run's)
+        raise InputError(from_dir / RESULTS, "no topic_set: the run cannot vouch for its topics.tsv and qrels.txt "
+                                             "(an older nteval's run, or edited); re-run the protocol into this OUT "
+                                             "(its runs are reused)")
+    if topic_set_id(res["protocol"], topics, qrels) != res["topic_set"]:
         raise InputError(from_dir, f"topics.tsv or qrels.txt is not the topic set {RESULTS} names "
                                    f"({res['topic_set']}): they were changed after the run; re-run the protocol")
     return topics, qrels

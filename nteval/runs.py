@@ -260,6 +260,63 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     return runs, infos
 
 
+def reuse_pieces(where: Searched, topics: dict[str, str], systems: list[System], runs_dir: Path, depth: int,
+                 pieces: list[tuple[dict[str, str], Path]]) -> list[str]:
+    """Write into ``runs_dir`` the run of each system over ``topics`` assembled from its cached
+    runs over ``pieces`` ((queries, runs directory) of earlier calls: ``--topics auto``'s batches),
+    where some of the pieces' queries are disjoint and cover ``topics`` exactly and every one of
+    them holds that system's run under its key (the same index, queries, system, inputs and depth).
+    Only systems nteval computes (not user code, whose output might depend on the set): each answers
+    a query on its own, so the assembled run is the file :func:`run_all` would write, byte for byte,
+    and run_all then finds it cached. Returns the names written."""
+    key_name = where.key_name or where.index_name
+    chosen = [(q, d) for q, d in pieces if q and all(topics.get(k) == v for k, v in q.items())]
+    covered: set[str] = set()
+    for q, _ in chosen:
+        if covered & set(q):
+            return []
+        covered |= set(q)
+    if covered != set(topics):
+        return []
+    eligible: set[str] = set()
+    for s in systems:  # (in order: a fusion's inputs come first)
+        if s.kind.computed and not s.kind.runs_code and not s.kind.fixed_topics and \
+                all(d in eligible for d in s.kind.inputs(s)):
+            eligible.add(s.name)
+    want = [s for s in systems if s.name in eligible]
+    full = _run_keys(want, where.fingerprint, key_name, topics_key(topics), depth)
+    part_keys = [_run_keys(want, where.fingerprint, key_name, topics_key(q), depth) for q, _ in chosen]
+    written = []
+    for s in want:
+        path, meta_path = runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json"
+        if _cached_meta(path, meta_path, full[s.name]) is not None:
+            continue
+        metas = [_cached_meta(d / f"{s.name}.run", d / f"{s.name}.meta.json", k[s.name])
+                 for (_, d), k in zip(chosen, part_keys)]
+        if any(m is None for m in metas):
+            continue
+        merged: Run = {}
+        for _, d in chosen:
+            merged.update(read_run(d / f"{s.name}.run"))
+        run = {q: merged.get(q, []) for q in topics}
+        text = format_run(run, s.name)
+        runs_dir.mkdir(parents=True, exist_ok=True)
+        write_text(path, text)
+        secs = sum(float(m.get("seconds", 0.0)) for m in metas if m)
+        meta = {"key": full[s.name], "file": _file_stamp(text.encode("utf-8")),
+                "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params}, "depth": depth,
+                "topics": len(topics), "empty_queries": sum(1 for q in topics if not run[q]),
+                "long_queries": sum(int(m.get("long_queries", 0)) for m in metas if m), "seconds": round(secs, 3),
+                "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None,
+                "assembled_from": [str(d) for _, d in chosen]}
+        notes = next((m.get("notes") for m in metas if m and m.get("notes")), None)
+        if notes:
+            meta["notes"] = notes
+        write_text(meta_path, json.dumps(meta, indent=2) + "\n")
+        written.append(s.name)
+    return written
+
+
 def cluster_session(scheduler: str | None, paths: list[Path]):
     """Connected to Dask scheduler ``scheduler`` for the block, ``paths`` checked on its workers
     (:func:`nteval.cluster.session`; the runs and cells inside share the connection); nothing when

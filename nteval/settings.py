@@ -93,14 +93,18 @@ class RunSettings:
             object.__setattr__(self, "runs_dir", Path(self.runs_dir))
 
 
+#: the shipped systems sets (``nteval/configs/systems/*.yaml``), named in ``--systems``' help
+SHIPPED_SETS = tuple(sorted(p.stem for p in (Path(__file__).parent / "configs" / "systems").glob("*.yaml")))
+
+
 @dataclass(frozen=True)
 class SystemSet:
-    """The systems to run. ``source``: a systems YAML, a shipped set's name (``default``,
-    ``table1``, ``wide``) or a list of Systems (None: ``default``); ``extra``: systems added after
+    """The systems to run. ``source``: a systems YAML, a shipped set's name (:data:`SHIPPED_SETS`:
+    ``default``, ``table1``, ``wide``…) or a list of Systems (None: ``default``); ``extra``: systems added after
     them (the external runs of ``--runs DIR``); ``file``: where S_ref names are looked up when
     ``source`` is a list."""
 
-    source: Any = param(None, "systems YAML, or a shipped set: default, table1, wide  [default: default]",
+    source: Any = param(None, f"systems YAML, or a shipped set: {', '.join(SHIPPED_SETS)}  [default: default]",
                         flag="--systems")
     extra: tuple = ()
     file: Path | None = None

@@ -36,6 +36,14 @@ from .systems.system import System, make_system
 
 __all__ = ["Range", "TuneSpec", "parse_range", "run_tune", "topic_folds"]
 
+#: settings are tried, reported and scored at this many decimals
+DECIMALS = 6
+#: the studies of a tuning, in its OUT
+STORE = "tune.sqlite3"
+#: a study's user attributes that say which tuning it belongs to: everything that decides a
+#: trial's value before the topics are drawn, and the digests of the topics and qrels it was run on
+INPUTS_ATTR, JUDGMENTS_ATTR = "nteval_inputs", "nteval_judgments"
+
 
 @dataclass(frozen=True)
 class Range:
@@ -72,6 +80,18 @@ def parse_range(text: str, system: System) -> Range:
         p.coerce(int(v) if integer and float(v).is_integer() else v, f"system {system.name}", None)
     if integer and not (low.is_integer() and high.is_integer()):
         raise InputError(None, f"--param {short(text)}: {name} is a whole number: give whole bounds")
+    if not integer:  # settings are tried at 6 decimals (_round): the rounded range must be a range of valid values
+        lo6, hi6 = _round(low), _round(high)
+        if not lo6 < hi6:
+            raise InputError(None, f"--param {short(text)}: tune tries settings to {DECIMALS} decimals and this range "
+                                   f"rounds to the single value {lo6:g}: give a wider range")
+        for given, v in ((low, lo6), (high, hi6)):
+            if v != given:
+                try:
+                    p.coerce(v, f"system {system.name}", None)
+                except InputError as err:
+                    raise InputError(None, f"--param {short(text)}: {given:g} rounds to {v:g} at tune's {DECIMALS} "
+                                           f"decimals, and {err.message}") from None
     return Range(name, low, high, integer)
 
 
@@ -113,11 +133,13 @@ def topic_folds(qids: list[str], seed: int, folds: int) -> list[list[str]]:
 
 
 class _Scorer:
-    """Per-topic scores of a setting over a protocol's topics (searched once, cached under OUT)."""
+    """Per-topic scores of a setting over a protocol's topics (searched once, cached under OUT, keyed
+    on the index's fingerprint, the topics', qrels' and held-out lists' digests, the system, the
+    depth and the measure)."""
 
     def __init__(self, judgments: Any, base: System, depth: int, measure: str, cache: Path, progress: bool | None):
         from .formats.trec import read_qrels, read_topics
-        from .grid.cells import read_exclusions
+        from .grid.cells import file_digest, read_exclusions
 
         self.j, self.base, self.depth, self.measure, self.cache = judgments, base, depth, measure, cache
         self.topics = read_topics(judgments.dir / "topics.tsv")
@@ -127,10 +149,17 @@ class _Scorer:
         self.index = str(Path(judgments.index_dir) / judgments.index_name.removesuffix("-holdout"))
         self.progress = progress
         self.searched = 0
+        d = judgments.dir
+        #: what the protocol's topics were run on (a study's JUDGMENTS_ATTR; part of every cache key)
+        self.judged = {"protocol": judgments.name, "index": judgments.index_name, "measure": measure,
+                       "topics": file_digest(d / "topics.tsv"), "qrels": file_digest(d / "qrels.txt"),
+                       "holdout": file_digest(d / "holdout.tsv") if held else None}
+        self.fingerprint = judgments.fingerprint
 
     def key(self, params: dict[str, Any]) -> str:
         s = make_system(self.base.name, self.base.algorithm, {**self.base.params, **params})
-        return hashlib.sha256(json.dumps([s.key(), self.depth, self.measure, sorted(self.topics)]).encode()).hexdigest()
+        return hashlib.sha256(json.dumps([s.key(), self.depth, self.measure, sorted(self.topics), self.fingerprint,
+                                          self.judged], sort_keys=True).encode()).hexdigest()
 
     def __call__(self, params: dict[str, Any]) -> dict[str, float]:
         key = self.key(params)
@@ -152,7 +181,7 @@ class _Scorer:
         if self.held:
             raw = drop_held(raw, self.held)
         run = {q: canonical(raw.get(q, []), self.depth) for q in self.topics}
-        per = evaluate_runs({system.name: run}, self.qrels, [self.measure]).per_topic[system.name]
+        per = evaluate_runs({system.name: run}, self.qrels, [self.measure], progress=False).per_topic[system.name]
         scores = {q: round(v[self.measure], 6) for q, v in per.items()}
         write_text(path, json.dumps({"key": key, "params": params, "per_topic": scores}) + "\n")
         self.searched += 1
@@ -166,11 +195,22 @@ def _distributions(ranges: tuple[Range, ...]) -> dict[str, Any]:
                      else optuna.distributions.FloatDistribution(r.low, r.high)) for r in ranges}
 
 
-def _study(storage: str, name: str):
+def _study(storage: str, name: str, inputs: dict[str, Any], judged: dict[str, Any]):
+    """Fold ``name``'s study, created with the ``inputs`` and ``judged`` it belongs to, or loaded
+    (:func:`_check_store` has refused a store of other inputs; a study on other topics or qrels than
+    ``judged`` is refused here)."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(storage=storage, study_name=name, direction="maximize", load_if_exists=True)
+    attrs = study.user_attrs
+    if INPUTS_ATTR not in attrs:
+        study.set_user_attr(INPUTS_ATTR, inputs)
+        study.set_user_attr(JUDGMENTS_ATTR, judged)
+    elif _plain(attrs.get(JUDGMENTS_ATTR)) != _plain(judged):
+        path = storage.removeprefix("sqlite:///")
+        raise InputError(path, f"study {name} was run on other topics or qrels than {judged['protocol']}'s now "
+                               f"(the protocol drew other topics from the same inputs): {_FRESH}")
     from optuna.trial import TrialState
 
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING, TrialState.WAITING)):
@@ -178,7 +218,7 @@ def _study(storage: str, name: str):
     return study
 
 
-def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, bar) -> None:
+def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, bar, label: str = "") -> None:
     import optuna
     from optuna.trial import TrialState
 
@@ -190,8 +230,13 @@ def _tune_fold(study, dists: dict[str, Any], objective, trials: int, seed: int, 
         study.sampler = optuna.samplers.TPESampler(seed=seed * 100_003 + done, constant_liar=False,
                                                    n_startup_trials=min(10, max(1, trials // 3)))
         trial = study.ask(dists)
-        study.tell(trial, objective(trial.params))
+        # the setting scored is the one reported: at DECIMALS decimals (parse_range checked the range)
+        setting = {k: _round(v) for k, v in trial.params.items()}
+        bar.set_postfix_str(f"{label}: trial {done + 1}, " + ", ".join(f"{k}={v:.3g}" for k, v in setting.items()),
+                            refresh=True)
+        study.tell(trial, objective(setting))
         done += 1
+        bar.set_postfix_str(f"{label}: best {study.best_value:.4f} after {done} trials", refresh=False)
         bar.update(1)
 
 
@@ -212,23 +257,24 @@ def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: E
     qids = sorted(scorer.qrels)
     parts = topic_folds(qids, spec.seed, spec.folds)
     dists = _distributions(spec.ranges)
-    storage = f"sqlite:///{(out / 'tune.sqlite3').absolute()}"
+    storage = f"sqlite:///{(out / STORE).absolute()}"
     bar = tqdm(total=spec.trials * spec.folds, unit=" trial", desc=f"tune {j.name}", disable=not shown(execution.progress),
                file=sys.stderr, mininterval=0.5)
     folds = []
     try:
         for f, held in enumerate(parts):
             train = [q for q in qids if q not in set(held)]
-            study = _study(storage, f"{j.name}-fold{f}-of{spec.folds}")
+            study = _study(storage, _study_name(j.name, f, spec.folds), j.inputs, scorer.judged)
             _tune_fold(study, dists, lambda params, train=train: _mean(scorer(params), train), spec.trials,
-                       spec.seed * 31 + f, bar)
+                       spec.seed * 31 + f, bar, f"fold {f + 1}/{spec.folds}")
             from optuna.trial import TrialState
 
             done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))[: spec.trials]
             best = max(done, key=lambda t: (t.value, -t.number))
+            chosen = {k: _round(v) for k, v in best.params.items()}  # the setting its value was scored with
             folds.append({"fold": f, "train_topics": len(train), "held_topics": len(held),
-                          "best": {k: _round(v) for k, v in best.params.items()}, "train_score": round(best.value, 6),
-                          "held_score": round(_mean(scorer(best.params), held), 6),
+                          "best": chosen, "train_score": round(best.value, 6),
+                          "held_score": round(_mean(scorer(chosen), held), 6),
                           "default_train_score": round(_mean(scorer({}), train), 6),
                           "trials": [{"number": t.number, "params": {k: _round(v) for k, v in t.params.items()},
                                       "train_score": round(t.value, 6)} for t in done]})
@@ -248,13 +294,174 @@ def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: E
         "recommended": {"params": recommended, "score_in_sample": round(_mean(scorer(recommended), qids), 6)},
         "comparison": sig, "settings_searched": scorer.searched,
     }
+    result["advice"] = tune_advice(result, spec.ranges, base)
     if spec.plots:
         result["trace"] = str(_trace(result, out / f"tune_trace_{j.name}.png"))
     return result
 
 
+#: "at the edge" of a range searched: within this share of its width from a bound
+EDGE = 0.05
+
+
+def tune_advice(result: dict[str, Any], ranges: tuple[Range, ...], base: System) -> dict[str, Any]:
+    """What to do with a protocol's tuning: take the recommended setting only when the tuned
+    setting beats the defaults on held-out topics by a paired test (Holm) *and* by at least the
+    minimum meaningful difference (5 % of the better score, as the verdicts use); otherwise keep
+    the defaults. Also: the parameters whose recommended value lies at the edge of the range
+    searched (where the declared bounds allow going further): the range should be widened."""
+    from .effects import MMD
+
+    mmd = MMD.parse(None)
+    tuned, default = result["held_out_score"], result["default"]["score"]
+    pair = next((p for p in result["comparison"]["pairs"]
+                 if {p["a"], p["b"]} == {"tuned (cross-validated)", "defaults"}), None)
+    separated = bool(pair and pair["significant"])
+    gain = tuned - default
+    meaningful = gain > 0 and gain >= mmd.threshold(tuned, default)
+    share = f"{100 * gain / default:+.1f} %" if default else f"{gain:+.4f}"
+    reasons = []
+    if not separated:
+        reasons.append("the paired test cannot tell the tuned setting apart from the defaults on held-out topics")
+    if gain <= 0:
+        reasons.append(f"tuning gained nothing on held-out topics ({share})")
+    elif not meaningful:
+        reasons.append(f"its held-out gain ({share}) is below the minimum meaningful difference ({mmd.describe()})")
+    declared = base.kind.declared()
+    edge = []
+    for r in ranges:
+        v = result["recommended"]["params"].get(r.name)
+        if not isinstance(v, (int, float)):
+            continue
+        width, d = r.high - r.low, declared[r.name]
+        low_open = d.min is None or r.low > d.min
+        high_open = d.max is None or r.high < d.max
+        if low_open and v - r.low <= EDGE * width:
+            edge.append({"param": r.name, "value": v, "bound": r.low, "side": "low"})
+        elif high_open and r.high - v <= EDGE * width:
+            edge.append({"param": r.name, "value": v, "bound": r.high, "side": "high"})
+    return {"keep_defaults": bool(reasons), "reasons": reasons, "held_out_gain": round(gain, 6),
+            "held_out_gain_text": share, "mmd": mmd.describe(), "tuned_vs_defaults_significant": separated,
+            "on_edge": edge}
+
+
 def _round(v: Any) -> Any:
-    return round(v, 6) if isinstance(v, float) else v
+    return round(v, DECIMALS) if isinstance(v, float) else v
+
+
+def _study_name(protocol: str, fold: int, folds: int) -> str:
+    return f"{protocol}-fold{fold}-of{folds}"
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON gives it back (tuples as lists): what a study's user attribute compares to."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def tuning_inputs(spec: TuneSpec, base: System, fingerprint: str, sample: dict[str, Any]) -> dict[str, Any]:
+    """Everything that decides the value of a tuning's trials before its topics are drawn: the
+    index (its fingerprint), the system, the ranges, the measure, the depth, the folds, the seed and
+    the topic sampling (the drawn topics' and qrels' digests are each study's JUDGMENTS_ATTR)."""
+    return _plain({"index": fingerprint, "system": {"name": base.name, "algorithm": base.algorithm, "key": base.key()},
+                   "ranges": [[r.name, r.low, r.high] + (["integer"] if r.integer else []) for r in spec.ranges],
+                   "measure": spec.measure, "depth": spec.depth, "folds": spec.folds, "seed": spec.seed,
+                   "topics": spec.n_topics, "sample": sample})
+
+
+_FRESH = "its trials are not this tuning's; give another --out, or --force to delete that tuning and start afresh"
+
+
+def _difference(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """The first input in which a stored tuning differs from this one, in words."""
+    def ranges(r: list[list[Any]]) -> str:
+        return ", ".join(f"{v[0]}={v[1]:g}:{v[2]:g}" for v in r)
+
+    for key, label in (("index", "index"), ("system", "system"), ("ranges", "ranges"), ("measure", "measure"),
+                       ("depth", "depth"), ("folds", "folds"), ("seed", "seed"), ("topics", "topics requested"),
+                       ("sample", "topic sampling filters")):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if key == "index":
+            return f"another index (fingerprint {str(a)[:12]}…, this one's {str(b)[:12]}…)"
+        if key == "system":
+            a, b = (f"{s.get('name')} ({s.get('algorithm')})" if isinstance(s, dict) else s for s in (a, b))
+            if a == b:
+                return f"system {a} with other fixed parameters"
+        if key == "ranges" and isinstance(a, list) and isinstance(b, list):
+            a, b = ranges(a), ranges(b)
+        return f"{label} {a}, not {b}"
+    return "other inputs"
+
+
+def _stored_studies(path: Path) -> dict[str, dict[str, Any]]:
+    """The studies in a tuning's store and their user attributes, read without writing (Optuna
+    would add its tables to any SQLite file); a store that is damaged or not Optuna's is a one-line
+    error naming it and saying what to do."""
+    import sqlite3
+
+    if not path.exists() and not path.is_symlink():
+        return {}
+    if not path.is_file():
+        raise InputError(path, "is not a file, so not the studies of a tuning nteval wrote: move it away or give "
+                               "another --out")
+    if path.stat().st_size == 0:
+        return {}
+    try:
+        db = sqlite3.connect(f"file:{path.absolute()}?mode=ro", uri=True, timeout=30)
+        try:
+            if db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                raise sqlite3.DatabaseError("database disk image is malformed")
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if tables and not {"studies", "study_user_attributes", "trials", "version_info"} <= tables:
+                raise InputError(path, "is an SQLite database without Optuna's tables, not the studies of a tuning "
+                                       "nteval wrote: move it away or give another --out")
+            rows = db.execute("SELECT s.study_name, a.key, a.value_json FROM studies s LEFT JOIN study_user_attributes a"
+                              " ON a.study_id = s.study_id").fetchall() if tables else []
+        finally:
+            db.close()
+    except sqlite3.Error as err:
+        raise InputError(path, f"the studies of this tuning are damaged (sqlite: {' '.join(str(err).split())}): delete "
+                               "the file (the tuning then starts afresh) or give another --out") from None
+    studies: dict[str, dict[str, Any]] = {}
+    for name, key, value in rows:
+        attrs = studies.setdefault(name, {})
+        if key is not None:
+            try:
+                attrs[key] = json.loads(value)
+            except ValueError:
+                attrs[key] = None
+    return studies
+
+
+def _check_store(out: Path, inputs: dict[str, Any], names: set[str], force: bool) -> None:
+    """Refuse (one line) an OUT whose store holds a tuning of other inputs — its trials would be
+    reported as this tuning's — or, with ``force``, delete what an earlier tuning wrote there: its
+    store, tune.json, trace plots and score caches (nothing else)."""
+    path = out / STORE
+    studies = _stored_studies(path)  # (a damaged or foreign file is refused even with force: nteval did not write it)
+    if force:
+        if studies or (out / "tune.json").exists():
+            print(f"note: --force: deleting the earlier tuning in {out} ({len(studies)} studies, tune.json, "
+                  "trace plots, score caches)", file=sys.stderr)
+        for f in [path, *(out / f"{STORE}{x}" for x in ("-journal", "-wal", "-shm")), out / "tune.json",
+                  *out.glob("tune_trace_*.png")]:
+            f.unlink(missing_ok=True)
+        import shutil
+
+        for cache in out.glob("*/tune-cache"):
+            shutil.rmtree(cache, ignore_errors=True)
+        return
+    for name, attrs in sorted(studies.items()):
+        if INPUTS_ATTR not in attrs:
+            why = "made by an older nteval that did not record what it tuned"
+        elif attrs[INPUTS_ATTR] != inputs:
+            why = _difference(attrs[INPUTS_ATTR], inputs)
+        elif name not in names:
+            why = f"study {name}, of another protocol or number of folds than asked now"
+        else:
+            continue
+        raise InputError(path, f"holds a tuning of other inputs ({why}): {_FRESH}")
 
 
 def _trace(result: dict[str, Any], path: Path) -> Path:
@@ -288,12 +495,14 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
     of :class:`TuneSpec` or :class:`~nteval.settings.Execution`, and the protocols' sampling filters."""
     from .grid.run import find_system, prepare, protocol_list
     from .grid.spec import GridSpec
+    from .index import read_manifest
     from .session import session
     from .settings import reject_unknown, take
     from .systems.engines import require
 
     require("optuna", "tune", "nteval tune")
     rest = dict(options)
+    force = bool(rest.pop("force", False))
     execution = take(Execution, execution, rest)
     names = {"system", "systems", "protocol", "trials", "folds", "measure", "n_topics", "seed", "depth", "min_topics",
              "plots"}
@@ -302,9 +511,13 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
 
     sample_fields = {f for f, *_ in registry.get("focused").Spec.describe()} - {"n_topics", "seed"}
     sample = {k: rest.pop(k) for k in list(rest) if k in sample_fields}
-    reject_unknown(rest, "run_tune", names | sample_fields)
+    reject_unknown(rest, "run_tune", names | sample_fields | {"force"})
     base = find_system(mine.get("system", spec.system if spec else "bm25"), mine.get("systems", spec.systems if spec else None))
     parsed = tuple(r if isinstance(r, Range) else parse_range(str(r), base) for r in ranges)
+    seen = [r.name for r in parsed]
+    twice = next((n for i, n in enumerate(seen) if n in seen[:i]), None)
+    if twice is not None:
+        raise InputError(None, f"--param {twice} given twice")
     spec = replace(spec, ranges=parsed, **mine) if spec is not None else TuneSpec(parsed, **mine)
     if not base.kind.computed:
         raise InputError(None, f"--system {base.name}: nteval does not compute its runs; nothing to tune")
@@ -314,10 +527,14 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
     t0 = time.perf_counter()
     with session(out, index_dir, execution.scheduler) as index_abs:
         out = Path(out)
+        fingerprint = read_manifest(index_abs)["fingerprint"]
+        inputs = tuning_inputs(spec, base, fingerprint, sample)
+        _check_store(out, inputs, {_study_name(p, f, spec.folds) for p in protocols for f in range(spec.folds)}, force)
         grid = GridSpec((), system=spec.system, systems=spec.systems, protocol=",".join(protocols), n_topics=spec.n_topics,
                         seed=spec.seed, depth=spec.depth, min_topics=spec.min_topics, sample=sample, plots=False)
         judgments, info = prepare(index_abs, out, grid, {}, None, execution.progress)
-        results = {j.name: _tune_protocol(_WithIndex(j, index_abs), spec, base, out, execution) for j in judgments}
+        results = {j.name: _tune_protocol(_WithIndex(j, index_abs, fingerprint, inputs), spec, base, out, execution)
+                   for j in judgments}
         report = {"index": str(index_abs), "system": {"name": base.name, "algorithm": base.algorithm,
                                                        "params": base.params},
                   "ranges": {r.name: [r.low, r.high] + (["integer"] if r.integer else []) for r in spec.ranges},
@@ -328,10 +545,11 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
 
 
 class _WithIndex:
-    """A grid Judgments with the index directory it searches (the tuning's scorer needs it)."""
+    """A grid Judgments with the index directory it searches, the index's fingerprint and the
+    tuning's inputs (the tuning's scorer and studies need them)."""
 
-    def __init__(self, j: Any, index_dir: Path):
-        self._j, self.index_dir = j, index_dir
+    def __init__(self, j: Any, index_dir: Path, fingerprint: str, inputs: dict[str, Any]):
+        self._j, self.index_dir, self.fingerprint, self.inputs = j, index_dir, fingerprint, inputs
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._j, name)

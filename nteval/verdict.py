@@ -21,13 +21,19 @@ MIN_TOPICS = _MIN_TOPICS
 
 
 def check_topic_floor(protocol: str, used: int, requested: int, eligible: int, min_topics: int, where: Any = None) -> None:
-    """One-line error when too few topics are left for a ranking to mean anything."""
+    """One-line error when too few topics are left for a ranking to mean anything (never fewer than
+    2, whatever the floor: a verdict's paired tests and bootstrap intervals are over topics)."""
+    if min_topics <= used < 2:
+        fix = "ask for more (--topics 2 or more)" if requested < 2 <= eligible else "use a larger corpus"
+        raise InputError(where, f"{protocol}: only {used} usable topic{'s' if used != 1 else ''} (asked for {requested}, "
+                                f"{eligible} eligible as topics) — a verdict needs at least 2, whatever --min-topics "
+                                f"says: its paired tests and bootstrap intervals are over topics; {fix}")
     if used < min_topics:
         if requested < min_topics and eligible >= min_topics:  # the corpus has enough: the request was small
             fix = f"ask for more (--topics {min_topics} or more), or lower the floor with --min-topics"
         else:
             fix = "use a larger corpus or relax the topic filters, or lower the floor with --min-topics"
-        raise InputError(where, f"{protocol}: only {used} usable topics (asked for {requested}, {eligible} eligible as topics) "
+        raise InputError(where, f"{protocol}: only {used} usable topic{'s' if used != 1 else ''} (asked for {requested}, {eligible} eligible as topics) "
                                 f"— below the floor of {min_topics} topics for a meaningful system ranking; {fix}")
 
 
@@ -73,7 +79,9 @@ def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, count
         if counts.get("requested") == "auto":
             lines.append(f"  topics: {counts['used']:,} used (--topics auto: {counts['sampled']:,} documents sampled in "
                          f"{counts['batches']} batch{'es' if counts['batches'] != 1 else ''} of the seeded order, {counts['eligible']:,} eligible as topics); "
-                         f"stopped because {counts['stopped']}")
+                         f"stopped because {counts['stopped']}. Your own runs on exactly these topics: the same "
+                         f"command with --topics {counts['sampled']} and --runs (the systems' runs are put together "
+                         "from the batches, not searched again)")
         else:
             lines.append(f"  topics: {counts['used']:,} used of {counts['requested']:,} asked for "
                          f"({counts['eligible']:,} eligible as topics)")

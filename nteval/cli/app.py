@@ -78,8 +78,10 @@ def locks_out(fn):
         from ..errors import InputError
 
         for opt, key in (("--topics", "n_topics"), ("--depth", "depth")):
-            if key in kwargs and kwargs[key] != "auto" and kwargs[key] < 1:
-                raise InputError(None, f"{opt} must be ≥ 1, got {kwargs[key]}")
+            given = kwargs.get(key)
+            for v in (given.values() if isinstance(given, dict) else [given] if key in kwargs else []):
+                if v != "auto" and v < 1:
+                    raise InputError(None, f"{opt} must be ≥ 1, got {v}")
         with out_dir_lock(kwargs["out"]):
             return fn(*args, **kwargs)
 

@@ -121,15 +121,32 @@ def measure_names(text: str | tuple[str, ...] | None) -> tuple[str, ...] | None:
 
 
 class TopicsType(click.ParamType):
-    """``--topics``: a whole number, or ``auto`` (batches until the ranking is stable)."""
+    """``--topics``: a whole number, or ``auto`` (batches until the ranking is stable); for
+    ``nteval compare``, also one per protocol, ``focused=750,highrecall=250`` (what auto chose
+    for each, to bring runs back on exactly those topics)."""
 
     name = "N|auto"
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int) or value == "auto":
+        if isinstance(value, (int, dict)) or value == "auto":
             return value
+        text = str(value)
+        if "=" in text:
+            if ctx is None or ctx.info_name != "compare":
+                self.fail(f"{text!r}: one number of topics per protocol (PROTOCOL=N,...) is for nteval compare; "
+                          "give a whole number or auto", param, ctx)
+            out: dict[str, int | str] = {}
+            for part in text.split(","):
+                name, _, n = part.partition("=")
+                name, n = name.strip(), n.strip()
+                if name not in ("focused", "highrecall") or name in out or not (n == "auto" or n.isdigit()):
+                    self.fail(f"{text!r}: write focused=N,highrecall=M (each a whole number or auto)", param, ctx)
+                out[name] = n if n == "auto" else int(n)
+            if set(out) != {"focused", "highrecall"}:
+                self.fail(f"{text!r}: give both, focused=N,highrecall=M", param, ctx)
+            return out
         try:
-            return int(str(value))
+            return int(text)
         except ValueError:
             self.fail(f"{value!r} is not a whole number or auto", param, ctx)
 
@@ -149,7 +166,7 @@ QUIET = click.option("--quiet", is_flag=True, help="No progress bar.")
 RUNS = click.option(
     "--runs", "runs_dir", default=None, type=click.Path(path_type=Path),
     help="Directory of external TREC runs over this experiment's topics (see `nteval export`), each named by its run "
-         "tag, scored beside the systems.")
+         "tag, scored beside the systems (or one run file).")
 ALLOW_CODE = click.option(
     "--allow-code", is_flag=True, expose_value=False, callback=_allow_code, is_eager=True,
     help="Let the systems file run code (callable: and command: systems run with your rights, like a Makefile).")

@@ -124,6 +124,11 @@ def compare_cmd(**kw) -> None:
     sref = list(kw.pop("sref")) or None
     res = run_compare(kw.pop("index_dir"), kw.pop("out"), highrecall={"sref": sref} if sref else None, **kw)
     click.echo("\n".join(answer_lines(res["answer"], res)))
+    same = res["answer"].get("same_topics")
+    if same:
+        click.echo(f"\nYour own runs on exactly these topics: the same command with --topics "
+                   f"{','.join(f'{p}={n}' for p, n in same.items())} and --runs DIR (the systems' runs are put "
+                   "together from the --topics auto batches, not searched again).")
 
 
 @main.command("protocols")

@@ -19,7 +19,11 @@ from .options import ALLOW_CODE, INDEX, QUIET, declared, progress, sample_filter
 @declared(TuneSpec, ("trials", "folds", "measure", "n_topics", "seed", "depth", "min_topics"), n_topics={"type_": int})
 @sample_filter_options
 @click.option("--out", required=True, type=click.Path(path_type=Path),
-              help="Output directory (its tune.sqlite3 holds the studies: a killed tuning resumes).")
+              help="Output directory (its tune.sqlite3 holds the studies: a killed tuning resumes; a tuning of other "
+                   "inputs is refused, see --force).")
+@click.option("--force", is_flag=True,
+              help="Start afresh when OUT holds a tuning of other inputs: delete its studies, tune.json, trace plots "
+                   "and score caches (never anything else).")
 @ALLOW_CODE
 @QUIET
 @friendly_errors

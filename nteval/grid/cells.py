@@ -11,6 +11,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -125,13 +126,17 @@ def one_pass_groups(todo: list[tuple[Task, str]]) -> tuple[list[list[tuple[Task,
 _JAVA_MEASURES = re.compile(r"^(RR|AP|Bpref|(P|R|Success)@[1-9][0-9]*)$")
 #: topics whose rankings are held in Python at once when a measure needs the runs (memory ∝ this)
 CHUNK = 100
+#: topics per call of a one-pass grid whose measures are computed in Java (the bar moves between)
+PASS_CHUNK = 200
 
 
-def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[dict[str, Any]]:
+def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int,
+                           tick: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """Every cell of ``group`` from one pass over the postings (``nteval.GridSearch``), each
     evaluated and stored as :func:`compute_cell` does: the same runs, so the same cells. The
     measures RR, AP, Bpref, P@k, R@k and Success@k are computed in the pass itself (no ranking
-    crosses into Python); any other measure takes the rankings, ``CHUNK`` topics at a time."""
+    crosses into Python); any other measure takes the rankings, ``CHUNK`` topics at a time.
+    ``tick(done, total)``: the topics scored so far (every ``CHUNK``), for a progress bar."""
     from ..formats.trec import canonical, read_qrels, read_topics
     from ..scores import evaluate_runs
 
@@ -144,8 +149,21 @@ def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[
     sims = [index.similarity(str(model), **task.system.params) for task, _ in group]
     measures = list(first.measures)
     results: list[tuple[dict[str, dict[str, float]], int]]
+    say = tick or (lambda done, total: None)
     if all(_JAVA_MEASURES.match(m) for m in measures):
-        results = index.grid_evaluate(topics, first.depth, sims, qrels, measures, held, threads)
+        # PASS_CHUNK topics per call (a topic's values do not depend on the others): the bar moves
+        qids = list(topics)
+        got: list[dict[str, dict[str, float]]] = [{} for _ in group]
+        empties = [0] * len(group)
+        for i in range(0, len(qids), PASS_CHUNK):
+            part = {q: topics[q] for q in qids[i:i + PASS_CHUNK]}
+            sub = {q: qrels[q] for q in part if q in qrels}
+            for c, (vals, e) in enumerate(index.grid_evaluate(part, first.depth, sims, sub, measures, held, threads)):
+                got[c].update(vals)
+                empties[c] += e
+            say(min(i + PASS_CHUNK, len(qids)), len(qids))
+        zero = dict.fromkeys(measures, 0.0)
+        results = [({q: g.get(q, zero) for q in qrels}, e) for g, e in zip(got, empties)]
     else:
         per: list[dict[str, dict[str, float]]] = [{} for _ in group]
         empty = [0] * len(group)
@@ -160,6 +178,7 @@ def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int) -> list[
                 empty[c] += sum(1 for q in part if not run[q])
                 if sub:
                     per[c].update(evaluate_runs({"cell": run}, sub, measures).per_topic["cell"])
+            say(min(i + CHUNK, len(qids)), len(qids))
         results = [({q: p.get(q, dict.fromkeys(measures, 0.0)) for q in qrels}, e) for p, e in zip(per, empty)]
     seconds = (time.perf_counter() - t0) / len(group)
     cells = []

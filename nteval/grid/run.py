@@ -31,7 +31,7 @@ from .cells import (
     one_pass_groups,
     read_cell,
 )
-from .spec import Axis, GridSpec, grid_systems
+from .spec import Axis, GridSpec, grid_systems, value_label
 
 PROTOCOLS = ("focused", "highrecall")   # what --protocol both means
 #: human judgments' measures when --measure is not given (protocols: their ``grid_measures``)
@@ -146,7 +146,7 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
 
 def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | None = None,
               one_pass: bool = True) -> tuple[int, int]:
-    """Compute cells; returns (worker processes, passes over the postings). Each worker process
+    """Compute cells; returns (worker processes of per-cell runs, passes over the postings). Each worker process
     keeps its JVM, indexes and topics for all its cells.
     With ``scheduler`` (a Dask scheduler's address) the cluster's workers compute them. Cells whose
     system's kind scores a grid in one pass over the postings (BM25, QLD) are computed that way here,
@@ -158,11 +158,14 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
         return grid_cells(scheduler, todo, bar), 0
     groups, todo = one_pass_groups(todo) if one_pass else ([], todo)
     for group in groups:
-        bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass", refresh=False)
-        compute_cells_one_pass(group, max(2, jobs))
+        def tick(done: int, total: int, group=group) -> None:
+            bar.set_postfix_str(f"{group[0][0].protocol}: {len(group)} cells in one pass, {done:,}/{total:,} topics")
+
+        tick(0, 0)
+        compute_cells_one_pass(group, max(2, jobs), tick)
         bar.update(len(group))
     if not todo:
-        return 1, len(groups)
+        return 0, len(groups)  # (no worker process: the passes ran in this one, on Java threads)
     if jobs == 1 or len(todo) == 1:
         for task, key in todo:
             bar.set_postfix_str(f"{task.protocol} {task.system.name}", refresh=False)
@@ -197,7 +200,7 @@ def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> 
     apart from the best cell — beside the 1 % region, which ignores topic noise."""
     from ..significance import indistinguishable_from_best
 
-    label = lambda p: ",".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    label = lambda p: ",".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
     per = {label(p): c["per_topic"][measure] for p, c in stored}
     res = indistinguishable_from_best(per, seed=seed)
     tied = set(res["indistinguishable"])
@@ -213,24 +216,30 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
     fb, hb = f["measures"][fm]["best"]["params"], h["measures"][hm]["best"]["params"]
     if fb == hb:
         return {"disagree": False, "text": "both protocols' best cell is the same: "
-                                           + ", ".join(f"{n}={fb[n]:g}" for n in names)}
+                                           + ", ".join(f"{n}={value_label(fb[n])}" for n in names)}
     f_tied = f["measures"][fm]["indistinguishable_from_best"]["params"]
     h_tied = h["measures"][hm]["indistinguishable_from_best"]["params"]
     f_separates, h_separates = hb not in f_tied, fb not in h_tied
-    cell = lambda p: ", ".join(f"{n}={p[n]:g}" for n in names)  # noqa: E731
+    cell = lambda p: ", ".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
     from ..answer import PARAMETER_REASONS
 
     differ = [n for n in names if fb[n] != hb[n]]
     reason = "; ".join(PARAMETER_REASONS.get(n, f"{n}: the two tasks reward it differently") for n in differ)
     disagree = f_separates and h_separates
-    text = (f"focused ({fm}) prefers {cell(fb)}, high-recall ({hm}) {cell(hb)}; "
-            + ("each protocol tells its best cell apart from the other's (paired tests vs the best, Holm) — they "
-               "disagree significantly" if disagree else
-               "but " + ("the focused test cannot tell them apart" if not f_separates else
-                         "the high-recall test cannot tell them apart") + ": a setting good for both exists")
-            + (f". Likely reason: {reason}" if disagree else ""))
+    both = [p for p in f_tied if p in h_tied]  # cells neither protocol tells apart from its best
+    # the setting good for both: the other protocol's best, where this one cannot tell it from its own
+    good = hb if not f_separates else fb if not h_separates else None
+    if disagree:
+        tail = ("each protocol tells its best cell apart from the other's (paired tests vs the best, Holm) — they "
+                f"disagree significantly. Likely reason: {reason}")
+    else:
+        who = "high-recall's best, which the focused test" if not f_separates else "focused's best, which the high-recall test"
+        tail = (f"but {who} cannot tell apart from its own best: a setting good for both is {cell(good)} "
+                f"({len(both)} cell{'s' if len(both) != 1 else ''} cannot be told apart from the best under both protocols)")
+    text = f"focused ({fm}) prefers {cell(fb)}, high-recall ({hm}) {cell(hb)}; " + tail
     return {"disagree": disagree, "focused_best": fb, "highrecall_best": hb, "focused_separates": f_separates,
-            "highrecall_separates": h_separates, "reason": reason if disagree else None, "text": text}
+            "highrecall_separates": h_separates, "good_for_both": good, "tied_under_both": both,
+            "reason": reason if disagree else None, "text": text}
 
 
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
@@ -349,7 +358,7 @@ def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
 
     proto = TASKS[task][0]
     m, r = next(iter(result["protocols"][proto]["measures"].items()))
-    best = ", ".join(f"{k}={v:g}" for k, v in r["best"]["params"].items())
+    best = ", ".join(f"{k}={value_label(v)}" for k, v in r["best"]["params"].items())
     tied = r["indistinguishable_from_best"]["cells"]
     text = (f"For {task} search on {result['index']}, the best {result['system']['name']} setting is {best} "
             f"({m} {r['best']['value']:.4f}); {tied - 1} other cell{'s' if tied != 2 else ''} cannot be told apart "
@@ -432,7 +441,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
         "cells": {"per_protocol": len(cells), "total": len(plan), "computed": len(todo), "reused": len(plan) - len(todo)},
         "timing": {"jobs": jobs, "scheduler": scheduler, "workers": workers, "compute_seconds": round(compute_s, 3),
                    "cells_per_minute": round(len(todo) / compute_s * 60, 2) if todo and compute_s > 0 else None,
-                   "total_seconds": None, "one_pass": passes},
+                   "total_seconds": None, "one_pass": passes, "java_threads": max(2, jobs) if passes else None},
     }
     names = [a.name for a in params]
     rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics" + ("\treference" if references else "")]
@@ -446,7 +455,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
             vals = [(p, float(c["measures"][m])) for p, c in stored]  # type: ignore[index]
             pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals],
                                    "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
-            rows += [f"{j.name}\t" + "\t".join(f"{p[n]:g}" for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
+            rows += [f"{j.name}\t" + "\t".join(value_label(p[n]) for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
         pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
         if references:
             pres["references"] = _score_references(Searched(index_dir, j.index_name, manifest["fingerprint"]), j,

@@ -60,8 +60,15 @@ def parse_axis(spec: str) -> Axis:
     return Axis(name, tuple(float(v) for v in values))
 
 
+def value_label(v: float) -> str:
+    """A parameter value as grid.tsv and the labels write it: ``:g`` (0.2, 1e+09), or, where that
+    would read back as another value (999999999 is not 1e+09), Python's shortest exact form."""
+    short = f"{v:g}"
+    return short if float(short) == v else repr(float(v))
+
+
 def cell_label(params: dict[str, float]) -> str:
-    return ",".join(f"{k}={v:g}" for k, v in params.items())
+    return ",".join(f"{k}={value_label(v)}" for k, v in params.items())
 
 
 def grid_systems(base: System, axes: list[Axis]) -> list[tuple[dict[str, float], System]]:

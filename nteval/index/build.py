@@ -40,17 +40,23 @@ from .manifest import (
     sha256_file,
 )
 
+#: a parse reports its progress every this many records
+TICK_RECORDS = 1000
 
-def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
+
+def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS, tick: Callable[[int], None] | None = None) -> list[tuple]:
     """Read one source into store operations, in file order (runs in a worker process).
 
     ``("put", store_row)``, ``("skip", docid, reason)``, ``("delete", [docids])``: plain tuples of
     strings, cheap to send back from a worker. ``documents``: a :data:`DOCUMENT_POLICIES` name.
+    ``tick(n)``: called with the number of records read so far, every :data:`TICK_RECORDS`.
     """
     ops: list[tuple] = []
     both = documents == "title+abstract"
     from ..corpus.sources import read_records  # (lxml: not loaded by `nteval --help`)
-    for rec in read_records(path):
+    for n, rec in enumerate(read_records(path), 1):
+        if tick is not None and n % TICK_RECORDS == 0:
+            tick(n)
         if isinstance(rec, Document):
             if both and not (rec.title and rec.abstract):
                 ops.append(("skip", rec.docid, "no_title" if not rec.title else "no_abstract"))
@@ -63,20 +69,75 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS) -> list[tuple]:
     return ops
 
 
-def _parse_and_hash(path: Path, documents: str, parent: int | None = None) -> tuple[list[tuple], str]:
-    """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given)."""
+def _parse_and_hash(path: Path, documents: str, parent: int | None = None,
+                    counter: str | None = None) -> tuple[list[tuple], str]:
+    """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given);
+    ``counter``: a file where the number of records read so far is kept (the parent's progress bar
+    reads it)."""
     if parent is not None:
         from ..lifecycle import watch_parent
 
         watch_parent(parent)
-    return parse_file(path, documents), sha256_file(path)
+
+    def tick(n: int) -> None:
+        import os
+
+        if counter is not None:
+            tmp = f"{counter}.{os.getpid()}"
+            with open(tmp, "w") as fh:
+                fh.write(str(n))
+            os.replace(tmp, counter)
+
+    return parse_file(path, documents, tick if counter else None), sha256_file(path)
+
+
+class _RecordCount:
+    """Records read by the parses under way (each writes its count to a file of ``where``), added
+    to a progress bar twice a second by a thread: a file of 30,000 records no longer shows
+    ``parse: 0/2 file`` for 20 s."""
+
+    def __init__(self, where: Path, bar) -> None:
+        import threading
+
+        self.where, self.bar, self.done = where, bar, 0  # records of the files finished
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def counter(self, i: int) -> str:
+        return str(self.where / f"{i}.count")
+
+    def finished(self, i: int, records: int) -> None:
+        Path(self.counter(i)).unlink(missing_ok=True)
+        self.done += records
+        self.bar.n = self.done
+        self.bar.refresh()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.5):
+            going = 0
+            for f in self.where.glob("*.count"):
+                try:
+                    going += int(f.read_text() or 0)
+                except (OSError, ValueError):
+                    pass
+            self.bar.n = self.done + going
+            self.bar.refresh()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
 
 
 PARSE_WORKER_IDLE_S = 10
 
 
-def _parsed(files: Sequence[Path], jobs: int, documents: str):
-    """(path, ops, sha256) in file order; files are parsed in parallel processes when there are several."""
+def _parsed(files: Sequence[Path], jobs: int, documents: str, count: _RecordCount | None = None):
+    """(position, path, ops, sha256) in file order; files are parsed in parallel processes when
+    there are several. ``count``: where the parses report the records they have read."""
+    def counter(i: int) -> str | None:
+        return count.counter(i) if count is not None else None
+
     if jobs > 1 and len(files) > 1:
         import os
 
@@ -87,12 +148,12 @@ def _parsed(files: Sequence[Path], jobs: int, documents: str):
         # after the last file instead of loky's 300 s, so they are gone while Lucene indexes
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator", backend="loky",
                            idle_worker_timeout=PARSE_WORKER_IDLE_S)(
-            delayed(_parse_and_hash)(p, documents, me) for p in files)
-        for p, (ops, sha) in zip(files, results):
-            yield p, ops, sha
+            delayed(_parse_and_hash)(p, documents, me, counter(i)) for i, p in enumerate(files))
+        for i, (p, (ops, sha)) in enumerate(zip(files, results)):
+            yield i, p, ops, sha
     else:
-        for p in files:
-            yield p, *_parse_and_hash(p, documents)
+        for i, p in enumerate(files):
+            yield i, p, *_parse_and_hash(p, documents, None, counter(i))
 
 
 def _touched(ops: list[tuple]) -> set[str]:
@@ -124,14 +185,32 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     ``replaced = documents - (rows gained) - (rows removed)``, the rows counted over the ids the
     file touches (index look-ups, not a count of the whole table per file).
     """
+    import tempfile
+
     from tqdm import tqdm
 
     from ..progress import shown
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
-    bar = tqdm(total=len(files), desc="parse", unit=" file", disable=not shown(progress), file=sys.stderr, leave=False)
-    for path, ops, sha in _parsed(files, jobs, documents):
+    bar = tqdm(total=None, desc="parse", unit=" record", disable=not shown(progress), file=sys.stderr, leave=False,
+               unit_scale=True)
+    bar.set_postfix_str(f"0/{len(files)} files", refresh=False)
+    with tempfile.TemporaryDirectory(prefix="nteval-parse-") as tmp:
+        count = _RecordCount(Path(tmp), bar) if not bar.disable else None
+        try:
+            _apply_files(store, files, jobs, documents, count, bar, on_file, on_done, per_source, deleted_ids)
+        finally:
+            if count is not None:
+                count.close()
+    bar.close()
+    return per_source, deleted_ids
+
+
+def _apply_files(store: DocStore, files: Sequence[Path], jobs: int, documents: str, count: _RecordCount | None, bar,
+                 on_file, on_done, per_source: list[dict], deleted_ids: list[list[str]]) -> None:
+    """:func:`load_store`'s loop: each parsed file's operations applied to the store, in order."""
+    for i, path, ops, sha in _parsed(files, jobs, documents, count):
         if on_file is not None:
             on_file(ops)
         c: Counter = Counter()
@@ -175,9 +254,9 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
         deleted_ids.append(deleted)
         if on_done is not None:
             on_done(path, sha, per_source[-1], deleted)
-        bar.update()
-    bar.close()
-    return per_source, deleted_ids
+        if count is not None:
+            count.finished(i, c["seen"] + c["deleted_pmids"])
+        bar.set_postfix_str(f"{i + 1}/{len(files)} files")
 
 
 def totals(per_source: Sequence[dict], kept: int, deleted_ids: list[str]) -> dict[str, Any]:

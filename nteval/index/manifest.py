@@ -97,6 +97,21 @@ def _indexes_below(path: Path, limit: int = 3) -> str:
     return f"; {'the index below it is' if len(found) == 1 else 'indexes below it:'} {names}"
 
 
+def _index_hint(where: Path) -> str:
+    """What the user probably meant: the nteval index a Lucene index ``nt``/``all`` belongs to,
+    ``nteval index`` for a source file, or the indexes below a directory."""
+    if (where.parent / MANIFEST).is_file():
+        return f"; it is a part of the nteval index {where.parent}: give --index {where.parent}"
+    if where.is_file():
+        from ..corpus.sources import BEIR_SUFFIXES, XML_SUFFIXES
+
+        if where.name.lower().endswith(XML_SUFFIXES + BEIR_SUFFIXES):
+            return (f"; it is a source file: index it first (nteval index {where} --out my-index), then give "
+                    "--index my-index")
+        return ": --index takes the directory `nteval index --out` made"
+    return _indexes_below(where)
+
+
 def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
     (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
@@ -107,7 +122,7 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     if not Path(index_dir).exists():
         raise InputError(index_dir, "no such index directory")
     if not path.is_file():
-        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}){_indexes_below(Path(index_dir))}")
+        raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}){_index_hint(Path(index_dir))}")
     manifest = read_json_file(path, "corrupt manifest", "rebuild the index with nteval index --force")
     problem = _manifest_problem(manifest)
     if problem:

@@ -10,6 +10,10 @@ write it is built in memory, still 8 bytes a PMID.
 
 The file is named after the Lucene commit it describes (``nteval-docids.segments_N.npy``) and
 checked against the index's document count, so a table never outlives its index.
+
+An index of at most :data:`STRING_CACHE_DOCS` documents also keeps, once it is searched, its
+docids as Python strings (~65 bytes a document: ≤ 65 MB): a million hits then cost a list look-up
+each instead of a new string (0.10 → 0.04 s per million hits, a sixth of a batch search's time).
 """
 from __future__ import annotations
 
@@ -22,6 +26,8 @@ import numpy as np
 from . import jvm
 
 PREFIX = "nteval-docids."
+#: indexes up to this many documents keep their docids as Python strings once searched
+STRING_CACHE_DOCS = 1_000_000
 
 
 class DocidTable:
@@ -30,6 +36,7 @@ class DocidTable:
     def __init__(self, array: np.ndarray):
         self.array = array
         self.numeric = array.dtype.kind == "i"
+        self._strings: list[str] | None = None
 
     def __len__(self) -> int:
         return int(self.array.shape[0])
@@ -39,8 +46,14 @@ class DocidTable:
         return str(int(v)) if self.numeric else v.decode("utf-8")
 
     def take(self, docs) -> list[str]:
-        vals = self.array[np.asarray(docs, dtype=np.int64)].tolist()
-        return [str(v) for v in vals] if self.numeric else [v.decode("utf-8") for v in vals]
+        if self._strings is None and len(self) <= STRING_CACHE_DOCS:
+            self._strings = self._decode(self.array.tolist())
+        if self._strings is not None:
+            return list(map(self._strings.__getitem__, np.asarray(docs, dtype=np.int64).tolist()))
+        return self._decode(self.array[np.asarray(docs, dtype=np.int64)].tolist())
+
+    def _decode(self, vals: list) -> list[str]:
+        return list(map(str, vals)) if self.numeric else [v.decode("utf-8") for v in vals]
 
     def tolist(self) -> list[str]:
         return self.take(np.arange(len(self)))

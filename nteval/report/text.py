@@ -128,6 +128,19 @@ def _fmt_values(name: str, near: list[float], axis: list[float]) -> str:
     return f"{name} ∈ {{{', '.join(f'{v:g}' for v in near)}}}"
 
 
+def _how_computed(t: dict[str, Any]) -> list[str]:
+    """How a grid's cells were computed, as the timing line says it."""
+    out = []
+    if t.get("one_pass"):
+        threads = t.get("java_threads")
+        out.append(f" in {t['one_pass']} pass{'es' if t['one_pass'] != 1 else ''} over the postings"
+                   + (f" ({threads} Java search threads)" if threads else "") + " (--per-cell: one run per cell)")
+    if t.get("workers"):
+        out.append(f" {'+ ' if out else 'with '}{t['workers']} worker process{'es' if t['workers'] != 1 else ''} "
+                   "for per-cell runs" + (" on the Dask cluster" if t.get("scheduler") else ""))
+    return out
+
+
 def grid_summary(res: dict[str, Any]) -> str:
     """Best cell and the region within 1 % of it, per protocol and measure; then where the
     protocols' best cells sit on each axis (the paper: focused prefers a higher BM25 b)."""
@@ -135,11 +148,9 @@ def grid_summary(res: dict[str, Any]) -> str:
     c, t = res["cells"], res["timing"]
     shape = " × ".join(f"{n} ({len(v)} values {_fmt_range(min(v), max(v))})" for n, v in axes.items())
     lines = ([res["answer"]["text"], ""] if res.get("answer") else []) + [f"grid: {res['system']['name']} over {shape}",
-             f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused; "
-             f"{t['compute_seconds']:.1f} s with {t['workers']} worker(s)"
-             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")
-             + (f"; {t['one_pass']} pass(es) over the postings scored them (--per-cell: one run per cell)"
-                if t.get("one_pass") else "")]
+             f"cells: {c['total']} ({c['per_protocol']} per protocol) — {c['computed']} computed, {c['reused']} reused"
+             + (f"; {t['compute_seconds']:.1f} s" + "".join(_how_computed(t)) if c["computed"] else "")
+             + (f", {t['cells_per_minute']:.1f} cells/min" if t.get("cells_per_minute") else "")]
     for name, p in res["protocols"].items():
         lines.append(f"{name} (index {p['index']}, {p['topics']} topics)")
         for m, r in p["measures"].items():
@@ -271,25 +282,39 @@ def tune_summary(res: dict[str, Any]) -> str:
     """``nteval tune``'s answer: per protocol, the held-out score of the tuned setting beside the
     defaults, each fold's choice, the recommended setting and the paired tests' groups."""
     fmt = lambda p: ", ".join(f"{k}={v:g}" if isinstance(v, (int, float)) else f"{k}={v}" for k, v in p.items())  # noqa: E731
+    # a tuned setting at the precision its evidence supports (tune.json has it to 6 decimals)
+    short = lambda p: ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in p.items())  # noqa: E731
     lines = [f"tuning {res['system']['name']} ({res['system']['algorithm']}) over "
              + ", ".join(f"{n} in [{r[0]:g}, {r[1]:g}]" for n, r in res["ranges"].items())
              + f": {res['trials_per_fold']} TPE trials in each of {res['folds']} topic folds, seed {res['seed']}"]
     for name, p in res["protocols"].items():
         m = p["measure"]
+        advice = p.get("advice") or {}
         lines.append(f"\n{name} ({p['topics']} topics, {m}):")
-        lines.append(f"  held-out {m} of the tuned setting {p['held_out_score']:.4f} (each topic scored by the setting "
-                     f"its fold's study chose without it) vs defaults ({fmt(p['default']['params'])}) "
-                     f"{p['default']['score']:.4f}")
+        gain = f" ({advice['held_out_gain_text']})" if advice.get("held_out_gain_text") else ""
+        lines.append(f"  held-out {m} of the tuned setting {p['held_out_score']:.4f}{gain} vs defaults "
+                     f"({fmt(p['default']['params'])}) {p['default']['score']:.4f} (each topic scored by the setting "
+                     "its fold's study chose without it)")
         for fo in p["folds"]:
-            lines.append(f"  fold {fo['fold']}: best {fmt(fo['best'])} — {fo['train_score']:.4f} on its "
+            lines.append(f"  fold {fo['fold']}: best {short(fo['best'])} — {fo['train_score']:.4f} on its "
                          f"{fo['train_topics']} training topics, {fo['held_score']:.4f} on its {fo['held_topics']} "
                          "held-out ones")
         rec = p["recommended"]
-        lines.append(f"  recommended: {fmt(rec['params'])} ({rec['score_in_sample']:.4f} over all topics: in-sample, "
-                     "optimistic; the held-out score above is the honest one)")
+        best = (f"{short(rec['params'])} ({rec['score_in_sample']:.4f} over all topics: in-sample, optimistic; the "
+                "held-out score above is the honest one)")
+        if advice.get("keep_defaults"):
+            lines.append(f"  advice: keep the defaults ({fmt(p['default']['params'])}): " + "; and ".join(advice["reasons"])
+                         + f". The best setting tried was {best}")
+        else:
+            lines.append(f"  advice: use {best}: it beats the defaults on held-out topics by a paired test and by at "
+                         f"least the minimum meaningful difference ({advice.get('mmd', '5 %')})" if advice else
+                         f"  recommended: {best}")
+        for e in advice.get("on_edge", []):
+            lines.append(f"  edge: the best {e['param']} ({e['value']:.3g}) is at the {e['side']} end of the range "
+                         f"searched ({e['bound']:g}): the optimum may lie beyond; widen the range there and tune again")
         groups = p["comparison"]["groups"]
-        lines.append(f"  {p['comparison']['test']}, {p['comparison']['correction']}: "
-                     + " | ".join(", ".join(g) for g in groups)
+        lines.append(f"  groups that cannot be told apart, best first, separated by | ({p['comparison']['test']}, "
+                     f"{p['comparison']['correction']}): " + " | ".join(", ".join(g) for g in groups)
                      + ("  (one group: tuning cannot be told apart from the defaults)" if len(groups) == 1 else ""))
         if p.get("trace"):
             lines.append(f"  trace: {p['trace']}")

@@ -3,11 +3,13 @@ from nteval's document store and cached beside the nteval index.
 
 A cache is ``INDEX/engines/<index>-<engine id>-<fingerprint>/`` (``NTEVAL_ENGINE_CACHE`` moves
 the root): the engine's own files and a ``meta.json`` naming the documents it holds (their count
-and the sha256 of their ids in order). It is built in ``<name>.partial`` beside it and renamed
-into place once complete, one builder at a time (a file lock: grid workers may ask for the same
-index), so a cut build never passes for a finished one; a builder that can resume (Tantivy) picks
-up the partial directory where it stopped. A cache whose meta.json does not check out is built
-again, and said so.
+and the sha256 of their ids in order) and every file the build wrote (size and sha256). It is
+built in ``<name>.partial`` beside it and renamed into place once complete, one builder at a time
+(a file lock: grid workers may ask for the same index), so a cut build never passes for a finished
+one; a builder that can resume (Tantivy) picks up the partial directory where it stopped. A cache
+whose meta.json does not check out, or one of whose files is missing or changed since the build
+(checked before each use; a file's digest once per process), is built again, and said so: an
+engine never opens a damaged file (PISA would die with a signal, Tantivy open an empty index).
 """
 from __future__ import annotations
 
@@ -25,8 +27,8 @@ from ..atomic import file_lock, write_text
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 
-#: the layout of an engine cache's meta.json
-ENGINE_FORMAT = 1
+#: the layout of an engine cache's meta.json (2: it lists the build's files with their digests)
+ENGINE_FORMAT = 2
 
 #: ``build(partial_dir, documents, n_documents, progress) -> info``: the engine's index written
 #: into ``partial_dir`` from ``documents`` ((docid, text) in the store's order); ``info`` (JSON)
@@ -43,17 +45,66 @@ def engine_dir(index_dir: Path, index_name: str, fingerprint: str, engine_id: st
     return root / f"{index_name}-{engine_id}-{fingerprint[:16]}"
 
 
+#: sha256 of files already read by this process: (path, inode, size, mtime) → digest
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of file ``path`` (read once per process while its inode, size and mtime stay)."""
+    st = path.stat()
+    key = (str(path.absolute()), st.st_ino, st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def file_digests(directory: Path, skip: Callable[[Path], bool] = lambda p: False) -> dict[str, list[Any]]:
+    """{path relative to ``directory``: [size, sha256]} of its regular files (hidden files, a
+    ``meta.json`` and ``*.log`` files at its top, and those ``skip`` names, left out)."""
+    out: dict[str, list[Any]] = {}
+    for path in sorted(directory.rglob("*")):
+        rel = path.relative_to(directory)
+        if (path.is_symlink() or not path.is_file() or any(part.startswith(".") for part in rel.parts)
+                or str(rel) == "meta.json" or (len(rel.parts) == 1 and ".log" in path.name) or skip(rel)):
+            continue
+        out[rel.as_posix()] = [path.stat().st_size, file_sha256(path)]
+    return out
+
+
+def files_problem(directory: Path, recorded: Any) -> str | None:
+    """Which file of ``recorded`` (:func:`file_digests`) is missing or changed under ``directory``."""
+    if not isinstance(recorded, dict):
+        return "its files are not recorded"
+    for rel, entry in recorded.items():
+        path = directory / rel
+        if not path.is_file():
+            return f"{rel} is missing"
+        if not (isinstance(entry, list) and len(entry) == 2):
+            return "its files are not recorded"
+        if path.stat().st_size != entry[0]:
+            return f"{rel} has {path.stat().st_size:,} bytes, not the {entry[0]:,} it was written with"
+        if file_sha256(path) != entry[1]:
+            return f"{rel} changed since it was written"
+    return None
+
+
 def cache_problem(final: Path, engine_id: str, docids: list[str]) -> str | None:
     """What is wrong with the engine cache ``final`` (None: nothing)."""
     try:
         meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return "meta.json unreadable"
-    if not isinstance(meta, dict) or meta.get("format") != ENGINE_FORMAT or meta.get("engine") != engine_id:
+    if not isinstance(meta, dict) or meta.get("engine") != engine_id:
         return "meta.json of another format or engine"
+    if meta.get("format") != ENGINE_FORMAT:
+        return f"its meta.json is of format {short(meta.get('format'))}, written by another version of nteval"
     if meta.get("documents") != len(docids) or meta.get("docids_sha256") != docids_digest(docids):
         return "it holds other documents than the index"
-    return None
+    return files_problem(final, meta.get("files"))
 
 
 def engine_index(index_dir: Path, index_name: str, fingerprint: str, engine_id: str, build: Builder,
@@ -73,7 +124,9 @@ def engine_index(index_dir: Path, index_name: str, fingerprint: str, engine_id: 
         problem = cache_problem(final, engine_id, docids) if final.exists() else "none yet"
         if problem is not None:
             if problem != "none yet":
-                print(f"note: the {engine_id} index {final} is damaged ({problem}): building it again", file=sys.stderr)
+                said = (f"was built by another version of nteval ({problem})" if "another version" in problem
+                        else f"is damaged ({problem})")
+                print(f"note: the {engine_id} index {final} {said}: building it again", file=sys.stderr)
                 shutil.rmtree(final, ignore_errors=True)
             partial = final.with_name(final.name + ".partial")
             partial.mkdir(parents=True, exist_ok=True)
@@ -82,6 +135,7 @@ def engine_index(index_dir: Path, index_name: str, fingerprint: str, engine_id: 
             meta = {"format": ENGINE_FORMAT, "engine": engine_id, "index": index_name, "fingerprint": fingerprint,
                     "documents": len(docids), "docids_sha256": docids_digest(docids),
                     "build_seconds": round(time.perf_counter() - t0, 3), **info}
+            meta["files"] = file_digests(partial)  # what must be there, as the build left it
             write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
             os.replace(partial, final)
             problem = cache_problem(final, engine_id, docids)

@@ -121,10 +121,13 @@ def command_system(name: str, command: str | list[str], version: str) -> System:
 
 def runs_from_dir(directory: str | Path) -> list[System]:
     """Every run file of ``directory``, named by its run tag: one external system each. A directory
-    of subdirectories (``focused/``, ``human/``…) gives one system per tag with a run per topic set."""
+    of subdirectories (``focused/``, ``human/``…) gives one system per tag with a run per topic set.
+    A run file instead of a directory: that run alone."""
     d = Path(directory)
+    if d.is_file():  # one run file: that run alone
+        return [external_system(n, {"run": str(p)}) for n, p in _named([d]).items()]
     if not d.is_dir():
-        raise InputError(d, "--runs: no such directory of run files")
+        raise InputError(d, "--runs: no such directory or run file")
     subdirs = sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
     files = _run_files(d)
     if subdirs and files:

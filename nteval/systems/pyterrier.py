@@ -98,9 +98,10 @@ class PyTerrierKind(SystemKind):
         if not isinstance(frame, pd.DataFrame) or not {"qid", "docno", "score"} <= set(frame.columns):
             raise InputError(None, f"system {short(system.name)}: its pipeline must return a frame with qid, docno and "
                                    f"score columns (got {short(type(frame).__name__)})")
-        raw: dict[str, dict[str, float]] = {}
+        # every row kept as it came (a docno twice, a score that is not a number): validate refuses them
+        raw: dict[str, list[tuple[str, Any]]] = {}
         for qid, docno, score in zip(frame["qid"].astype(str), frame["docno"].astype(str), frame["score"]):
-            raw.setdefault(qid, {})[docno] = float(score)
+            raw.setdefault(qid, []).append((docno, score))
         run, notes = validate(system, raw, topics, depth, target.index_dir, target.index_name, target.label)
         target.notes[system.name] = {**notes, "pipeline": short(repr(pipeline), 120)}
         ctx.tick(len(topics))

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import InputError
 from ..params import Param
 from .engines import LUCENE_STOPWORDS, engine_index, package_version, require
 from .kind import RunContext, SystemKind
@@ -126,6 +127,9 @@ class TantivyBM25(SystemKind):
         index = _open(tv, where / "tantivy")
         index.reload()
         searcher, schema, analyzer = index.searcher(), index.schema, _analyzer(tv)
+        if searcher.num_docs != meta["documents"]:  # (Tantivy opens a directory without its meta.json as empty)
+            raise InputError(where, f"the Tantivy index holds {searcher.num_docs:,} documents where its meta.json says "
+                                    f"{meta['documents']:,}: delete {where} (nteval builds it again)")
         docids = index_docids(target.index_dir, target.index_name)
         should = tv.Occur.Should
 

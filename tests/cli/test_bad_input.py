@@ -212,3 +212,23 @@ def test_mesh_on_an_index_without_mesh_is_refused_first(scifact_index, tmp_path,
             if cmd == "correlate" else ["--protocol", "mesh"])
     result = CliRunner().invoke(main, [cmd, "--index", str(scifact_index), *args, "--out", str(out), "--quiet"])
     assert_clean_failure(result, out, [str(scifact_index), "no document of this index has MeSH headings"])
+
+
+def test_errors_that_say_the_fix(first200_index, tmp_path):
+    """Item 17 (F13): --index naming a Lucene index inside an nteval index, or a source file, said
+    only "not an nteval index directory"; --runs naming one run file was refused."""
+    from conftest import cli, one_line_error, retag
+
+    one_line_error(cli("focused", "--index", first200_index / "nt", "--topics", 20, "--out", tmp_path / "a"),
+                   f"it is a part of the nteval index {first200_index}: give --index {first200_index}")
+    one_line_error(cli("focused", "--index", FIRST200, "--topics", 20, "--out", tmp_path / "a"),
+                   "it is a source file: index it first (nteval index", "--out my-index), then give --index my-index")
+    assert not (tmp_path / "a").exists()
+    out = tmp_path / "f"
+    args = ("focused", "--index", first200_index, "--topics", 30, "--min-topics", 10, "--systems", "default", "--quiet")
+    assert cli(*args, "--out", out).exit_code == 0
+    mine = retag(out / "runs" / "bm25.run", tmp_path / "mine.run", "mine")
+    r = cli(*args, "--out", out, "--runs", mine)
+    assert r.exit_code == 0, r.output
+    assert "mine" in (out / "results.tsv").read_text()
+    one_line_error(cli(*args, "--out", out, "--runs", tmp_path / "nope.run"), "--runs: no such directory or run file")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -335,6 +336,9 @@ def test_a_scheduler_that_never_answers_is_one_line_within_the_timeout(first200_
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"nteval: error: --scheduler tcp://127.0.0.1:{port}"), r.stderr
     assert took < 40, took  # (it waited 590 s and more before)
     assert not (tmp_path / "g").exists()
+    said = re.search(r"no answer (?:within|after) (\d+) s", lines[0])
+    if mode == "silent":  # L9: the time it says is the time it waited (it said "30 s" after 46 s)
+        assert said and abs(int(said.group(1)) - took) <= 4, (lines[0], took)
 
 
 @pytest.mark.parametrize("address, says", [("foo", "expected tcp://HOST:PORT"), ("tcp://", "expected tcp://HOST:PORT"),

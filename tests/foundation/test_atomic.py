@@ -18,6 +18,15 @@ def test_write_text_uses_umask_permissions(tmp_path):
     assert p.read_text() == "x\n" and [f.name for f in p.parent.iterdir()] == ["f.txt"]
 
 
+def test_atomic_dir_has_umask_permissions(tmp_path):
+    """Item 17 (F13): `nteval export` (and `index`) made their OUT with mkdtemp's mode 0700."""
+    with atomic_dir(tmp_path / "out") as d:
+        (d / "v").write_text("1")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o777 & ~mask
+
+
 def test_atomic_dir_failure_keeps_old_and_leaves_no_temp(tmp_path):
     final = tmp_path / "out"
     with atomic_dir(final) as d:

@@ -3,6 +3,7 @@ and on a real protocol run."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -23,6 +24,12 @@ def test_mmd_parses_relative_and_absolute_and_refuses_nonsense():
     assert MMD.parse("0.01").threshold(0.2, 0.9) == 0.01
     for bad in ("five", "-1%", "100%", "nan", "-0.1"):
         with pytest.raises(InputError, match="--mmd"):
+            MMD.parse(bad)
+    # L7: each refusal gives its own reason ("inf" and "1e308" were told "must be ≥ 0")
+    for bad, reason in (("inf", "must be a finite number"), ("inf%", "must be a finite number"),
+                        ("-inf", "must be a finite number"), ("1e308", "must be below 1e9"),
+                        ("150%", "must be below 100 %"), ("-0.1", "must be ≥ 0")):
+        with pytest.raises(InputError, match=f"--mmd '{re.escape(bad)}': {reason}"):
             MMD.parse(bad)
 
 

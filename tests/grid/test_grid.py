@@ -66,6 +66,12 @@ def test_grid_outputs_and_agreement_with_nteval_focused(first200_index, tmp_path
     cell = [float(r.split("\t")[4]) for r in rows[1:] if r.startswith("focused\t0.9\t0.4\tRR")]
     assert cell == [pytest.approx(ref["systems"]["bm25"]["RR"], abs=1e-6)]
     assert (out / "focused" / "topics.tsv").read_bytes() == (tmp_path / "f" / "topics.tsv").read_bytes()
+    # item 10 (F4): the timing line says how the cells were computed (one pass over the postings per
+    # protocol, on Java threads), not "with 1 worker(s)"
+    from nteval.report.text import grid_summary
+
+    timing = grid_summary(res).splitlines()[1]
+    assert "in 2 passes over the postings (2 Java search threads)" in timing and "worker" not in timing, timing
     # same inputs again: nothing recomputed; another measure: recomputed under a new key
     again = run_grid(first200_index, out, [parse_axis("k1=0.5,0.9"), parse_axis("b=0.4,0.8")], protocol="both",
                      n_topics=40, seed=3, jobs=1, progress=False, min_topics=10)
@@ -184,3 +190,50 @@ def test_grid_scores_reference_systems_beside_its_cells(first200_index, dense_ca
     assert got["pybm25"]["RR"] == pytest.approx(res["systems"]["pybm25"]["RR"], abs=1e-6)
     assert (tmp_path / "g2" / "grid.tsv").read_text().count("\tdense\n") == len(g2["protocols"]["focused"]["measures"])
 
+
+
+def test_values_that_print_alike_under_g_stay_apart(first200_index, tmp_path):
+    """L1: 1e9 and 999999999 both printed "1e+09" (grid.tsv, cell names, the tie test's keys,
+    where the two cells merged into one)."""
+    res = run_grid(first200_index, tmp_path / "g", [parse_axis("k1=1e9,999999999")], protocol="focused",
+                   n_topics=30, min_topics=10, progress=False, plots=False)
+    rows = [r.split("\t") for r in (tmp_path / "g" / "grid.tsv").read_text().splitlines()[1:]]
+    assert [float(r[1]) for r in rows] == [1e9, 999999999.0] and rows[0][1] != rows[1][1]
+    tied = res["protocols"]["focused"]["measures"]["RR"]["indistinguishable_from_best"]
+    assert tied["cells"] == 2 and len(tied["params"]) == 2  # identical rankings: both tied with the best
+
+
+def test_a_setting_good_for_both_protocols_is_named():
+    """Item 10 (F4): "a setting good for both exists" did not say which. Hand case: focused's best
+    (k1=1.2) and high-recall's (k1=0.6) differ; focused cannot tell k1=0.6 from its best, so 0.6 is
+    good for both."""
+    from nteval.grid.run import best_cells_disagreement
+
+    def proto(measure, best, tied):
+        return {"measures": {measure: {"best": {"params": best}, "indistinguishable_from_best": {"params": tied}}}}
+
+    a, b, c = {"k1": 1.2}, {"k1": 0.6}, {"k1": 0.9}
+    d = best_cells_disagreement({"focused": proto("RR", a, [a, b, c]), "highrecall": proto("AP", b, [b, c])}, ["k1"])
+    assert not d["disagree"] and d["good_for_both"] == b and d["tied_under_both"] == [b, c]
+    assert d["text"].endswith("but high-recall's best, which the focused test cannot tell apart from its own best: a "
+                              "setting good for both is k1=0.6 (2 cells cannot be told apart from the best under both "
+                              "protocols)")
+    d = best_cells_disagreement({"focused": proto("RR", a, [a]), "highrecall": proto("AP", b, [b])}, ["k1"])
+    assert d["disagree"] and d["good_for_both"] is None and "disagree significantly" in d["text"]
+
+
+def test_a_one_pass_grid_bar_counts_topics(first200_index, tmp_path, capsys):
+    """Item 16 (F12): the bar sat at 0/2 cells while a pass ran; it now says how many topics the
+    pass has scored."""
+    import nteval.grid.cells as cells
+
+    old = cells.PASS_CHUNK
+    cells.PASS_CHUNK = 15
+    try:
+        run_grid(first200_index, tmp_path / "g", [parse_axis("k1=0.5,0.9")], protocol="focused", n_topics=40,
+                 min_topics=10, progress=True, plots=False)
+    finally:
+        cells.PASS_CHUNK = old
+    err = capsys.readouterr().err.replace("\r", "\n")
+    for said in ("focused: 2 cells in one pass, 15/40 topics", "30/40 topics", "40/40 topics"):
+        assert said in err, err[-500:]

@@ -355,3 +355,15 @@ def test_zip_member_reads_what_zipfile_reads(tmp_path):
         with z.open("m.txt", "w", force_zip64=True) as fh:
             fh.write(b"zip64 member")
     assert jvm.zip_member(big, "m.txt") == b"zip64 member"
+
+
+def test_the_parse_bar_counts_records_not_files(tmp_path, capsys):
+    """Item 16 (F12): `index` sat at `parse: 0/2 file` for 21 s; the bar counts records read (the
+    parses report them as they go, from worker processes too) and says how many files are done."""
+    from nteval.demo import sample_path
+
+    build_index([sample_path(), FIRST200], tmp_path / "i", progress=True, jobs=2)
+    err = capsys.readouterr().err.replace("\r", "\n")
+    parse = [line for line in err.splitlines() if line.startswith("parse:")]
+    assert any("record" in line and "2/2 files" in line for line in parse), parse[-3:]
+    assert any(re.search(r"parse: 2\.[0-9]+k record", line) for line in parse), parse[-3:]

@@ -180,6 +180,16 @@ def test_export_errors_are_one_line(focused_out, sample_index, tmp_path):
     _one_line_error(_invoke("--from", str(other), "--format", "trec", "--out", str(tmp_path / "y")),
                     "fingerprint", "refusing")
     assert not (tmp_path / "y").exists()
+    # L8: without its topic_set, an edited query was exported as the run's
+    unvouched = _copy_run(focused_out, tmp_path / "unvouched")
+    res = json.loads((unvouched / "results.json").read_text())
+    del res["topic_set"]
+    (unvouched / "results.json").write_text(json.dumps(res))
+    lines = (unvouched / "topics.tsv").read_text().splitlines(keepends=True)
+    (unvouched / "topics.tsv").write_text("".join([lines[0].split("\t")[0] + "\tINJECTED QUERY\n", *lines[1:]]))
+    _one_line_error(_invoke("--from", str(unvouched), "--format", "beir", "--out", str(tmp_path / "y")),
+                    "results.json: no topic_set", "re-run the protocol")
+    assert not (tmp_path / "y").exists()
     mixed = _copy_run(focused_out, tmp_path / "mixed", n_topics=59)
     _one_line_error(_invoke("--from", str(mixed), "--format", "trec", "--out", str(tmp_path / "y")), "do not belong")
     # --out: refused when it exists; --force replaces only an earlier export

@@ -92,3 +92,53 @@ def test_predicted_topics_from_the_curve():
     assert "the curve predicts it at ~400 topics per half" in s and "--topics 800" in s and "--topics auto" in s
     assert "95 % of them between 0.700 and 0.950" in s
     assert "more than the 500 eligible documents" in reliability_sentence(rel, eligible=500)
+
+
+def test_auto_with_systems_that_tie_or_one_system_or_one_topic(first200_index, tmp_path):
+    """M2: systems that tie on every topic leave the split-half tau undefined (was a TypeError when
+    the budget ran out); one system has no ranking to stabilize (refused up front). L6: the last
+    batch is cut to the budget (--topics-budget 45 sampled 60 with batches of 20). M3: one topic
+    is refused before any run, whatever --min-topics says (was scipy's bootstrap crashing)."""
+    from nteval.errors import InputError
+
+    (tmp_path / "same.yaml").write_text("- {name: a, algorithm: bm25}\n- {name: b, algorithm: bm25}\n")
+    kw = dict(progress=False, min_topics=10, seed=1)
+    r = run_protocol("focused", first200_index, tmp_path / "t", n_topics="auto", topics_batch=20, topics_budget=45,
+                     systems=str(tmp_path / "same.yaml"), **kw)
+    assert r["topic_counts"]["sampled"] == 45 and r["topic_counts"]["batches"] == 3
+    assert r["auto"]["stopped"] == ("the budget of 45 sampled documents is spent (--topics-budget); split-half tau "
+                                    "undefined (the systems tie on the topics of a half: no ranking to agree on): not "
+                                    "yet stable")
+    (tmp_path / "one.yaml").write_text("- {name: a, algorithm: bm25}\n")
+    with pytest.raises(InputError, match="one system has no ranking to stabilize; give a number of topics"):
+        run_protocol("focused", first200_index, tmp_path / "o", n_topics="auto", systems=str(tmp_path / "one.yaml"), **kw)
+    with pytest.raises(InputError, match=r"--topics-budget 5 samples fewer documents than the floor of 10 topics"):
+        run_protocol("focused", first200_index, tmp_path / "b", n_topics="auto", topics_budget=5, systems="default", **kw)
+    with pytest.raises(InputError, match=r"only 1 usable topic \(asked for 1, .* a verdict needs at least 2"):
+        run_protocol("focused", first200_index, tmp_path / "m", n_topics=1, systems=str(tmp_path / "same.yaml"),
+                     **{**kw, "min_topics": 1})
+    assert not (tmp_path / "m" / "runs").exists()
+
+
+def test_compare_auto_then_the_same_topics_with_your_runs_reuses_every_batch_run(first200_index, tmp_path):
+    """Item 12 (F6): auto stops per protocol, so compare takes one number per protocol
+    (focused=N,highrecall=M) to give exactly auto's topics again; the systems' runs over them are
+    put together from the batches instead of being searched again, and the verdicts are auto's."""
+    from nteval.compare import run_compare
+
+    kw = dict(systems="default", progress=False, min_topics=10, seed=5)
+    out = tmp_path / "answer"
+    auto = run_compare(first200_index, out, n_topics="auto", topics_batch=20, topics_budget=40, **kw)
+    same = auto["answer"]["same_topics"]
+    assert set(same) == {"focused", "highrecall"}
+    again = run_compare(first200_index, out, n_topics=same, **kw)
+    for p in ("focused", "highrecall"):
+        assert all(t["reused"] for t in again[p]["timing"].values()), again[p]["timing"]
+        assert again[p]["systems"] == auto[p]["systems"] and again[p]["topic_set"] == auto[p]["topic_set"]
+    assert "replaced" not in again["focused"] and "replaced" not in again["highrecall"]
+    r = CliRunner().invoke(main, ["focused", "--index", str(first200_index), "--topics", "focused=5,highrecall=3",
+                                  "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "one number of topics per protocol (PROTOCOL=N,...) is for nteval compare" in r.output
+    r = CliRunner().invoke(main, ["compare", "--index", str(first200_index), "--topics", "focused=5",
+                                  "--out", str(tmp_path / "x")])
+    assert r.exit_code == 2 and "give both, focused=N,highrecall=M" in r.output

@@ -37,6 +37,31 @@ def broken(collection):
 
 def not_a_pipeline(collection):
     return 42
+
+
+def _rows(collection, score):
+    import pandas as pd
+
+    docs = [d["docno"] for _, d in zip(range(5), collection.get_corpus_iter())]
+
+    def rank(df):
+        rows = []
+        for qid, q in zip(df["qid"], df["query"]):
+            rows += [(qid, q, d, score(r)) for r, d in enumerate(docs)]
+        return pd.DataFrame(rows, columns=["qid", "query", "docno", "score"])
+    return pt.apply.generic(rank)
+
+
+def twice(collection):
+    """The first document at the top (score 10) and again at the bottom (score -5), for every topic."""
+    import pandas as pd
+
+    inner = _rows(collection, lambda r: 9.0 - r)
+    return inner >> pt.apply.generic(lambda df: pd.concat([df, df.head(1).assign(score=-5.0)]))
+
+
+def word_score(collection):
+    return _rows(collection, lambda r: "abc" if r == 2 else 9.0 - r)
 '''
 
 
@@ -100,6 +125,10 @@ def test_a_transformer_from_python_is_a_system(first200_index, pipes):
     ("ntpipes:broken", "its search raised RuntimeError: no index for you"),
     ("ntpipes:not_a_pipeline", "its factory returned 'int', not a PyTerrier transformer"),
     ("ntpipes:missing", "cannot import 'ntpipes:missing'"),
+    # H4: a docno returned twice for a topic was collapsed to its last row, silently
+    ("ntpipes:twice", r"system 'p': topic '\w+' ranks document '\w+' twice"),
+    # L10: a score that is not a number was "a bug in nteval" (ValueError)
+    ("ntpipes:word_score", r"system 'p': topic '\w+': score 'abc' is not a number"),
 ])
 def test_bad_pipelines_are_one_line(first200_index, pipes, target, message):
     (pipes / "s.yaml").write_text(f'- {{name: p, pyterrier: "{target}", version: "1"}}\n')

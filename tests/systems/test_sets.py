@@ -59,3 +59,17 @@ def test_shipped_sets_are_valid(name):
     assert len(systems) >= (13 if name == "table1" else 4)
     assert {s.algorithm for s in systems} >= ({"bm25", "qld", "bm25_rm3", "disjunctive", "conj_disj", "and_then",
                                                 "proximity", "bm25_proximity", "rrf"} if name == "table1" else {"bm25"})
+
+
+@pytest.mark.parametrize("command", ["focused", "highrecall", "compare", "grid", "tune", "correlate"])
+def test_systems_help_lists_every_shipped_set(command):
+    """Item 15 (F11): --systems' help named three of the six shipped sets."""
+    from pathlib import Path
+
+    import nteval
+
+    shipped = sorted(p.stem for p in (Path(nteval.__file__).parent / "configs" / "systems").glob("*.yaml"))
+    assert len(shipped) >= 6
+    text = " ".join(CliRunner().invoke(main, [command, "--help"], terminal_width=200).output.split())
+    said = text.split("--systems", 1)[1].split("[default: default]")[0]
+    assert all(f" {name}," in said or f" {name}." in said for name in shipped), (command, said)
