@@ -161,6 +161,9 @@ def read_lock(path: str | os.PathLike[str], what: str = "index") -> Iterator[Pat
             if not _READING[key]:
                 del _READING[key]
         return
+    if not path.is_dir():  # (not an index: the caller says so; no lock file is left beside a user's file)
+        yield path
+        return
     lock = path.resolve().parent / f".{path.resolve().name}.lock"
     while True:
         try:

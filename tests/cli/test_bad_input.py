@@ -224,6 +224,7 @@ def test_errors_that_say_the_fix(first200_index, tmp_path):
     one_line_error(cli("focused", "--index", FIRST200, "--topics", 20, "--out", tmp_path / "a"),
                    "it is a source file: index it first (nteval index", "--out my-index), then give --index my-index")
     assert not (tmp_path / "a").exists()
+    assert not list(FIRST200.parent.glob(".*.lock"))  # no lock file left beside the user's source file
     out = tmp_path / "f"
     args = ("focused", "--index", first200_index, "--topics", 30, "--min-topics", 10, "--systems", "default", "--quiet")
     assert cli(*args, "--out", out).exit_code == 0
