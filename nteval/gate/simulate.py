@@ -114,8 +114,8 @@ def alert_false_alarms(a: np.ndarray, b: np.ndarray, releases: int, histories: i
             pick = np.where(rng.random(a.size) < 0.5, a, b)
             rec = Record("s", f"v{k}", "candidate", "known-item", "RR", "p", "t", "pinned", "f", dict(zip(qids, pick)),
                          decision="non-inferior", id=k)
-            if line:
-                alarms += bool(below_best(rec, line, m, alpha)["fired"])
+            found = below_best(rec, line, m, alpha) if line else None
+            alarms += bool(found and found["fired"])
             line.append(rec)
         per_history.append(alarms)
     arr = np.array(per_history)
