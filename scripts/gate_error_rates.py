@@ -88,9 +88,19 @@ def tables(result: dict) -> dict[str, str]:
     for (measure, pop), cells in rows.items():
         first = next(iter(cells.values()))
         what = "false pass" if first["truth"] == "at the margin" else "false regression"
-        lines.append(f"| {measure} | {pop.split(': ', 1)[1]} ({first['truth']}) | {what} | "
+        label = pop.split(": ", 1)[1].replace(" (mixed to the margin)", "")
+        lines.append(f"| {measure} | {label} ({first['truth']}) | {what} | "
                      + " | ".join(f"{cells[n]['rate']:.3f} ± {cells[n]['se']:.3f}" for n in sizes) + " | "
                      + " / ".join(f"{cells[n]['t_rate']:.3f}" for n in sizes) + " |")
+    power = [(m, p.split(": ", 1)[1], cells) for (m, p), cells in rows.items()
+             if next(iter(cells.values()))["truth"] == "equal"]
+    if power:
+        lines += ["", "Power: how often a truly equal candidate passes (non-inferior or better):", "",
+                  "| measure | population | " + " | ".join(f"n = {n:,}" for n in sizes) + " |",
+                  "|---|---|" + "---|" * len(sizes)]
+        lines += [f"| {m} | {p} | " + " | ".join(
+            f"{cells[n]['decisions']['non-inferior'] + cells[n]['decisions']['better']:.3f}" for n in sizes) + " |"
+            for m, p, cells in power]
     lines.append(f"\n{result['reps']:,} samples per cell (± one binomial standard error); α = {result['alpha']}; "
                  f"margin {result['margin'].replace('the better system', 'the baseline')}; nteval {result['nteval_version']}, "
                  f"{result['date']}, {result['seconds']:.0f} s.")

@@ -79,7 +79,7 @@ def main() -> None:
     for s in result["studies"]:
         print(f"{s['protocol']}: {s['topics']} topics, checked {len(s['runs'])} runs in {s['seconds_to_check_all']} s")
         for name, r in sorted(s["runs"].items(), key=lambda kv: -(kv[1]["share"] or 0)):
-            stat = (f"source first on {r['source_first']}/{r['blind_topics']} blind topics" if r["rule"] == "blind topics"
+            stat = (f"source first on {r['hits']}/{r['topics']} low-overlap topics" if r["rule"] == "low-overlap topics"
                     else f"title-only {r['title_only']}/{r['hits']}")
             print(f"  {name:<28} {stat:<40} share {r['share']}  {'FLAGGED' if r['flagged'] else ''}")
     if a.out:

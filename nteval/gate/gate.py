@@ -191,6 +191,9 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     candidates = [candidates] if isinstance(candidates, str) else list(candidates)
     if not candidates:
         raise InputError(None, "--candidate: give at least one candidate system")
+    if spec.label and len(candidates) > 1:
+        raise InputError(None, "--label names the release of one candidate; with several candidates, their system names "
+                               "are their labels")
     out = Path(out)
     import time
 
