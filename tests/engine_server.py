@@ -93,9 +93,9 @@ class PostgresBackend:
         if conn is None:
             conn = self.local.conn = psycopg.connect(self.conninfo, autocommit=True)
         rows = conn.execute(
-            f"SELECT docid, ts_rank(tsv, q) AS s FROM {self.table}, "
-            "replace(websearch_to_tsquery(%s::regconfig, %s)::text, ' & ', ' | ')::tsquery q WHERE tsv @@ q "
-            "ORDER BY s DESC, docid LIMIT %s", (self.config, text, k)).fetchall()
+            f"SELECT docid, ts_rank(tsv, x.q) AS s FROM {self.table}, (SELECT replace(websearch_to_tsquery("
+            "%s::regconfig, %s)::text, ' & ', ' | ')::tsquery AS q) x WHERE tsv @@ x.q ORDER BY s DESC, docid LIMIT %s",
+            (self.config, text, k)).fetchall()
         return [(d, float(s)) for d, s in rows]
 
     def close(self) -> None:
@@ -285,14 +285,14 @@ def _die_with_parent() -> None:
         os._exit(1)
 
 
-def start_process(answers: Path, port_file: Path, faults: Faults | None = None, shape_hint: str = "") -> Any:
+def start_process(answers: Path, port_file: Path, faults: Faults | None = None, port: int = 0) -> Any:
     """A server process answering from recorded answers; returns (the process, its URL). It dies
     with this process."""
     import subprocess
 
     port_file.unlink(missing_ok=True)
     proc = subprocess.Popen([sys.executable, __file__, "--backend", "recorded", "--answers", str(answers), "--port-file",
-                             str(port_file), "--faults", json.dumps(asdict(faults or Faults()))],
+                             str(port_file), "--faults", json.dumps(asdict(faults or Faults())), "--port", str(port)],
                             stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 30
     while not port_file.is_file() or not port_file.read_text().strip():

@@ -155,12 +155,17 @@ def resolved(system: System) -> dict[str, Any]:
     preset = PRESETS[p["preset"]]
     out = {k: (copy.deepcopy(p[k]) if p.get(k) not in ("", None) else copy.deepcopy(preset.get(k)))
            for k in ("method", "headers", "query_string", "body", "hits", "id", "score", "total", "version_path")}
-    url = str(p["url"]).rstrip("/") if preset.get("path") else str(p["url"])
-    out["url"] = url + preset.get("path", "")
-    parts = urlsplit(p["url"])
+    parts = urlsplit(str(p["url"]))
+    base = parts._replace(path=parts.path.rstrip("/"), query="", fragment="").geturl()
+    if preset.get("path"):  # (the preset's path goes before the URL's query string: ?token=…)
+        out["url"] = parts._replace(path=parts.path.rstrip("/") + preset["path"]).geturl()
+    else:
+        out["url"] = str(p["url"])
     root = f"{parts.scheme}://{parts.netloc}"
     vurl = p.get("version_url") or preset.get("version_url") or ""
-    out["version_url"] = vurl.replace("{root}", root).replace("{url}", str(p["url"]).rstrip("/"))
+    tail = f"?{parts.query}" if parts.query and vurl.startswith(("{root}", "{url}")) else ""
+    vurl = vurl.replace("{root}", root).replace("{url}", base)
+    out["version_url"] = vurl + (("&" if "?" in vurl else "?") + tail[1:] if tail else "")
     out["field"] = p.get("field", "")
     return out
 
@@ -304,7 +309,7 @@ def _reason(err: Exception) -> str:
     text = str(getattr(err, "reason", None) or err)
     for marker in ("[Errno 111] ", "[Errno 104] "):
         text = text.replace(marker, "")
-    return printable(text.split(": ", 1)[-1] if "Failed to establish" in text else text, 120)
+    return printable(text.rsplit(": ", 1)[-1] if "Failed to establish" in text else text, 120)
 
 
 def _shape(value: Any) -> str:
