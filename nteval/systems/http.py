@@ -42,10 +42,9 @@ from .remote import (
     ask_all,
     cache_file,
     file_digest,
+    finish,
     load_id_map,
-    map_ids,
     printable,
-    refuse_foreign,
     resolve_path,
     uses_env,
 )
@@ -420,7 +419,6 @@ class HttpKind(SystemKind):
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
         from ..corpus.store import index_docids
-        from .external import validate
 
         secrets = Secrets(system.name)
         spec = resolved(system)
@@ -436,21 +434,11 @@ class HttpKind(SystemKind):
         finally:
             client.close()
         id_map = load_id_map(system.params["id_map"], system.name) if system.params.get("id_map") else None
-        run = map_ids(system.name, answers, id_map)
         known = set(index_docids(target.index_dir, target.index_name))
-
-        def forget(texts: list[str]) -> None:
-            again = AnswerCache(path, key)
-            try:
-                again.drop(texts, depth, job.version)
-            finally:
-                again.close()
-
-        refuse_foreign(system.name, run, known, forget, topics,
-                       " (mapped through id_map)" if id_map else "")
-        out, checked = validate(system, run, topics, depth, target.index_dir, target.index_name, target.label)
+        out, checked = finish(job, answers, topics, known, id_map, " (mapped through id_map)" if id_map else "")
+        problem = {"version_problem": version_problem} if version_problem else {}
         target.notes[system.name] = {"engine": "http", "preset": system.params["preset"], "url": system.params["url"],
-                                     "engine_version": version or None, "version": label or None, **notes, **({"version_problem": version_problem} if version_problem else {}),
+                                     "engine_version": version or None, "version": label or None, **notes, **problem,
                                      "answers": str(path), **checked}
         return out
 

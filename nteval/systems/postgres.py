@@ -50,9 +50,8 @@ from .remote import (
     Secrets,
     ask_all,
     cache_file,
-    map_ids,
+    finish,
     printable,
-    refuse_foreign,
 )
 
 if TYPE_CHECKING:
@@ -186,8 +185,6 @@ class PostgresFts(SystemKind):
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
         from ..corpus.store import index_docids
-        from .external import validate
-
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
@@ -226,20 +223,11 @@ class PostgresFts(SystemKind):
             answers, notes = ask_all(job, topics, ask, ctx.tick)
         finally:
             conns.close()
-        run = map_ids(system.name, answers, None)
         known = set(index_docids(target.index_dir, target.index_name))
-
-        def forget(texts: list[str]) -> None:
-            again = AnswerCache(path, key)
-            try:
-                again.drop(texts, depth, job.version)
-            finally:
-                again.close()
-
-        refuse_foreign(system.name, run, known, forget, topics, f" (table {table})")
-        out, checked = validate(system, run, topics, depth, target.index_dir, target.index_name, target.label)
+        out, checked = finish(job, answers, topics, known, None, f" (table {table})")
         target.notes[system.name] = {"engine": "postgres", "url": p["url"], "table": table, "config": config,
-                                     "rank": p["rank"], "operator": p["operator"], "engine_version": version or None, "version": label or None, **notes, "answers": str(path), **checked}
+                                     "rank": p["rank"], "operator": p["operator"], "engine_version": version or None,
+                                     "version": label or None, **notes, "answers": str(path), **checked}
         return out
 
     # -- SQL --------------------------------------------------------------------------------------

@@ -374,35 +374,49 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
     return {q: got[t] for q, t in texts.items()}, notes
 
 
-def map_ids(system: str, answers: Mapping[str, Answer], id_map: Mapping[str, str] | None) -> dict[str, list[tuple[str, float]]]:
-    """The answers with the engine's ids turned into the collection's docids (``id_map``: engine id →
-    docid; an id it lacks stays as it is and counts as a document outside the collection)."""
-    if not id_map:
-        return {q: list(a.hits) for q, a in answers.items()}
-    return {q: [(id_map.get(d, d), s) for d, s in a.hits] for q, a in answers.items()}
-
-
-def refuse_foreign(system: str, run: Mapping[str, list[tuple[str, float]]], known: set[str], cache: Callable[[list[str]], None],
-                   topics: Mapping[str, str], how: str = "") -> None:
-    """One line naming the first topic whose hits hold documents outside the collection, when more
-    than :data:`nteval.systems.external.MAX_FOREIGN_SHARE` of all hits are (an engine over another
-    corpus, or ids that are not the collection's docids); those answers leave the cache (``cache``
-    drops the query texts given), so a fixed engine is asked again. Below the share, they are
-    reported with the run and count as not relevant."""
+def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], known: set[str],
+           id_map: Mapping[str, str] | None = None, how: str = "") -> tuple[dict[str, list[tuple[str, float]]], dict[str, Any]]:
+    """The run made of the answers: the engine's ids turned into the collection's docids
+    (``id_map``: engine id → docid; an id it lacks stays as it is), checked against the collection
+    (``known``: its docids). Two engine ids of one topic mapped to one docid is one line naming the
+    topic. Documents outside the collection are refused (one line naming the first topic that has
+    some) when more than :data:`nteval.systems.external.MAX_FOREIGN_SHARE` of all hits are — an engine
+    over another corpus, or ids that are not the collection's docids; those answers leave the cache,
+    so a fixed engine is asked again. Below that share they are reported and count as not relevant.
+    Returns the run (best first; :func:`nteval.runs.run_all` puts it in trec_eval's order) and notes."""
     from .external import MAX_FOREIGN_SHARE
 
-    hits = sum(len(r) for r in run.values())
+    run: dict[str, list[tuple[str, float]]] = {}
+    for q, a in answers.items():
+        hits = [(id_map.get(d, d), s) for d, s in a.hits] if id_map else list(a.hits)
+        if id_map and len({d for d, _ in hits}) < len(hits):
+            seen: set[str] = set()
+            twice = next(d for d, _ in hits if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            raise InputError(None, f"system {short(job.system)}: topic {short(q)}: two of the engine's ids map to "
+                                   f"document {short(twice)}{how}")
+        run[q] = hits
+    hits_n = sum(len(r) for r in run.values())
     bad = {q: [d for d, _ in r if d not in known] for q, r in run.items()}
+    foreign_docs = {d for v in bad.values() for d in v}
     foreign = sum(len(v) for v in bad.values())
-    if not hits or foreign / hits <= MAX_FOREIGN_SHARE:
-        return
-    cache([topics[q] for q, v in bad.items() if v])
-    first = next(q for q in run if bad[q])
-    raise InputError(None, f"system {short(system)}: topic {short(first)}: {len(bad[first]):,} of its {len(run[first]):,} hits "
-                           f"are not documents of this collection (e.g. {short(bad[first][0])}); in all {foreign:,} of "
-                           f"{hits:,} hits ({foreign / hits * 100:.0f} %){how}: does the engine search another corpus, or "
-                           "name documents by another id? (map them with id / id_map; `nteval export` writes this "
-                           "collection)")
+    if hits_n and foreign / hits_n > MAX_FOREIGN_SHARE:
+        forget = [topics[q] for q, v in bad.items() if v]
+        cache = AnswerCache(job.cache.path, job.cache.key)
+        try:
+            cache.drop(forget, job.depth, job.version)
+        finally:
+            cache.close()
+        first = next(q for q in run if bad[q])
+        raise InputError(None, f"system {short(job.system)}: topic {short(first)}: {len(bad[first]):,} of its "
+                               f"{len(run[first]):,} hits are not documents of this collection (e.g. {short(bad[first][0])}); "
+                               f"in all {foreign:,} of {hits_n:,} hits ({foreign / hits_n * 100:.0f} %){how}: does the "
+                               "engine search another corpus, or name documents by another id? (map them with id / id_map; "
+                               "`nteval export` writes this collection)")
+    notes: dict[str, Any] = {"topics_without_results": sum(1 for q in topics if not run.get(q)),
+                             "foreign_documents": len(foreign_docs), "foreign_hits": foreign, "hits": hits_n}
+    if foreign_docs:
+        notes["foreign_example"] = sorted(foreign_docs)[0]
+    return run, notes
 
 
 def load_id_map(path: str, system: str) -> dict[str, str]:
