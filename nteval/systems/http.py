@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -96,6 +97,7 @@ ID_MAP = Param("id_map", "", "a file of engine_id<TAB>docid lines mapping the en
 VERSION_URL = Param("version_url", "", "where the engine reports its version (empty: the preset's)")
 VERSION_PATH = Param("version_path", "", "JMESPath to the version in that answer (empty: the preset's)")
 
+_SPACE = re.compile(r"\s")
 #: statuses tried again (with backoff, or after Retry-After)
 RETRY_STATUS = (429, 500, 502, 503, 504)
 
@@ -248,6 +250,36 @@ class Client:
         if not isinstance(hits, list):
             raise EngineError(f"no list of hits at {self.hits.expr if self.hits else 'the top'} of its answer (found "
                               f"{_shape(hits)}; the answer's keys: {_keys(doc)})")
+        out = self._fast(hits)
+        if out is None:
+            out = self._careful(hits)
+        total = None
+        if self.total is not None:
+            t = self.total(doc)
+            total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+        return Answer(out, total)
+
+    def _fast(self, hits: list) -> list[tuple[str, float]] | None:
+        """The hits when the id and the score are plain keys of each hit holding a string and a float (what
+        Elasticsearch and Solr answer): read in one pass, checked in bulk; None when anything is
+        otherwise (:meth:`_careful` then reads them one by one and names what is wrong)."""
+        ik = self.id.steps if self.id is not None else None
+        sk = self.score.steps if self.score is not None else None
+        if not (ik and sk and len(ik) == 1 and len(sk) == 1 and isinstance(ik[0], str) and isinstance(sk[0], str)):
+            return None
+        i, k = ik[0], sk[0]
+        try:
+            out = [(h[i], h[k]) for h in hits]
+        except (KeyError, TypeError):
+            return None
+        ids = [d for d, _ in out]
+        if not all(type(d) is str for d in ids) or not all(type(s) is float for _, s in out):
+            return None
+        if not all(ids) or _SPACE.search("".join(ids)):
+            return None
+        return out
+
+    def _careful(self, hits: list) -> list[tuple[str, float]]:
         out: list[tuple[str, float]] = []
         n = len(hits)
         id_path, score_path = self.id, self.score
@@ -260,7 +292,7 @@ class Client:
                 raise EngineError(f"hit {i + 1} has no document id at {what} (found {_shape(raw)}; the hit's keys: "
                                   f"{_keys(hit)})")
             doc_id = str(raw)
-            if any(c.isspace() for c in doc_id):
+            if _SPACE.search(doc_id):
                 raise EngineError(f"hit {i + 1}: document id {short(doc_id)} contains whitespace")
             if score_path is None:
                 score = float(n - i)
@@ -271,11 +303,7 @@ class Client:
                                       f"{_shape(s)})")
                 score = float(s)
             out.append((doc_id, score))
-        total = None
-        if self.total is not None:
-            t = self.total(doc)
-            total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
-        return Answer(out, total)
+        return out
 
     def engine_version(self) -> tuple[str, str | None]:
         """(the version the engine reports, or "", why not)."""

@@ -30,6 +30,7 @@ import sqlite3
 import sys
 import threading
 import time
+from array import array
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -135,14 +136,19 @@ def printable(text: str, limit: int = 200) -> str:
 def check_answer(answer: Answer, depth: int) -> None:
     """An answer's own consistency (before it is kept): no id twice, finite scores, not a page cut
     short (fewer hits than asked while the engine counts more matches)."""
-    seen: set[str] = set()
-    for i, (doc, score) in enumerate(answer.hits):
-        if doc in seen:
-            raise EngineError(f"it ranks document {short(doc)} twice (hits {_first(answer.hits, doc) + 1} and {i + 1})")
-        seen.add(doc)
-        if score != score or score in (float("inf"), float("-inf")):
-            raise EngineError(f"hit {i + 1} ({short(doc)}) has score {score}, not a finite number")
-    n, total = len(answer.hits), answer.total
+    import math
+
+    hits = answer.hits
+    if len({d for d, _ in hits}) != len(hits):
+        seen: set[str] = set()
+        for i, (doc, _s) in enumerate(hits):
+            if doc in seen:
+                raise EngineError(f"it ranks document {short(doc)} twice (hits {_first(hits, doc) + 1} and {i + 1})")
+            seen.add(doc)
+    if not all(map(math.isfinite, (s for _, s in hits))):
+        i, (doc, score) = next((i, h) for i, h in enumerate(hits) if not math.isfinite(h[1]))
+        raise EngineError(f"hit {i + 1} ({short(doc)}) has score {score}, not a finite number")
+    n, total = len(hits), answer.total
     if total is not None and n < depth and total > n:
         raise EngineError(f"it returned {n:,} hits of the {depth:,} asked while it counts {total:,} matches: a page cut "
                           "short (a cap on the page size? Elasticsearch's index.max_result_window, a proxy's limit)")
@@ -171,7 +177,7 @@ class AnswerCache:
             self.db.executescript(
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"
                 "CREATE TABLE IF NOT EXISTS answers (key TEXT NOT NULL, engine_version TEXT NOT NULL, query TEXT NOT NULL,"
-                " depth INTEGER NOT NULL, hits TEXT NOT NULL, total INTEGER, at REAL NOT NULL,"
+                " depth INTEGER NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, total INTEGER, at REAL NOT NULL,"
                 " PRIMARY KEY (key, engine_version, query, depth));"
                 f"PRAGMA user_version={ANSWERS_FORMAT};")
         except (OSError, sqlite3.Error) as err:
@@ -187,16 +193,19 @@ class AnswerCache:
         qs = list(dict.fromkeys(queries))
         for i in range(0, len(qs), 500):
             chunk = qs[i:i + 500]
-            rows = self.db.execute(f"SELECT query, hits, total FROM answers WHERE key = ? AND engine_version = ? AND depth = ? "
+            rows = self.db.execute(f"SELECT query, ids, scores, total FROM answers WHERE key = ? AND engine_version = ? AND depth = ? "
                                    f"AND query IN ({','.join('?' * len(chunk))})", [self.key, version, depth, *chunk])
-            for q, hits, total in rows:
-                out[q] = Answer([(str(d), float(s)) for d, s in json.loads(hits)], total)
+            for q, ids, scores, total in rows:
+                values = array("d")
+                values.frombytes(scores)
+                out[q] = Answer(list(zip(ids.split("\n"), values)) if ids else [], total)
         return out
 
     def put(self, query: str, depth: int, version: str, answer: Answer) -> None:
-        self.db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (self.key, version, query, depth, json.dumps(answer.hits, separators=(",", ":")), answer.total,
-                         time.time()))
+        # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s
+        self.db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (self.key, version, query, depth, "\n".join(d for d, _ in answer.hits),
+                         array("d", [s for _, s in answer.hits]).tobytes(), answer.total, time.time()))
         self._pending += 1
         if self._pending >= 200 or time.monotonic() - self._last > 1.0:
             self.commit()
