@@ -482,3 +482,38 @@ def test_a_kill_9_mid_run_leaves_no_server_behind(first200_index, answers, tmp_p
         time.sleep(0.1)
     assert not alive, f"left behind: {alive}"
     assert not (tmp_path / "out" / "runs" / "es.run").exists()
+
+
+# -- reading answers, the rate limit, progress -------------------------------------------------------
+
+def test_hits_that_do_not_hold_what_the_paths_say_are_one_line():
+    from nteval.systems.http import Client, resolved
+    from nteval.systems.remote import EngineError, Secrets
+    from nteval.systems.system import make_system
+
+    s = make_system("h", "http", {"url": "http://127.0.0.1:9/s?q={query}", "hits": "data.results", "id": "doc.pmid",
+                                  "score": "relevance", "total": "data.count"})
+    c = Client(s, resolved(s), Secrets("h"), 10)
+    ok = c.parse(b'{"data": {"count": 2, "results": [{"doc": {"pmid": ["31"]}, "relevance": 2}, '
+                 b'{"doc": {"pmid": 32}, "relevance": 1.5}]}}')
+    assert ok.hits == [("31", 2.0), ("32", 1.5)] and ok.total == 2
+    for body, said in [(b'{"data": {"results": [{"doc": {}, "relevance": 1}]}}', "hit 1 has no document id at doc.pmid"),
+                       (b'{"data": {"results": [{"doc": {"pmid": "1"}, "relevance": "high"}]}}',
+                        "hit 1 ('1') has no score at relevance (found 'high')"),
+                       (b'{"data": {"results": [{"doc": {"pmid": "a b"}, "relevance": 1}]}}', "contains whitespace"),
+                       (b'{"data": {"hits": []}}', "no list of hits at data.results of its answer (found nothing; the "
+                                                   "answer's keys: data)")]:
+        with pytest.raises(EngineError) as err:
+            c.parse(body)
+        assert said in err.value.said, err.value.said
+    c.close()
+
+
+def test_the_rate_limit_and_the_progress_line(first200_index, topics, server, tmp_path, capsys):
+    server.faults.fail_first, server.faults.fail_status = 1, 503
+    systems = _systems(tmp_path, _es(server.url, rate=25, concurrency=4, backoff=0.01))
+    run_all(Searched.of(first200_index, "nt"), topics, systems, tmp_path / "runs", 100, Execution(progress=True, threads=1))
+    t = server.times
+    assert (t[-1] - t[0]) >= (len(t) - 1) / 25 * 0.9  # at most 25 requests a second, over 4 workers
+    err = capsys.readouterr().err
+    assert "q/s" in err and "errors=1" in err
