@@ -127,6 +127,7 @@ class EngineServer:
     def __init__(self, backend: Any, faults: Faults | None = None, port: int = 0):
         self.backend = backend
         self.faults = faults or Faults()
+        self.version = ES_VERSION
         self.searches = 0
         self.queries: list[str] = []
         self.times: list[float] = []
@@ -200,7 +201,7 @@ class EngineServer:
                                       "status": 401})
         if path == "/" and method == "GET":
             return self.json(h, 200, {"name": "nteval-test", "cluster_name": "nteval", "version": {
-                "number": ES_VERSION, "build_flavor": "default", "lucene_version": "9.11.1"},
+                "number": self.version, "build_flavor": "default", "lucene_version": "9.11.1"},
                 "tagline": "You Know, for Search"})
         if path.endswith("/admin/system"):
             return self.json(h, 200, {"responseHeader": {"status": 0}, "lucene": {"solr-spec-version": SOLR_VERSION,

@@ -390,6 +390,28 @@ def _engine_said(data: bytes) -> str:
     return printable(text, 200)
 
 
+_REPORTED: dict[str, str] = {}
+
+
+def reported_version(system: System) -> str:
+    """The version the engine reports (empty: it reports none, or could not be asked), asked once
+    per process and URL."""
+    spec = resolved(system)
+    if not spec["version_url"] or not spec["version_path"]:
+        return ""
+    memo = json.dumps([spec["version_url"], spec["version_path"], spec["headers"]], sort_keys=True)
+    if memo not in _REPORTED:
+        try:
+            client = Client(system, spec, Secrets(system.name), 0)
+        except InputError:  # (a secret not set: the run says so)
+            return ""
+        try:
+            _REPORTED[memo] = client.engine_version()[0]
+        finally:
+            client.close()
+    return _REPORTED[memo]
+
+
 class HttpKind(SystemKind):
     name = "http"
     params = (PRESET, URL, FIELD, METHOD, HEADERS, QUERY_STRING, BODY, HITS, ID, SCORE, TOTAL, ID_MAP, VERSION_URL,
@@ -436,7 +458,10 @@ class HttpKind(SystemKind):
                 "params": {k: v for k, v in system.params.items() if k not in how}}
 
     def identity(self, system: System) -> dict[str, Any]:
-        ident = {**self._asks(system), "algorithm": system.algorithm}
+        """What the answers depend on, the id map's content, and the version the engine reports
+        now (asked once per process): an engine upgraded in place is a new system, its runs are not
+        reused."""
+        ident = {**self._asks(system), "algorithm": system.algorithm, "engine_version": reported_version(system)}
         if system.params.get("id_map"):
             ident["id_map"] = file_digest(system.params["id_map"])
         return ident
@@ -453,6 +478,8 @@ class HttpKind(SystemKind):
         client = Client(system, spec, secrets, depth)
         try:
             version, version_problem = client.engine_version()
+            memo = json.dumps([spec["version_url"], spec["version_path"], spec["headers"]], sort_keys=True)
+            _REPORTED[memo] = version
             label = system.params.get("version") or ""
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})

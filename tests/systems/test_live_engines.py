@@ -137,6 +137,20 @@ def test_a_rerun_asks_the_engine_nothing_it_answered(first200_index, topics, ser
     assert server.searches == asked and infos[0].notes["from_cache"] == len(topics) and infos[0].notes["asked"] == 0
 
 
+def test_an_engine_upgraded_in_place_is_asked_again(first200_index, topics, server, tmp_path, monkeypatch):
+    from nteval.systems import http
+
+    systems = _systems(tmp_path, _es(server.url))
+    _run(first200_index, topics, systems, tmp_path / "runs")
+    _, infos = _run(first200_index, topics, systems, tmp_path / "runs")
+    assert infos[0].reused and server.searches == len(set(topics.values()))
+    server.version = "8.16.0"
+    monkeypatch.setattr(http, "_REPORTED", {})  # (a new process: it asks the engine its version again)
+    _, infos = _run(first200_index, topics, systems, tmp_path / "runs")
+    assert not infos[0].reused and infos[0].notes["engine_version"] == "8.16.0"
+    assert server.searches == 2 * len(set(topics.values()))
+
+
 # -- faults: one line naming the system and the topic; nothing cached from a failed run ---------------
 
 def _fails(first200_index, topics, systems, runs_dir, *needles) -> str:
