@@ -71,6 +71,36 @@ def overlap10(out: Path, base: str) -> dict[str, float]:
     return {n: round(sum(len(set(r.get(q, [])) & set(ref[q])) / 10 for q in ref) / len(ref), 3) for n, r in sorted(runs.items())}
 
 
+def differences(out: Path, measure: str, pairs: list[tuple[str, str]], examples: int = 3) -> dict:
+    """For each (a, b): the topics where ``measure`` differs by more than 0.5, split by which side
+    wins, with a few example topics (query, both values)."""
+    import csv
+
+    scores: dict[str, dict[str, float]] = {}
+    with open(out / "per_topic.tsv", newline="") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["measure"] == measure:
+                scores.setdefault(row["system"], {})[row["qid"]] = float(row["value"])
+    texts = dict(line.split("\t", 1) for line in (out / "topics.tsv").read_text().splitlines() if "\t" in line)
+    report = {}
+    for a, b in pairs:
+        if a not in scores or b not in scores:
+            continue
+        worse = [q for q in scores[a] if scores[b][q] < scores[a][q] - 0.5]
+        better = [q for q in scores[a] if scores[b][q] > scores[a][q] + 0.5]
+        report[f"{b} vs {a}"] = {
+            "topics": len(scores[a]), f"{b} much worse": len(worse), f"{b} much better": len(better),
+            "examples_worse": [{"qid": q, "query": texts.get(q, "")[:140], a: scores[a][q], b: scores[b][q]}
+                               for q in worse[:examples]],
+            "examples_better": [{"qid": q, "query": texts.get(q, "")[:140], a: scores[a][q], b: scores[b][q]}
+                                for q in better[:examples]]}
+    return report
+
+
+PAIRS = [("lucene_bm25_k1.2_b0.75", "sqlite_fts5"), ("sqlite_fts5", "sqlite_fts5_nostops"),
+         ("lucene_bm25", "postgres_or"), ("postgres_or", "postgres_and"), ("lucene_bm25", "http_es_lucene")]
+
+
 def main() -> None:
     import servers
     from engine_server import Faults  # noqa: F401  (the server module, started as a program below)
@@ -115,6 +145,7 @@ def main() -> None:
                 "notes": {n: {k: v.get(k) for k in ("engine_version", "queries_per_s", "asked", "from_cache", "build_seconds")
                               if k in v} for n, v in res.get("system_notes", {}).items()},
                 "top10_overlap_with_lucene_bm25": overlap10(out, "lucene_bm25"),
+                "where_they_differ": differences(out, measure, PAIRS),
             }
         report["analyzers"] = analyzers(args.index, pg.url())
         (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
