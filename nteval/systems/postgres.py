@@ -185,23 +185,13 @@ class PostgresFts(SystemKind):
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
         from ..corpus.store import index_docids
+
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
         conns = Connections(pg, secrets.expand(p["url"]), float(p["timeout"]), secrets, system.name)
-        shown_url = secrets.redact(p["url"])
         try:
-            try:
-                conn = conns.get()
-                version = str(conn.info.parameter_status("server_version") or "")
-                if p["table"]:
-                    sql, table = self._user_sql(pg, conn, system), p["table"]
-                else:
-                    table = self._own_table(pg, conn, target, system)
-                    sql = self._own_sql(pg, table, system)
-            except EngineError as err:
-                raise InputError(None, f"system {short(system.name)}: {shown_url}: {printable(secrets.redact(err.said), 300)}") \
-                    from None
+            version, table, sql = self._prepare(pg, conns, target, system)
             label = p.get("version") or ""
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
@@ -229,6 +219,30 @@ class PostgresFts(SystemKind):
                                      "rank": p["rank"], "operator": p["operator"], "engine_version": version or None,
                                      "version": label or None, **notes, "answers": str(path), **checked}
         return out
+
+    def _prepare(self, pg: Any, conns: Connections, target: Any, system: System) -> tuple[str, str, Any]:
+        """(the server's version, the table searched, the search's SQL): connected, the user's table
+        checked or nteval's loaded, tried again like a query on a lost connection (one line naming
+        the system and the URL when it cannot be done)."""
+        import time
+
+        p = system.params
+        for attempt in range(int(p["retries"]) + 1):
+            try:
+                conn = conns.get()
+                version = str(conn.info.parameter_status("server_version") or "")
+                if p["table"]:
+                    return version, p["table"], self._user_sql(pg, conn, system)
+                table = self._own_table(pg, conn, target, system)
+                return version, table, self._own_sql(pg, table, system)
+            except EngineError as err:
+                conns.drop()
+                if not err.retry or attempt == int(p["retries"]):
+                    tries = f" (after {attempt + 1} tries)" if attempt else ""
+                    raise InputError(None, f"system {short(system.name)}: {conns.secrets.redact(p['url'])}: "
+                                           f"{printable(conns.secrets.redact(err.said), 300)}{tries}") from None
+                time.sleep(float(p["backoff"]) * 2 ** attempt)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     # -- SQL --------------------------------------------------------------------------------------
 

@@ -383,6 +383,57 @@ def test_postgres_faults_are_one_line(first200_index, topics, pg_url, pg_server,
     assert not (tmp_path / "runs" / "pg.run").exists()
 
 
+def test_postgres_sessions_cut_are_retried_and_a_server_killed_mid_run_is_one_line(first200_index, topics, pg_server,
+                                                                                   tmp_path, monkeypatch):
+    """The server ends nteval's sessions mid-run (pg_terminate_backend): they are made again and the
+    run goes on. The server dies mid-run: one line naming the topic; a server started again on the
+    same port is asked only what the first one did not answer."""
+    import threading
+
+    import servers
+
+    monkeypatch.setenv("PGPASSWORD", servers.PASSWORD)
+    systems = _systems(tmp_path, f"- {{name: pg, algorithm: postgres, params: {{url: \"{pg_server.url()}\", rate: 15, "
+                                 "concurrency: 2, backoff: 0.05}}\n")
+    done = threading.Event()
+
+    def cut() -> None:
+        while not done.wait(0.4):
+            pg_server.psql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'nteval'")
+
+    cutter = threading.Thread(target=cut, daemon=True)
+    cutter.start()
+    try:
+        runs, infos = _run(first200_index, topics, systems, tmp_path / "runs")
+    finally:
+        done.set()
+        cutter.join()
+    assert infos[0].notes["retried_errors"] >= 1 and len(runs["pg"]) == len(topics)
+
+    bindir, _ = servers.postgres_binaries()
+    own = servers.start_postgres(bindir)
+    try:
+        systems = _systems(tmp_path, f"- {{name: pg, algorithm: postgres, params: {{url: \"{own.url()}\", rate: 10, "
+                                     "concurrency: 1, retries: 1, backoff: 0.05}}\n")
+        killer = threading.Timer(2.0, own.stop)
+        killer.start()
+        with pytest.raises(InputError) as err:
+            _run(first200_index, topics, systems, tmp_path / "runs2")
+        killer.join()
+        line = str(err.value)
+        assert line.startswith("system 'pg': topic '") and ("connection broke" in line or "cannot connect" in line), line
+        assert not (tmp_path / "runs2" / "pg.run").exists()
+        again = servers.start_postgres(bindir, port=own.port)  # (a new, empty server: nteval loads its table again)
+        try:
+            runs2, infos2 = _run(first200_index, topics, systems, tmp_path / "runs2")
+        finally:
+            again.stop()
+        asked, cached = infos2[0].notes["asked"], infos2[0].notes["from_cache"]
+        assert cached >= 5 and asked + cached == len(topics) and runs2["pg"] == runs["pg"]
+    finally:
+        own.stop()
+
+
 # -- sqlite_fts5 ----------------------------------------------------------------------------------
 
 def test_sqlite_fts5_is_a_plain_fts5_search_cached_beside_the_index(first200_index, topics, tmp_path, engine_cache, capsys):
