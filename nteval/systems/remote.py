@@ -326,53 +326,60 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
         raise AssertionError("unreachable")  # pragma: no cover
 
     t0 = time.perf_counter()
-    fresh = 0
-    failure: InputError | None = None
     width = int(p["concurrency"])
     pending = iter(todo.items())
     running: dict[Future, tuple[str, str]] = {}
+    state: dict[str, Any] = {"fresh": 0, "failure": None}
+
+    def failed(qid: str, said: str) -> None:
+        if state["failure"] is None:
+            state["failure"] = job.fail(qid, said)
+            stop.set()
+
+    def collect(pool: ThreadPoolExecutor) -> None:
+        """Keep ``2 × concurrency`` queries submitted; each answer kept as it comes."""
+        def submit() -> bool:
+            item = next(pending, None)
+            if item is None:
+                return False
+            running[pool.submit(one, item[0])] = item
+            return True
+
+        while len(running) < 2 * width and submit():
+            pass
+        while running:
+            done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in done:
+                text, qid = running.pop(fut)
+                try:
+                    answer = fut.result()
+                except EngineError as err:
+                    failed(qid, err.said)
+                    continue
+                except Exception as err:  # noqa: BLE001  (a client library's own failure: one line too)
+                    failed(qid, f"{type(err).__name__}: {err}")
+                    continue
+                job.cache.put(text, job.depth, job.version, answer)
+                got[text] = answer
+                state["fresh"] += 1
+                bar.update(1)
+                tick(1)
+                if state["failure"] is None:
+                    submit()
+            bar.set_postfix(errors=job.errors, refresh=False)
+
     try:
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"nteval-{job.system}") as pool:
-            def submit() -> bool:
-                item = next(pending, None)
-                if item is None:
-                    return False
-                running[pool.submit(one, item[0])] = item
-                return True
-
-            while len(running) < 2 * width and submit():
-                pass
-            while running:
-                done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    text, qid = running.pop(fut)
-                    try:
-                        answer = fut.result()
-                    except EngineError as err:
-                        if failure is None:
-                            failure = job.fail(qid, err.said)
-                            stop.set()
-                        continue
-                    except Exception as err:  # noqa: BLE001  (a client library's own failure: one line too)
-                        if failure is None:
-                            failure = job.fail(qid, f"{type(err).__name__}: {err}")
-                            stop.set()
-                        continue
-                    job.cache.put(text, job.depth, job.version, answer)
-                    got[text] = answer
-                    fresh += 1
-                    bar.update(1)
-                    tick(1)
-                    if failure is None:
-                        submit()
-                bar.set_postfix(errors=job.errors, refresh=False)
-    except KeyboardInterrupt:
-        stop.set()
-        raise
+            try:
+                collect(pool)
+            finally:  # (Ctrl-C too: before the pool waits for its workers, the queued queries go, sleeps end)
+                stop.set()
+                for fut in running:
+                    fut.cancel()
     finally:
-        stop.set()
         bar.close()
         job.cache.close()
+    failure, fresh = state["failure"], state["fresh"]
     if failure is not None:
         raise failure
     secs = time.perf_counter() - t0

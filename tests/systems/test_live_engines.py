@@ -582,3 +582,26 @@ def test_the_rate_limit_and_the_progress_line(first200_index, topics, server, tm
     assert (t[-1] - t[0]) >= (len(t) - 1) / 25 * 0.9  # at most 25 requests a second, over 4 workers
     err = capsys.readouterr().err
     assert "q/s" in err and "errors=1" in err
+
+
+def test_ctrl_c_asks_no_more_and_keeps_what_came(first200_index, topics, server, tmp_path):
+    """An interrupt (Ctrl-C, SIGTERM) while the engine is asked: the queued queries are not sent, the
+    requests in flight end, and the answers that came are kept for the next run."""
+    from nteval.systems.execute import Target, run_system
+
+    server.faults.slow = 0.3
+    system = _systems(tmp_path, _es(server.url, concurrency=2))[0]
+    seen = []
+
+    def tick(n):
+        seen.append(n)
+        if sum(seen) >= 3:
+            raise KeyboardInterrupt
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run_system(Target(first200_index, "nt"), system, topics, 100, tick=tick)
+    assert time.monotonic() - t0 < 3.0 and server.searches <= 6  # (not the 30 topics)
+    server.faults.slow = 0
+    _, infos = _run(first200_index, topics, [system], tmp_path / "runs")
+    assert infos[0].notes["from_cache"] >= 3 and server.searches <= 6 + len(topics) - 3
