@@ -269,15 +269,14 @@ class Client:
             return None
         i, k = ik[0], sk[0]
         try:
-            out = [(h[i], h[k]) for h in hits]
+            ids = [h[i] for h in hits]
+            scores = [h[k] for h in hits]
         except (KeyError, TypeError):
             return None
-        ids = [d for d, _ in out]
-        if not all(type(d) is str for d in ids) or not all(type(s) is float for _, s in out):
+        if not set(map(type, ids)) <= {str} or not set(map(type, scores)) <= {float, int} or not all(ids) \
+                or _SPACE.search("".join(ids)):
             return None
-        if not all(ids) or _SPACE.search("".join(ids)):
-            return None
-        return out
+        return list(zip(ids, map(float, scores)))
 
     def _careful(self, hits: list) -> list[tuple[str, float]]:
         out: list[tuple[str, float]] = []

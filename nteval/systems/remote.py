@@ -34,6 +34,7 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,7 @@ MAX_RETRY_AFTER = 300.0
 #: the layout of an answer cache
 ANSWERS_FORMAT = 1
 
+_ID, _SCORE = itemgetter(0), itemgetter(1)
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -139,13 +141,13 @@ def check_answer(answer: Answer, depth: int) -> None:
     import math
 
     hits = answer.hits
-    if len({d for d, _ in hits}) != len(hits):
+    if len(set(map(_ID, hits))) != len(hits):
         seen: set[str] = set()
         for i, (doc, _s) in enumerate(hits):
             if doc in seen:
                 raise EngineError(f"it ranks document {short(doc)} twice (hits {_first(hits, doc) + 1} and {i + 1})")
             seen.add(doc)
-    if not all(map(math.isfinite, (s for _, s in hits))):
+    if not all(map(math.isfinite, map(_SCORE, hits))):
         i, (doc, score) = next((i, h) for i, h in enumerate(hits) if not math.isfinite(h[1]))
         raise EngineError(f"hit {i + 1} ({short(doc)}) has score {score}, not a finite number")
     n, total = len(hits), answer.total
@@ -204,8 +206,8 @@ class AnswerCache:
     def put(self, query: str, depth: int, version: str, answer: Answer) -> None:
         # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s
         self.db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (self.key, version, query, depth, "\n".join(d for d, _ in answer.hits),
-                         array("d", [s for _, s in answer.hits]).tobytes(), answer.total, time.time()))
+                        (self.key, version, query, depth, "\n".join(map(_ID, answer.hits)),
+                         array("d", map(_SCORE, answer.hits)).tobytes(), answer.total, time.time()))
         self._pending += 1
         if self._pending >= 200 or time.monotonic() - self._last > 1.0:
             self.commit()
