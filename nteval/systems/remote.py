@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import re
 import sqlite3
 import sys
@@ -32,7 +33,7 @@ import threading
 import time
 from array import array
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
@@ -339,36 +340,44 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
             stop.set()
 
     def collect(pool: ThreadPoolExecutor) -> None:
-        """Keep ``2 × concurrency`` queries submitted; each answer kept as it comes."""
+        """Keep ``2 × concurrency`` queries submitted; each answer kept as it comes (the workers hand
+        them over through a queue: cheaper than waiting on every future in flight)."""
+        came: queue.SimpleQueue = queue.SimpleQueue()
+
         def submit() -> bool:
             item = next(pending, None)
             if item is None:
                 return False
-            running[pool.submit(one, item[0])] = item
+            fut = pool.submit(one, item[0])
+            running[fut] = item
+            fut.add_done_callback(came.put)
             return True
 
         while len(running) < 2 * width and submit():
             pass
         while running:
-            done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            for fut in done:
-                text, qid = running.pop(fut)
-                try:
-                    answer = fut.result()
-                except EngineError as err:
-                    failed(qid, err.said)
-                    continue
-                except Exception as err:  # noqa: BLE001  (a client library's own failure: one line too)
-                    failed(qid, f"{type(err).__name__}: {err}")
-                    continue
-                job.cache.put(text, job.depth, job.version, answer)
-                got[text] = answer
-                state["fresh"] += 1
-                bar.update(1)
-                tick(1)
-                if state["failure"] is None:
-                    submit()
-            bar.set_postfix(errors=job.errors, refresh=False)
+            try:
+                fut = came.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            text, qid = running.pop(fut)
+            try:
+                answer = fut.result()
+            except EngineError as err:
+                failed(qid, err.said)
+                continue
+            except Exception as err:  # noqa: BLE001  (a client library's own failure: one line too)
+                failed(qid, f"{type(err).__name__}: {err}")
+                continue
+            job.cache.put(text, job.depth, job.version, answer)
+            got[text] = answer
+            state["fresh"] += 1
+            bar.update(1)
+            tick(1)
+            if state["failure"] is None:
+                submit()
+            if bar.postfix != f"errors={job.errors}":
+                bar.set_postfix(errors=job.errors, refresh=False)
 
     try:
         with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"nteval-{job.system}") as pool:
