@@ -42,6 +42,7 @@ from .remote import (
     Secrets,
     ask_all,
     cache_file,
+    collection_docids,
     file_digest,
     finish,
     load_id_map,
@@ -199,6 +200,17 @@ class Client:
         if self.body is not None and not any(k.lower() == "content-type" for k in self.headers):
             self.headers["Content-Type"] = "application/json"
         self.method = spec["method"] or ("POST" if self.body is not None else "GET")
+        # what does not change from query to query, made once: the URL (when the query is not in it),
+        # the body's JSON text with {k} and {field} put in
+        templated = "{" in self.url or "{query}" in json.dumps(self.query_string)
+        self._static_url: str | None = None
+        if not templated:
+            qs = {key: str(v) for key, v in _fill(self.query_string, "", depth, spec["field"]).items()}
+            self._static_url = self.url + (("&" if "?" in self.url else "?") + urlencode(qs) if qs else "")
+        self._body = None
+        if self.body is not None:
+            text = json.dumps(_fill(self.body, "{query}", depth, spec["field"]))
+            self._body = text
         self.hits = Path_(spec["hits"], system.name, "hits") if spec["hits"] else None
         self.id = Path_(spec["id"], system.name, "id") if spec["id"] else None
         self.score = Path_(spec["score"], system.name, "score") if spec["score"] else None
@@ -228,11 +240,15 @@ class Client:
 
     def search(self, query: str) -> Answer:
         k, field = self.depth, self.spec["field"]
-        url = _fill_url(self.url, query, k, field)
-        if self.query_string:
-            qs = {key: str(v) for key, v in _fill(self.query_string, query, k, field).items()}
-            url += ("&" if "?" in url else "?") + urlencode(qs)
-        body = json.dumps(_fill(self.body, query, k, field)).encode("utf-8") if self.body is not None else None
+        url = self._static_url
+        if url is None:
+            url = _fill_url(self.url, query, k, field)
+            if self.query_string:
+                qs = {key: str(v) for key, v in _fill(self.query_string, query, k, field).items()}
+                url += ("&" if "?" in url else "?") + urlencode(qs)
+        body = None
+        if self._body is not None:  # (the template's JSON text, the query put in as a JSON string's content)
+            body = self._body.replace("{query}", json.dumps(query)[1:-1]).encode("utf-8")
         status, headers, data = self.request(self.method, url, body, self.headers)
         if not 200 <= status < 300:
             raise _status_error(status, headers, data)
@@ -250,16 +266,14 @@ class Client:
         if not isinstance(hits, list):
             raise EngineError(f"no list of hits at {self.hits.expr if self.hits else 'the top'} of its answer (found "
                               f"{_shape(hits)}; the answer's keys: {_keys(doc)})")
-        out = self._fast(hits)
-        if out is None:
-            out = self._careful(hits)
+        out = self._fast(hits) or self._careful(hits)
         total = None
         if self.total is not None:
             t = self.total(doc)
             total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
-        return Answer(out, total)
+        return Answer(out[0], out[1], total)
 
-    def _fast(self, hits: list) -> list[tuple[str, float]] | None:
+    def _fast(self, hits: list) -> tuple[list[str], list[float]] | None:
         """The hits when the id and the score are plain keys of each hit holding a string and a float (what
         Elasticsearch and Solr answer): read in one pass, checked in bulk; None when anything is
         otherwise (:meth:`_careful` then reads them one by one and names what is wrong)."""
@@ -273,13 +287,15 @@ class Client:
             scores = [h[k] for h in hits]
         except (KeyError, TypeError):
             return None
-        if not set(map(type, ids)) <= {str} or not set(map(type, scores)) <= {float, int} or not all(ids) \
+        types = set(map(type, scores))
+        if not hits or not set(map(type, ids)) <= {str} or not types <= {float, int} or not all(ids) \
                 or _SPACE.search("".join(ids)):
             return None
-        return list(zip(ids, map(float, scores)))
+        return ids, scores if float in types and len(types) == 1 else list(map(float, scores))
 
-    def _careful(self, hits: list) -> list[tuple[str, float]]:
-        out: list[tuple[str, float]] = []
+    def _careful(self, hits: list) -> tuple[list[str], list[float]]:
+        ids: list[str] = []
+        scores: list[float] = []
         n = len(hits)
         id_path, score_path = self.id, self.score
         for i, hit in enumerate(hits):
@@ -301,8 +317,9 @@ class Client:
                     raise EngineError(f"hit {i + 1} ({short(doc_id)}) has no score at {score_path.expr} (found "
                                       f"{_shape(s)})")
                 score = float(s)
-            out.append((doc_id, score))
-        return out
+            ids.append(doc_id)
+            scores.append(score)
+        return ids, scores
 
     def engine_version(self) -> tuple[str, str | None]:
         """(the version the engine reports, or "", why not)."""
@@ -470,8 +487,6 @@ class HttpKind(SystemKind):
         return f"http {p['preset']} {short(p['url'], 60)}" + (f" (version {p['version']})" if p.get("version") else "")
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
-        from ..corpus.store import index_docids
-
         secrets = Secrets(system.name)
         spec = resolved(system)
         client = Client(system, spec, secrets, depth)
@@ -488,7 +503,7 @@ class HttpKind(SystemKind):
         finally:
             client.close()
         id_map = load_id_map(system.params["id_map"], system.name) if system.params.get("id_map") else None
-        known = set(index_docids(target.index_dir, target.index_name))
+        known = collection_docids(target)
         out, checked = finish(job, answers, topics, known, id_map, " (mapped through id_map)" if id_map else "")
         problem = {"version_problem": version_problem} if version_problem else {}
         target.notes[system.name] = {"engine": "http", "preset": system.params["preset"], "url": system.params["url"],

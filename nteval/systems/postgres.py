@@ -50,6 +50,7 @@ from .remote import (
     Secrets,
     ask_all,
     cache_file,
+    collection_docids,
     finish,
     printable,
 )
@@ -184,8 +185,6 @@ class PostgresFts(SystemKind):
         return f"postgres {p['rank']}({p['config']}, {p['operator']}) over {where}"
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
-        from ..corpus.store import index_docids
-
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
@@ -208,12 +207,12 @@ class PostgresFts(SystemKind):
                     if e.retry:
                         conns.drop()
                     raise e from None
-                return Answer([(str(d), float(s)) for d, s in rows])
+                return Answer([str(d) for d, _ in rows], [float(s) for _, s in rows])
 
             answers, notes = ask_all(job, topics, ask, ctx.tick)
         finally:
             conns.close()
-        known = set(index_docids(target.index_dir, target.index_name))
+        known = collection_docids(target)
         out, checked = finish(job, answers, topics, known, None, f" (table {table})")
         target.notes[system.name] = {"engine": "postgres", "url": p["url"], "table": table, "config": config,
                                      "rank": p["rank"], "operator": p["operator"], "engine_version": version or None,

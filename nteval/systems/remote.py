@@ -35,7 +35,6 @@ from array import array
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +57,6 @@ MAX_RETRY_AFTER = 300.0
 #: the layout of an answer cache
 ANSWERS_FORMAT = 1
 
-_ID, _SCORE = itemgetter(0), itemgetter(1)
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -122,11 +120,22 @@ class EngineError(Exception):
 
 @dataclass
 class Answer:
-    """An engine's answer to one query: its ids (the engine's own) and scores, best first, and the
-    number of matches it counts when it says (to catch a page cut short)."""
+    """An engine's answer to one query: its ids (the engine's own) and their scores, best first, and
+    the number of matches it counts when it says (to catch a page cut short). Two lists, not pairs:
+    an answer of a thousand hits is checked and kept without a tuple per hit."""
 
-    hits: list[tuple[str, float]]
+    ids: list[str]
+    scores: list[float]
     total: int | None = None
+
+    @classmethod
+    def of(cls, hits: Iterable[tuple[str, float]], total: int | None = None) -> Answer:
+        pairs = list(hits)
+        return cls([d for d, _ in pairs], [s for _, s in pairs], total)
+
+    @property
+    def hits(self) -> list[tuple[str, float]]:
+        return list(zip(self.ids, self.scores))
 
 
 def printable(text: str, limit: int = 200) -> str:
@@ -141,24 +150,20 @@ def check_answer(answer: Answer, depth: int) -> None:
     short (fewer hits than asked while the engine counts more matches)."""
     import math
 
-    hits = answer.hits
-    if len(set(map(_ID, hits))) != len(hits):
+    ids, scores = answer.ids, answer.scores
+    if len(set(ids)) != len(ids):
         seen: set[str] = set()
-        for i, (doc, _s) in enumerate(hits):
+        for i, doc in enumerate(ids):
             if doc in seen:
-                raise EngineError(f"it ranks document {short(doc)} twice (hits {_first(hits, doc) + 1} and {i + 1})")
+                raise EngineError(f"it ranks document {short(doc)} twice (hits {ids.index(doc) + 1} and {i + 1})")
             seen.add(doc)
-    if not all(map(math.isfinite, map(_SCORE, hits))):
-        i, (doc, score) = next((i, h) for i, h in enumerate(hits) if not math.isfinite(h[1]))
-        raise EngineError(f"hit {i + 1} ({short(doc)}) has score {score}, not a finite number")
-    n, total = len(hits), answer.total
+    if not all(map(math.isfinite, scores)):
+        i = next(i for i, x in enumerate(scores) if not math.isfinite(x))
+        raise EngineError(f"hit {i + 1} ({short(ids[i])}) has score {scores[i]}, not a finite number")
+    n, total = len(ids), answer.total
     if total is not None and n < depth and total > n:
         raise EngineError(f"it returned {n:,} hits of the {depth:,} asked while it counts {total:,} matches: a page cut "
                           "short (a cap on the page size? Elasticsearch's index.max_result_window, a proxy's limit)")
-
-
-def _first(hits: list[tuple[str, float]], doc: str) -> int:
-    return next(i for i, (d, _) in enumerate(hits) if d == doc)
 
 
 # -- the answer cache ---------------------------------------------------------------------------
@@ -201,14 +206,14 @@ class AnswerCache:
             for q, ids, scores, total in rows:
                 values = array("d")
                 values.frombytes(scores)
-                out[q] = Answer(list(zip(ids.split("\n"), values)) if ids else [], total)
+                out[q] = Answer(ids.split("\n") if ids else [], values.tolist(), total)
         return out
 
     def put(self, query: str, depth: int, version: str, answer: Answer) -> None:
         # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s
         self.db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (self.key, version, query, depth, "\n".join(map(_ID, answer.hits)),
-                         array("d", map(_SCORE, answer.hits)).tobytes(), answer.total, time.time()))
+                        (self.key, version, query, depth, "\n".join(answer.ids),
+                         array("d", answer.scores).tobytes(), answer.total, time.time()))
         self._pending += 1
         if self._pending >= 200 or time.monotonic() - self._last > 1.0:
             self.commit()
@@ -401,7 +406,21 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
     return {q: got[t] for q, t in texts.items()}, notes
 
 
-def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], known: set[str],
+_KNOWN: dict[tuple[str, str, str], frozenset[str]] = {}
+
+
+def collection_docids(target: Any) -> frozenset[str]:
+    """The docids of the index ``target`` searches, read once per process and index version."""
+    from ..corpus.store import index_docids
+
+    key = (str(target.index_dir), target.index_name, target.fingerprint)
+    if key not in _KNOWN:
+        _KNOWN.clear()  # (one index at a time: a process does not keep millions of ids it no longer needs)
+        _KNOWN[key] = frozenset(index_docids(target.index_dir, target.index_name))
+    return _KNOWN[key]
+
+
+def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], known: frozenset[str],
            id_map: Mapping[str, str] | None = None, how: str = "") -> tuple[dict[str, list[tuple[str, float]]], dict[str, Any]]:
     """The run made of the answers: the engine's ids turned into the collection's docids
     (``id_map``: engine id → docid; an id it lacks stays as it is), checked against the collection
@@ -415,7 +434,7 @@ def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], k
 
     run: dict[str, list[tuple[str, float]]] = {}
     for q, a in answers.items():
-        hits = [(id_map.get(d, d), s) for d, s in a.hits] if id_map else list(a.hits)
+        hits = list(zip([id_map.get(d, d) for d in a.ids] if id_map else a.ids, a.scores))
         if id_map and len({d for d, _ in hits}) < len(hits):
             seen: set[str] = set()
             twice = next(d for d, _ in hits if d in seen or seen.add(d))  # type: ignore[func-returns-value]
