@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -207,10 +208,7 @@ class Client:
         if not templated:
             qs = {key: str(v) for key, v in _fill(self.query_string, "", depth, spec["field"]).items()}
             self._static_url = self.url + (("&" if "?" in self.url else "?") + urlencode(qs) if qs else "")
-        self._body = None
-        if self.body is not None:
-            text = json.dumps(_fill(self.body, "{query}", depth, spec["field"]))
-            self._body = text
+        self._body = json.dumps(_fill(self.body, "{query}", depth, spec["field"])) if self.body is not None else None
         self.hits = Path_(spec["hits"], system.name, "hits") if spec["hits"] else None
         self.id = Path_(spec["id"], system.name, "id") if spec["id"] else None
         self.score = Path_(spec["score"], system.name, "score") if spec["score"] else None
@@ -283,9 +281,9 @@ class Client:
             return None
         i, k = ik[0], sk[0]
         try:
-            ids = [h[i] for h in hits]
-            scores = [h[k] for h in hits]
-        except (KeyError, TypeError):
+            ids = list(map(itemgetter(i), hits))
+            scores = list(map(itemgetter(k), hits))
+        except (KeyError, TypeError, IndexError):
             return None
         types = set(map(type, scores))
         if not hits or not set(map(type, ids)) <= {str} or not types <= {float, int} or not all(ids) \

@@ -193,7 +193,7 @@ class AnswerCache:
             raise InputError(None if where else self.path, (f"NTEVAL_ENGINE_CACHE={short(where)}: " if where else "")
                              + f"cannot keep the engine's answers ({err}): set NTEVAL_ENGINE_CACHE to a directory you "
                                "can write") from None
-        self._pending = 0
+        self._rows: list[tuple] = []
         self._last = time.monotonic()
 
     def get(self, queries: Iterable[str], depth: int, version: str) -> dict[str, Answer]:
@@ -210,23 +210,26 @@ class AnswerCache:
         return out
 
     def put(self, query: str, depth: int, version: str, answer: Answer) -> None:
-        # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s
-        self.db.execute("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (self.key, version, query, depth, "\n".join(answer.ids),
-                         array("d", answer.scores).tobytes(), answer.total, time.time()))
-        self._pending += 1
-        if self._pending >= 200 or time.monotonic() - self._last > 1.0:
+        # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s; written
+        # 50 at a time, and at least every second (a killed run loses a second of answers at most)
+        self._rows.append((self.key, version, query, depth, "\n".join(answer.ids), array("d", answer.scores).tobytes(),
+                           answer.total, time.time()))
+        if len(self._rows) >= 50 or time.monotonic() - self._last > 1.0:
             self.commit()
 
     def drop(self, queries: Iterable[str], depth: int, version: str) -> None:
+        self.commit()
         for q in queries:
             self.db.execute("DELETE FROM answers WHERE key = ? AND engine_version = ? AND query = ? AND depth = ?",
                             (self.key, version, q, depth))
         self.commit()
 
     def commit(self) -> None:
+        if self._rows:
+            self.db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?, ?, ?, ?)", self._rows)
+            self._rows = []
         self.db.commit()
-        self._pending, self._last = 0, time.monotonic()
+        self._last = time.monotonic()
 
     def close(self) -> None:
         try:
