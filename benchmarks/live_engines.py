@@ -13,8 +13,10 @@ Measured in one run, on the same sampled titles (focused D0, seed 42) over the s
 3. ``sqlite_fts5`` vs the same FTS5 queries in a plain ``sqlite3`` loop over the kind's own table,
    one thread each.
 
-Each figure is the best of ``REPEAT`` runs, the two sides taking turns (a machine shared with other
-work slows both alike); the client's CPU milliseconds per query are recorded beside the http figures. The kinds' times are their whole ``run`` (cache, asking,
+The two sides take turns (5 rounds; 3 for PostgreSQL): queries/s are each side's best run, the
+ratio is the median over the rounds of the kind's queries/s over the baseline's in the same round
+(on a machine shared with other work, neighbours are slowed alike); the client's CPU milliseconds
+per query are recorded beside the http figures. The kinds' times are their whole ``run`` (cache, asking,
 checks, id mapping, validation against the collection). Writes benchmarks/live_engines.json.
 """
 from __future__ import annotations
@@ -34,19 +36,27 @@ SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", ROOT.parent / "shared" / "dat
 DEPTH, N, N_PG, REPEAT = 1000, 1000, 200, 3
 
 
-def pair(a, b, n: int, repeat: int = REPEAT) -> tuple[dict, dict]:
-    """``a`` and ``b`` run in turn ``repeat`` times (a, b, a, b…: a machine shared with other work
-    slows both alike); for each, the best queries/s and the CPU milliseconds per query this process
-    spent in its best run (all threads; the engine's server is another process)."""
+def pair(a, b, n: int, repeat: int = REPEAT) -> tuple[dict, dict, float]:
+    """``a`` and ``b`` run in turn ``repeat`` times (a, b, a, b…); for each, the best queries/s and
+    the CPU milliseconds per query this process spent in its best run (all threads; an engine's
+    server is another process); and the median over the rounds of b's queries/s over a's in the
+    same round (two runs a few seconds apart: on a machine shared with other work, the ratio of
+    neighbours is steadier than a ratio of bests)."""
+    import statistics
+
     out: list[dict] = [{"qps": 0.0}, {"qps": 0.0}]
+    ratios = []
     for _ in range(repeat):
+        qps = []
         for i, fn in enumerate((a, b)):
             t, c = time.perf_counter(), time.process_time()
             fn()
             wall, cpu = time.perf_counter() - t, time.process_time() - c
+            qps.append(n / wall)
             if n / wall > out[i]["qps"]:
                 out[i] = {"qps": round(n / wall, 1), "cpu_ms_per_query": round(cpu / n * 1000, 3)}
-    return out[0], out[1]
+        ratios.append(qps[1] / qps[0])
+    return out[0], out[1], round(statistics.median(ratios), 3)
 
 
 def the_index(arg: str | None) -> Path:
@@ -121,11 +131,11 @@ def main() -> None:
 
             plain()  # warm both sides and the server
             kind()
-            base, ours = pair(plain, kind, len(queries))
+            base, ours, ratio = pair(plain, kind, len(queries), 5)
             out["qps"][f"plain_http@{conc}"], out["qps"][f"http_kind@{conc}"] = base["qps"], ours["qps"]
             out.setdefault("cpu_ms_per_query", {}).update({f"plain_http@{conc}": base["cpu_ms_per_query"],
                                                           f"http_kind@{conc}": ours["cpu_ms_per_query"]})
-            out["ratio"][f"http@{conc}"] = round(ours["qps"] / base["qps"], 3)
+            out["ratio"][f"http@{conc}"] = ratio
             print(json.dumps(out["qps"]), flush=True)
     finally:
         proc.kill()
@@ -173,9 +183,9 @@ def main() -> None:
                 fresh_cache()
                 kind_run(target, system, few)
 
-            base, ours = pair(direct, kind_pg, len(few), 2)
+            base, ours, ratio = pair(direct, kind_pg, len(few), 3)
             out["qps"]["psycopg_direct@4"], out["qps"]["postgres_kind@4"] = base["qps"], ours["qps"]
-            out["ratio"]["postgres@4"] = round(ours["qps"] / base["qps"], 3)
+            out["ratio"]["postgres@4"] = ratio
             out["postgres_queries"] = len(few)
             print(json.dumps(out["qps"]), flush=True)
         finally:
@@ -205,9 +215,9 @@ def main() -> None:
         kind_run(target, system, queries, threads=1)
 
     plain_fts()
-    base, ours = pair(plain_fts, kind_fts, len(queries))
+    base, ours, ratio = pair(plain_fts, kind_fts, len(queries), 5)
     out["qps"]["plain_sqlite3@1"], out["qps"]["sqlite_fts5_kind@1"] = base["qps"], ours["qps"]
-    out["ratio"]["sqlite_fts5@1"] = round(ours["qps"] / base["qps"], 3)
+    out["ratio"]["sqlite_fts5@1"] = ratio
     target.close()
     shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(out, indent=2))

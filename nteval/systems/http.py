@@ -286,8 +286,11 @@ class Client:
         except (KeyError, TypeError, IndexError):
             return None
         types = set(map(type, scores))
-        if not hits or not set(map(type, ids)) <= {str} or not types <= {float, int} or not all(ids) \
-                or _SPACE.search("".join(ids)):
+        try:
+            joined = "".join(ids)  # (TypeError: an id that is not a string)
+        except TypeError:
+            return None
+        if not hits or not types <= {float, int} or _SPACE.search(joined) or not all(ids):
             return None
         return ids, scores if float in types and len(types) == 1 else list(map(float, scores))
 
