@@ -436,26 +436,29 @@ def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], k
     from .external import MAX_FOREIGN_SHARE
 
     run: dict[str, list[tuple[str, float]]] = {}
+    bad: dict[str, list[str]] = {}
     for q, a in answers.items():
-        hits = list(zip([id_map.get(d, d) for d in a.ids] if id_map else a.ids, a.scores))
-        if id_map and len({d for d, _ in hits}) < len(hits):
+        ids = [id_map.get(d, d) for d in a.ids] if id_map else a.ids
+        if id_map and len(set(ids)) < len(ids):
             seen: set[str] = set()
-            twice = next(d for d, _ in hits if d in seen or seen.add(d))  # type: ignore[func-returns-value]
+            twice = next(d for d in ids if d in seen or seen.add(d))  # type: ignore[func-returns-value]
             raise InputError(None, f"system {short(job.system)}: topic {short(q)}: two of the engine's ids map to "
                                    f"document {short(twice)}{how}")
-        run[q] = hits
+        run[q] = list(zip(ids, a.scores))
+        outside = set(ids).difference(known)
+        if outside:
+            bad[q] = [d for d in ids if d in outside]
     hits_n = sum(len(r) for r in run.values())
-    bad = {q: [d for d, _ in r if d not in known] for q, r in run.items()}
     foreign_docs = {d for v in bad.values() for d in v}
     foreign = sum(len(v) for v in bad.values())
     if hits_n and foreign / hits_n > MAX_FOREIGN_SHARE:
-        forget = [topics[q] for q, v in bad.items() if v]
+        forget = [topics[q] for q in bad]
         cache = AnswerCache(job.cache.path, job.cache.key)
         try:
             cache.drop(forget, job.depth, job.version)
         finally:
             cache.close()
-        first = next(q for q in run if bad[q])
+        first = next(q for q in run if q in bad)
         raise InputError(None, f"system {short(job.system)}: topic {short(first)}: {len(bad[first]):,} of its "
                                f"{len(run[first]):,} hits are not documents of this collection (e.g. {short(bad[first][0])}); "
                                f"in all {foreign:,} of {hits_n:,} hits ({foreign / hits_n * 100:.0f} %){how}: does the "
