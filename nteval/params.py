@@ -31,7 +31,8 @@ MAX_PARAM_VALUE = 1e9
 class Param:
     """One declared parameter. ``min``/``max`` are inclusive bounds; ``positive`` means > 0.
     ``choices``: the strings a string parameter accepts (None: any non-empty string). ``items``:
-    for list parameters, what they hold (``"names"`` of systems or ``"numbers"`` ≥ 0)."""
+    for list parameters, what they hold (``"names"`` of systems or ``"numbers"`` ≥ 0); ``"mapping"``: a
+    mapping of names to JSON values (an HTTP request's headers or body), default None (none given)."""
 
     name: str
     default: Any
@@ -58,6 +59,8 @@ class Param:
         """``name=default`` with its range, for listings."""
         if isinstance(self.default, list):
             return f"{self.name}=[{self.items or 'values'}]"
+        if self.items == "mapping":
+            return f"{self.name}={{…}}"
         d = f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
         return f"{self.name}={d}{self.bounds()}"
 
@@ -65,6 +68,11 @@ class Param:
         """``value`` checked against the declaration and converted to the default's type, or a
         one-line :class:`InputError` naming ``who`` (e.g. ``system bm25``) and ``params.NAME``."""
         key, d, place = self.name, self.default, f"params.{self.name}"
+        if self.items == "mapping":
+            if not isinstance(value, dict) or not all(isinstance(k, str) for k in value) or not _json_like(value):
+                raise InputError(where, f"{who}: {key} must be a mapping of names to JSON values (strings, numbers, "
+                                        f"lists, mappings), got {short(value)}", place=place)
+            return value
         if self.items == "numbers":
             if not isinstance(value, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                       and math.isfinite(v) and v >= 0 for v in value):
@@ -106,6 +114,21 @@ class Param:
             lo, hi = ("-inf" if self.min is None else f"{self.min:g}"), ("inf" if self.max is None else f"{self.max:g}")
             raise InputError(where, f"{who}: {key} must be within [{lo}, {hi}], got {value!r}", place=place)
         return value
+
+
+def _json_like(value: Any, depth: int = 0) -> bool:
+    """``value`` is what JSON can hold (strings, finite numbers, booleans, null, lists, string-keyed mappings)."""
+    if depth > 20:
+        return False
+    if value is None or isinstance(value, (str, bool, int)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_json_like(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_like(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def param(default: Any, help: str, *, min: float | None = None, max: float | None = None,

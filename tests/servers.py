@@ -115,9 +115,11 @@ class PostgresServer:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_postgres(bindir: Path) -> PostgresServer:
+def start_postgres(bindir: Path, port: int | None = None) -> PostgresServer:
     """initdb in a temporary directory owned by postgres, start the server there (a child of this
-    process), create the role ``nteval`` (password :data:`PASSWORD`, scram) and its database."""
+    process), create the role ``nteval`` (password :data:`PASSWORD`, scram) and its database.
+    ``port``: the TCP port (default: a free one; a server started again on the port of one that
+    died has the same URL)."""
     import pwd
 
     pw = pwd.getpwnam(PG_USER)
@@ -134,7 +136,7 @@ def start_postgres(bindir: Path) -> PostgresServer:
         raise RuntimeError(f"initdb failed: {r.stderr.strip()[-300:]}")
     # local socket: trust; TCP: a password (scram), so the URL tests need PGPASSWORD
     (data / "pg_hba.conf").write_text("local all all trust\nhost all all 127.0.0.1/32 scram-sha-256\n")
-    port = free_port()
+    port = port or free_port()
     log = open(root / "server.log", "w")  # noqa: SIM115 (closed with the process)
     proc = subprocess.Popen([str(bindir / "postgres"), "-D", str(data), "-k", str(sock), "-p", str(port),
                              "-h", "127.0.0.1", "-c", "fsync=off", "-c", "max_connections=60",

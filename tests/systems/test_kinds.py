@@ -14,6 +14,8 @@ from nteval.systems.execute import Target, run_system
 from nteval.systems.system import make_system
 
 COMPUTED = [n for n in registry.algorithms()]
+#: kinds that ask a server (given one in `runs`: an HTTP engine over Lucene, a real PostgreSQL)
+SERVED = ("http", "postgres")
 
 
 @pytest.mark.parametrize("name", registry.names())
@@ -26,7 +28,7 @@ def test_declarations_are_complete(name):
             assert p.coerce(p.default, "x", None) == p.default  # a default passes its own declaration
 
 
-@pytest.mark.parametrize("name", COMPUTED)
+@pytest.mark.parametrize("name", [n for n in COMPUTED if n not in SERVED])
 def test_default_system_is_described_by_its_name(name):
     params = {"systems": ["a", "b"]} if registry.get(name).fusion else {}
     s = make_system(name, name, params)
@@ -47,27 +49,55 @@ def _topics(index_dir: Path, n: int = 15) -> dict[str, str]:
         store.close()
 
 
+@pytest.mark.parametrize("name", SERVED)
+def test_a_served_kind_needs_its_address(name):
+    with pytest.raises(InputError, match=r"params.url: system 's': (http|postgres) needs url"):
+        make_system("s", name)
+
+
 @pytest.fixture(scope="module")
-def runs(first200_index):
-    """Every computed kind run over 15 real titles on `nt` (fusions over bm25 and qld)."""
+def runs(first200_index, request, tmp_path_factory):
+    """Every computed kind run over 15 real titles on `nt` (fusions over bm25 and qld; http in front
+    of nteval's Lucene, postgres on a real server)."""
+    import os
+
+    import servers
+    from engine_server import EngineServer, LuceneBackend
+
     topics = _topics(first200_index)
     target = Target(first200_index, "nt")
+    os.environ["NTEVAL_ENGINE_CACHE"] = str(tmp_path_factory.mktemp("kinds-engines"))
+    engine = EngineServer(LuceneBackend(first200_index)).start()
+    os.environ["PGPASSWORD"] = servers.PASSWORD
+    served = {"http": {"preset": "elasticsearch", "url": engine.url + "/pubmed", "field": "abstract"}}
+    try:
+        served["postgres"] = {"url": request.getfixturevalue("pg_server").url()}
+    except pytest.skip.Exception:  # (no PostgreSQL here: that kind's test skips, the others run)
+        pass
     done = {}
     try:
         for name in ("bm25", "qld", *[n for n in COMPUTED if n not in ("bm25", "qld")]):
-            params = {"systems": ["bm25", "qld"]} if registry.get(name).fusion else {}
+            if name in SERVED and name not in served:
+                continue
+            params = {"systems": ["bm25", "qld"]} if registry.get(name).fusion else served.get(name, {})
             if name == "dense":
                 params = {"dim": 64}
             s = make_system(name, name, params)
             done[name] = run_system(target, s, topics, 20, done=done, threads=1)
     finally:
         target.close()
+        engine.stop()
+        engine.backend.close()
+        os.environ.pop("NTEVAL_ENGINE_CACHE", None)
+        os.environ.pop("PGPASSWORD", None)
     return topics, done
 
 
 @pytest.mark.parametrize("name", COMPUTED)
 def test_kind_runs_on_a_real_index(runs, name):
     topics, done = runs
+    if name not in done:
+        pytest.skip(f"{name}: no server here (see the skip of tests/conftest.py pg_server)")
     run = done[name]
     assert set(run) == set(topics)
     hits = [h for r in run.values() for h in r]

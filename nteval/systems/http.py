@@ -1,0 +1,517 @@
+"""Any search engine behind an HTTP JSON API as a system kind: Elasticsearch, OpenSearch, Solr,
+or a team's own service (``algorithm: http``; docs/live-engines.md).
+
+A request template (``method``, ``url``, ``headers``, ``query_string``, ``body``) carries the query:
+``{query}`` is the topic's text and ``{k}`` the depth asked (a string that is exactly ``"{k}"``
+becomes the number), ``{field}`` the field to search; ``${NAME}`` is environment variable
+``NAME`` (secrets: see :mod:`nteval.systems.remote`). The answer is read with JMESPath
+expressions (https://jmespath.org): ``hits`` selects the list of hits, ``id`` and ``score`` are
+read from each hit, ``total`` (optional) is the number of matches the engine counts. The engine's
+ids become the collection's docids through the ``id`` field itself or an ``id_map`` file. A
+``preset`` fills in what Elasticsearch/OpenSearch (``_search``, a ``match`` on ``field``,
+``search_type=dfs_query_then_fetch``) and Solr (``/select``, edismax on ``field``) need; every
+parameter given overrides it.
+
+The engine must search **the field without titles** (the abstract alone): NT topics are titles,
+and an engine that indexes them finds each topic's own document by its title. ``nteval export``
+writes the collection in that shape for an engine that has no such field.
+
+Transport: urllib3 (pooled keep-alive connections, one pool per host sized to ``concurrency``;
+the library requests and pip are built on, kept current), with its own retries off: the retries,
+backoff, Retry-After, rate limit and answer cache are nteval's (:mod:`nteval.systems.remote`), the
+same for every remote engine.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, urlencode, urlsplit
+
+from ..errors import InputError, short
+from ..params import Param
+from .kind import RunContext, SystemKind
+from .remote import (
+    HOW,
+    VERSION,
+    Answer,
+    AnswerCache,
+    EngineError,
+    Job,
+    Secrets,
+    ask_all,
+    cache_file,
+    collection_docids,
+    file_digest,
+    finish,
+    load_id_map,
+    printable,
+    resolve_path,
+    uses_env,
+)
+
+if TYPE_CHECKING:
+    from ..formats.trec import Run
+    from .system import System
+
+#: bump when a preset changes what it asks (part of the cache keys)
+PRESETS_VERSION = 1
+_ES = {
+    "method": "POST", "path": "/_search", "query_string": {"search_type": "dfs_query_then_fetch"},
+    "body": {"query": {"match": {"{field}": {"query": "{query}", "operator": "or"}}}, "size": "{k}", "_source": False,
+             "track_total_hits": True},
+    "headers": {"Content-Type": "application/json"},
+    "hits": "hits.hits", "id": "_id", "score": "_score", "total": "hits.total.value",
+    "version_url": "{root}/", "version_path": "version.number",
+}
+#: what each preset fills in (``path`` is appended to ``url``; ``{root}`` is the URL's scheme and host)
+PRESETS: dict[str, dict[str, Any]] = {
+    "elasticsearch": _ES,
+    "opensearch": _ES,
+    "solr": {
+        "method": "GET", "path": "/select",
+        "query_string": {"q": "{query}", "defType": "edismax", "qf": "{field}", "q.op": "OR", "fl": "id,score",
+                         "rows": "{k}", "wt": "json"},
+        "hits": "response.docs", "id": "id", "score": "score", "total": "response.numFound",
+        "version_url": "{url}/admin/system?wt=json", "version_path": 'lucene."solr-spec-version"',
+    },
+    "custom": {"method": "GET"},
+}
+
+PRESET = Param("preset", "custom", "what the engine is: elasticsearch, opensearch, solr, or custom (say everything)",
+               choices=tuple(PRESETS))
+URL = Param("url", "", "the engine's URL: the index (Elasticsearch/OpenSearch), the core (Solr), or the search "
+                       "endpoint itself (custom; {query} and {k} are URL-encoded into it)")
+FIELD = Param("field", "", "the field the presets search: the one holding the abstract WITHOUT the title")
+METHOD = Param("method", "", "GET or POST (empty: the preset's)", choices=("GET", "POST"))
+HEADERS = Param("headers", None, "HTTP headers (values may use ${ENV})", items="mapping")
+QUERY_STRING = Param("query_string", None, "URL query parameters (replace the preset's)", items="mapping")
+BODY = Param("body", None, "the JSON body (replaces the preset's): {query}, {k}, {field} and ${ENV} in its strings",
+             items="mapping")
+HITS = Param("hits", "", "JMESPath to the list of hits in the answer (empty: the preset's)")
+ID = Param("id", "", "JMESPath to a hit's document id, e.g. _id or _source.pmid (empty: the preset's)")
+SCORE = Param("score", "", "JMESPath to a hit's score (empty: the preset's; none with custom: the rank order)")
+TOTAL = Param("total", "", "JMESPath to the number of matches (empty: the preset's; none with custom); a page with "
+                           "fewer hits than asked and than this is refused")
+ID_MAP = Param("id_map", "", "a file of engine_id<TAB>docid lines mapping the engine's ids to the collection's")
+VERSION_URL = Param("version_url", "", "where the engine reports its version (empty: the preset's)")
+VERSION_PATH = Param("version_path", "", "JMESPath to the version in that answer (empty: the preset's)")
+
+_SPACE = re.compile(r"\s")
+#: statuses tried again (with backoff, or after Retry-After)
+RETRY_STATUS = (429, 500, 502, 503, 504)
+
+
+class Path_:
+    """A compiled JMESPath expression, with a fast path for plain ``a.b[0].c`` chains (no library
+    call per hit: thousands of hits per answer)."""
+
+    def __init__(self, expr: str, system: str, param: str):
+        import jmespath
+
+        self.expr = expr
+        try:
+            self.compiled = jmespath.compile(expr)
+        except jmespath.exceptions.JMESPathError as err:
+            raise InputError(None, f"system {short(system)}: {param} {short(expr)} is not a JMESPath expression: "
+                                   f"{printable(str(err), 120)}") from None
+        self.steps = _steps(self.compiled.parsed)
+
+    def __call__(self, value: Any) -> Any:
+        if self.steps is None:
+            return self.compiled.search(value)
+        for step in self.steps:
+            if isinstance(step, str):
+                if not isinstance(value, dict):
+                    return None
+                value = value.get(step)
+            else:
+                if not isinstance(value, list) or not -len(value) <= step < len(value):
+                    return None
+                value = value[step]
+        return value
+
+
+def _steps(node: dict[str, Any]) -> list[str | int] | None:
+    """``a.b[0]`` as ["a", "b", 0]; None for anything else (projections, filters, functions)."""
+    kind = node.get("type")
+    if kind == "field":
+        return [node["value"]]
+    if kind == "subexpression":
+        parts = [_steps(c) for c in node["children"]]
+        return None if any(p is None for p in parts) else [s for p in parts for s in p]  # type: ignore[union-attr]
+    if kind == "index_expression":
+        left, right = node["children"]
+        head = _steps(left) if left.get("type") != "identity" else []
+        if head is None or right.get("type") != "index":
+            return None
+        return [*head, int(right["value"])]
+    return None
+
+
+def resolved(system: System) -> dict[str, Any]:
+    """The system's parameters with its preset's filled in where it gives none (``url`` with the
+    preset's path; placeholders and ${ENV} not yet replaced)."""
+    p = system.params
+    preset = PRESETS[p["preset"]]
+    out = {k: (copy.deepcopy(p[k]) if p.get(k) not in ("", None) else copy.deepcopy(preset.get(k)))
+           for k in ("method", "headers", "query_string", "body", "hits", "id", "score", "total", "version_path")}
+    parts = urlsplit(str(p["url"]))
+    base = parts._replace(path=parts.path.rstrip("/"), query="", fragment="").geturl()
+    if preset.get("path"):  # (the preset's path goes before the URL's query string: ?token=…)
+        out["url"] = parts._replace(path=parts.path.rstrip("/") + preset["path"]).geturl()
+    else:
+        out["url"] = str(p["url"])
+    root = f"{parts.scheme}://{parts.netloc}"
+    vurl = p.get("version_url") or preset.get("version_url") or ""
+    tail = f"?{parts.query}" if parts.query and vurl.startswith(("{root}", "{url}")) else ""
+    vurl = vurl.replace("{root}", root).replace("{url}", base)
+    out["version_url"] = vurl + (("&" if "?" in vurl else "?") + tail[1:] if tail else "")
+    out["field"] = p.get("field", "")
+    return out
+
+
+def _fill(value: Any, query: str, k: int, field: str) -> Any:
+    """The template ``value`` with {query}, {k} and {field} put in (``"{k}"`` alone: the number)."""
+    if isinstance(value, str):
+        if value == "{k}":
+            return k
+        return value.replace("{field}", field).replace("{k}", str(k)).replace("{query}", query)
+    if isinstance(value, list):
+        return [_fill(v, query, k, field) for v in value]
+    if isinstance(value, dict):
+        return {_fill(key, query, k, field): _fill(v, query, k, field) for key, v in value.items()}
+    return value
+
+
+class Client:
+    """The requests of one run: the template expanded (${ENV}) once, a pool of connections."""
+
+    def __init__(self, system: System, spec: dict[str, Any], secrets: Secrets, depth: int):
+        import urllib3
+
+        p = system.params
+        self.system, self.spec, self.secrets, self.depth = system.name, spec, secrets, depth
+        self.url = secrets.expand(spec["url"])
+        self.headers = {str(k): str(v) for k, v in (secrets.expand_all(spec["headers"] or {})).items()}
+        self.query_string = secrets.expand_all(spec["query_string"] or {})
+        self.body = secrets.expand_all(spec["body"]) if spec["body"] is not None else None
+        if self.body is not None and not any(k.lower() == "content-type" for k in self.headers):
+            self.headers["Content-Type"] = "application/json"
+        self.method = spec["method"] or ("POST" if self.body is not None else "GET")
+        # what does not change from query to query, made once: the URL (when the query is not in it),
+        # the body's JSON text with {k} and {field} put in
+        templated = "{" in self.url or "{query}" in json.dumps(self.query_string)
+        self._static_url: str | None = None
+        if not templated:
+            qs = {key: str(v) for key, v in _fill(self.query_string, "", depth, spec["field"]).items()}
+            self._static_url = self.url + (("&" if "?" in self.url else "?") + urlencode(qs) if qs else "")
+        self._body = json.dumps(_fill(self.body, "{query}", depth, spec["field"])) if self.body is not None else None
+        self.hits = Path_(spec["hits"], system.name, "hits") if spec["hits"] else None
+        self.id = Path_(spec["id"], system.name, "id") if spec["id"] else None
+        self.score = Path_(spec["score"], system.name, "score") if spec["score"] else None
+        self.total = Path_(spec["total"], system.name, "total") if spec["total"] else None
+        timeout = float(p["timeout"])
+        self.pool = urllib3.PoolManager(num_pools=4, maxsize=int(p["concurrency"]), block=True, retries=False,
+                                        timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout))
+
+    def close(self) -> None:
+        self.pool.clear()
+
+    def request(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, dict, bytes]:
+        import urllib3
+
+        try:
+            r = self.pool.request(method, url, body=body, headers=headers, redirect=False, preload_content=True)
+        except urllib3.exceptions.NewConnectionError as err:
+            raise EngineError(f"cannot connect to {_where(url)} ({_reason(err)})", retry=True) from None
+        except (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError):
+            raise EngineError(f"no answer from {_where(url)} within {self.pool.connection_pool_kw['timeout'].read_timeout:g} s "
+                              "(timeout)", retry=True) from None
+        except urllib3.exceptions.ProtocolError as err:
+            raise EngineError(f"the connection to {_where(url)} broke mid-answer ({_reason(err)})", retry=True) from None
+        except urllib3.exceptions.HTTPError as err:
+            raise EngineError(f"{type(err).__name__} from {_where(url)}: {_reason(err)}", retry=False) from None
+        return r.status, dict(r.headers), r.data
+
+    def search(self, query: str) -> Answer:
+        k, field = self.depth, self.spec["field"]
+        url = self._static_url
+        if url is None:
+            url = _fill_url(self.url, query, k, field)
+            if self.query_string:
+                qs = {key: str(v) for key, v in _fill(self.query_string, query, k, field).items()}
+                url += ("&" if "?" in url else "?") + urlencode(qs)
+        body = None
+        if self._body is not None:  # (the template's JSON text, the query put in as a JSON string's content)
+            body = self._body.replace("{query}", json.dumps(query)[1:-1]).encode("utf-8")
+        status, headers, data = self.request(self.method, url, body, self.headers)
+        if not 200 <= status < 300:
+            raise _status_error(status, headers, data)
+        return self.parse(data)
+
+    def parse(self, data: bytes) -> Answer:
+        if not data.strip():
+            raise EngineError("an empty answer (HTTP 200 without a body)")
+        try:
+            doc = json.loads(data)
+        except (ValueError, UnicodeDecodeError) as err:
+            raise EngineError(f"an answer that is not JSON ({printable(str(err), 80)}): "
+                              f"{printable(data[:120].decode('utf-8', 'replace'), 120)}") from None
+        hits = self.hits(doc) if self.hits is not None else doc
+        if not isinstance(hits, list):
+            raise EngineError(f"no list of hits at {self.hits.expr if self.hits else 'the top'} of its answer (found "
+                              f"{_shape(hits)}; the answer's keys: {_keys(doc)})")
+        out = self._fast(hits) or self._careful(hits)
+        total = None
+        if self.total is not None:
+            t = self.total(doc)
+            total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
+        return Answer(out[0], out[1], total)
+
+    def _fast(self, hits: list) -> tuple[list[str], list[float]] | None:
+        """The hits when the id and the score are plain keys of each hit holding a string and a float (what
+        Elasticsearch and Solr answer): read in one pass, checked in bulk; None when anything is
+        otherwise (:meth:`_careful` then reads them one by one and names what is wrong)."""
+        ik = self.id.steps if self.id is not None else None
+        sk = self.score.steps if self.score is not None else None
+        if not (ik and sk and len(ik) == 1 and len(sk) == 1 and isinstance(ik[0], str) and isinstance(sk[0], str)):
+            return None
+        i, k = ik[0], sk[0]
+        try:
+            ids = list(map(itemgetter(i), hits))
+            scores = list(map(itemgetter(k), hits))
+        except (KeyError, TypeError, IndexError):
+            return None
+        types = set(map(type, scores))
+        try:
+            joined = "".join(ids)  # (TypeError: an id that is not a string)
+        except TypeError:
+            return None
+        if not hits or not types <= {float, int} or _SPACE.search(joined) or not all(ids):
+            return None
+        return ids, scores if float in types and len(types) == 1 else list(map(float, scores))
+
+    def _careful(self, hits: list) -> tuple[list[str], list[float]]:
+        ids: list[str] = []
+        scores: list[float] = []
+        n = len(hits)
+        id_path, score_path = self.id, self.score
+        for i, hit in enumerate(hits):
+            raw = id_path(hit) if id_path is not None else hit
+            if isinstance(raw, list) and len(raw) == 1:  # (a stored field as Solr or ES "fields" give it)
+                raw = raw[0]
+            if not isinstance(raw, (str, int)) or isinstance(raw, bool) or not str(raw).strip():
+                what = id_path.expr if id_path is not None else "an id"
+                raise EngineError(f"hit {i + 1} has no document id at {what} (found {_shape(raw)}; the hit's keys: "
+                                  f"{_keys(hit)})")
+            doc_id = str(raw)
+            if _SPACE.search(doc_id):
+                raise EngineError(f"hit {i + 1}: document id {short(doc_id)} contains whitespace")
+            if score_path is None:
+                score = float(n - i)
+            else:
+                s = score_path(hit)
+                if not isinstance(s, (int, float)) or isinstance(s, bool):
+                    raise EngineError(f"hit {i + 1} ({short(doc_id)}) has no score at {score_path.expr} (found "
+                                      f"{_shape(s)})")
+                score = float(s)
+            ids.append(doc_id)
+            scores.append(score)
+        return ids, scores
+
+    def engine_version(self) -> tuple[str, str | None]:
+        """(the version the engine reports, or "", why not)."""
+        url, path = self.spec["version_url"], self.spec["version_path"]
+        if not url or not path:
+            return "", None
+        try:
+            status, _h, data = self.request("GET", self.secrets.expand(url), None,
+                                            {k: v for k, v in self.headers.items() if k.lower() != "content-type"})
+            if status != 200:
+                return "", f"HTTP {status} from {_where(url)}"
+            v = Path_(path, self.system, "version_path")(json.loads(data))
+        except (EngineError, ValueError) as err:
+            return "", printable(self.secrets.redact(str(err)), 120)
+        return (str(v), None) if isinstance(v, (str, int, float)) and str(v).strip() else ("", f"nothing at {path}")
+
+
+def _fill_url(url: str, query: str, k: int, field: str) -> str:
+    if "{" not in url:
+        return url
+    return url.replace("{query}", quote(query, safe="")).replace("{k}", str(k)).replace("{field}", quote(field, safe=""))
+
+
+def _where(url: str) -> str:
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def _reason(err: Exception) -> str:
+    text = str(getattr(err, "reason", None) or err)
+    for marker in ("[Errno 111] ", "[Errno 104] "):
+        text = text.replace(marker, "")
+    return printable(text.rsplit(": ", 1)[-1] if "Failed to establish" in text else text, 120)
+
+
+def _shape(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return short(value, 40)
+
+
+def _keys(value: Any) -> str:
+    return ", ".join(map(str, list(value)[:8])) if isinstance(value, dict) and value else "none"
+
+
+def _status_error(status: int, headers: dict, data: bytes) -> EngineError:
+    said = _engine_said(data)
+    retry_after = None
+    if status in RETRY_STATUS:
+        value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
+        if value is not None:
+            import urllib3
+
+            try:
+                retry_after = urllib3.util.Retry().parse_retry_after(str(value))
+            except urllib3.exceptions.InvalidHeader:
+                retry_after = None
+    return EngineError(f"HTTP {status}" + (f": {said}" if said else ""), retry=status in RETRY_STATUS,
+                       retry_after=retry_after)
+
+
+def _engine_said(data: bytes) -> str:
+    """What an error answer says: Elasticsearch's error.reason (its root cause's), Solr's error.msg,
+    a ``message``, or the start of the body."""
+    text = data.decode("utf-8", "replace")
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return printable(text, 200)
+    if isinstance(doc, dict):
+        err = doc.get("error")
+        if isinstance(err, dict):
+            causes = err.get("root_cause")
+            cause = causes[0] if isinstance(causes, list) and causes and isinstance(causes[0], dict) else err
+            parts = [cause.get("type"), cause.get("reason") or err.get("msg") or err.get("reason")]
+            return printable(": ".join(str(x) for x in parts if x), 200)
+        for key in ("error", "message", "detail"):
+            if isinstance(doc.get(key), str):
+                return printable(doc[key], 200)
+    return printable(text, 200)
+
+
+_REPORTED: dict[str, str] = {}
+
+
+def reported_version(system: System) -> str:
+    """The version the engine reports (empty: it reports none, or could not be asked), asked once
+    per process and URL."""
+    spec = resolved(system)
+    if not spec["version_url"] or not spec["version_path"]:
+        return ""
+    memo = json.dumps([spec["version_url"], spec["version_path"], spec["headers"]], sort_keys=True)
+    if memo not in _REPORTED:
+        try:
+            client = Client(system, spec, Secrets(system.name), 0)
+        except InputError:  # (a secret not set: the run says so)
+            return ""
+        try:
+            _REPORTED[memo] = client.engine_version()[0]
+        finally:
+            client.close()
+    return _REPORTED[memo]
+
+
+class HttpKind(SystemKind):
+    name = "http"
+    params = (PRESET, URL, FIELD, METHOD, HEADERS, QUERY_STRING, BODY, HITS, ID, SCORE, TOTAL, ID_MAP, VERSION_URL,
+              VERSION_PATH, VERSION, *HOW)
+    summary = "any search engine behind an HTTP JSON API: Elasticsearch, OpenSearch, Solr, a service of yours"
+    needs_lucene = False
+
+    def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        url = params["url"]
+        if not url:
+            raise InputError(where, f"system {short(name)}: http needs url: the engine's address (e.g. "
+                                    "http://127.0.0.1:9200/pubmed)", place="params.url")
+        parts = urlsplit(url.replace("${", "").replace("}", ""))
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise InputError(where, f"system {short(name)}: url must be an http:// or https:// address, got {short(url)}",
+                             place="params.url")
+        preset = PRESETS[params["preset"]]
+        uses_field = "{field}" in json.dumps([preset.get("body"), preset.get("query_string"), params.get("body"),
+                                              params.get("query_string"), url])
+        if uses_field and not params["field"]:
+            raise InputError(where, f"system {short(name)}: the {params['preset']} preset searches field: give the name of "
+                                    "the field that holds the abstract WITHOUT the title (NT topics are titles; an engine "
+                                    "without such a field: index `nteval export`'s collection)", place="params.field")
+        template = json.dumps([url, params.get("query_string") or preset.get("query_string"),
+                               params.get("body") or preset.get("body")])
+        if "{query}" not in template:
+            raise InputError(where, f"system {short(name)}: the request never carries the query: put {{query}} in url, "
+                                    "query_string or body", place="params")
+        if params["preset"] == "custom" and not params["hits"]:
+            raise InputError(where, f"system {short(name)}: a custom engine needs hits: the JMESPath to its list of hits "
+                                    "(e.g. results, or @ when the answer is the list)", place="params.hits")
+        for key in ("hits", "id", "score", "total", "version_path"):
+            if params.get(key):
+                Path_(params[key], name, key)
+        resolve_path(params, "id_map", where)
+        if params["id_map"] and file_digest(params["id_map"]) is None:
+            raise InputError(params["id_map"], f"system {short(name)}: no such id_map file", place=None)
+
+    def _asks(self, system: System) -> dict[str, Any]:
+        """What determines the engine's answers (the answer cache's key): the request and the paths
+        into the answer, your version label; not the id map, nor how it is asked."""
+        how = {p.name for p in HOW} | {"id_map"}
+        return {"kind": "http", "presets": PRESETS_VERSION,
+                "params": {k: v for k, v in system.params.items() if k not in how}}
+
+    def identity(self, system: System) -> dict[str, Any]:
+        """What the answers depend on, the id map's content, and the version the engine reports
+        now (asked once per process): an engine upgraded in place is a new system, its runs are not
+        reused."""
+        ident = {**self._asks(system), "algorithm": system.algorithm, "engine_version": reported_version(system)}
+        if system.params.get("id_map"):
+            ident["id_map"] = file_digest(system.params["id_map"])
+        return ident
+
+    def describe(self, system: System) -> str:
+        p = system.params
+        return f"http {p['preset']} {short(p['url'], 60)}" + (f" (version {p['version']})" if p.get("version") else "")
+
+    def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
+        secrets = Secrets(system.name)
+        spec = resolved(system)
+        client = Client(system, spec, secrets, depth)
+        try:
+            version, version_problem = client.engine_version()
+            memo = json.dumps([spec["version_url"], spec["version_path"], spec["headers"]], sort_keys=True)
+            _REPORTED[memo] = version
+            label = system.params.get("version") or ""
+            path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
+                                                                  "fingerprint": target.fingerprint})
+            cache = AnswerCache(path, key)
+            job = Job(system.name, system.params, depth, f"{label}|{version}", cache, secrets, target.progress)
+            answers, notes = ask_all(job, topics, client.search, ctx.tick)
+        finally:
+            client.close()
+        id_map = load_id_map(system.params["id_map"], system.name) if system.params.get("id_map") else None
+        known = collection_docids(target)
+        out, checked = finish(job, answers, topics, known, id_map, " (mapped through id_map)" if id_map else "")
+        problem = {"version_problem": version_problem} if version_problem else {}
+        target.notes[system.name] = {"engine": "http", "preset": system.params["preset"], "url": system.params["url"],
+                                     "engine_version": version or None, "version": label or None, **notes, **problem,
+                                     "answers": str(path), **checked}
+        return out
+
+    def secrets_used(self, system: System) -> list[str]:
+        p = system.params
+        return sorted(set(uses_env([p.get(k) for k in ("url", "headers", "query_string", "body", "version_url")])))
