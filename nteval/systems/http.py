@@ -436,6 +436,9 @@ class HttpKind(SystemKind):
     summary = "any search engine behind an HTTP JSON API: Elasticsearch, OpenSearch, Solr, a service of yours"
     needs_lucene = False
 
+    def may_see_titles(self, system: System) -> bool:
+        return True  # (an engine nteval did not index: the title-leak rules check its runs)
+
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
         url = params["url"]
         if not url:

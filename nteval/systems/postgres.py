@@ -154,6 +154,9 @@ class PostgresFts(SystemKind):
     summary = "PostgreSQL full-text search (websearch_to_tsquery, ts_rank): nteval's table or yours, by URL"
     needs_lucene = False
 
+    def may_see_titles(self, system: System) -> bool:
+        return bool(system.params.get("table"))  # (a table of yours; nteval's own holds the nt texts)
+
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
         if not str(params["url"]).startswith(("postgresql://", "postgres://")):
             raise InputError(where, f"system {short(name)}: postgres needs url: postgresql://user@host:port/database "
