@@ -80,7 +80,7 @@ def main() -> None:
         print(f"{s['protocol']}: {s['topics']} topics, checked {len(s['runs'])} runs in {s['seconds_to_check_all']} s")
         for name, r in sorted(s["runs"].items(), key=lambda kv: -(kv[1]["share"] or 0)):
             stat = (f"source first on {r['hits']}/{r['topics']} low-overlap topics" if r["rule"] == "low-overlap topics"
-                    else f"title-only {r['title_only']}/{r['hits']}")
+                    else f"title-only evidence per hit (lower bound {r['lower']})")
             print(f"  {name:<28} {stat:<40} share {r['share']}  {'FLAGGED' if r['flagged'] else ''}")
     if a.out:
         a.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
