@@ -181,8 +181,10 @@ def _caveats(res: dict[str, Any], searches: str) -> list[str]:
     out = []
     if searches == "nt":
         out.append("The corpus is the NT collection: abstracts with their titles stripped, because the titles are "
-                   "(or lead to) the queries and qrels. Do not add titles back (e.g. from PubMed or another copy of "
-                   "the records): that would hand systems the answer.")
+                   "(or lead to) the queries and qrels. Search this corpus, not your engine's own index of the same "
+                   "records (which keeps the titles), and do not add titles back: that would hand systems the answer. "
+                   "nteval refuses a run that searched the titles (its low-overlap and title-only rules, "
+                   "docs/any-system.md).")
     else:
         out.append("The corpus holds titles and abstracts (the `all` index). BEIR systems usually join title and "
                    "text with a space; nteval's Lucene index joined them with a newline (the same terms).")

@@ -68,12 +68,51 @@ def study(index_dir: Path, proto_out: Path) -> dict:
     return {"protocol": protocol, "topics": len(topics), "seconds_to_check_all": round(secs, 1), "runs": checked}
 
 
+def table(results: dict[str, dict]) -> str:
+    """The Markdown table docs/any-system.md shows: per collection and protocol, the title-seeing
+    run, the title-blind maximum (which system) and the threshold."""
+    lines = ["| collection | protocol | bm25s over title + abstract | bm25s over abstracts | highest title-blind "
+             "nteval system | flagged |", "|---|---|---|---|---|---|"]
+    for label, res in results.items():
+        for st in res["studies"]:
+            runs = st["runs"]
+            m = "RR" if st["protocol"] == "focused" else "AP"
+
+            def stat(r: dict) -> str:
+                if r["rule"] == "low-overlap topics":
+                    return f"{r['hits']}/{r['topics']} first ({r['share']:.2f})"
+                return f"{r['share']:.3f} per hit (bound {r['lower']:.3f})"
+
+            blind = {n: r for n, r in runs.items() if not n.startswith("bm25s")}
+            top = max(blind, key=lambda n: blind[n]["share"] or 0)
+            leak, honest = runs["bm25s_title_and_abstract"], runs["bm25s_abstract_only"]
+            flagged = sorted(n for n, r in runs.items() if r["flagged"])
+            lines.append(f"| {label} | {st['protocol']} ({st['topics']:,} topics) | {stat(leak)}; {m} {leak[m]:.3f} | "
+                         f"{stat(honest)}; {m} {honest[m]:.3f} | {top}: {stat(blind[top])} | {', '.join(flagged) or 'none'} |")
+    first = next(iter(results.values()))
+    lines.append(f"\nnteval {first['nteval_version']}, {first['date']}.")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("index", type=Path)
-    ap.add_argument("outs", nargs="+", type=Path, help="protocol output directories (results.json, topics, runs/)")
+    ap.add_argument("index", type=Path, nargs="?")
+    ap.add_argument("outs", nargs="*", type=Path, help="protocol output directories (results.json, topics, runs/)")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--render", nargs="+", metavar="LABEL=JSON", help="only write the table of finished studies")
+    ap.add_argument("--doc", type=Path, help="with --render: the page whose <!-- title-leak --> block gets the table")
     a = ap.parse_args()
+    if a.render:
+        import re
+
+        results = {lab: json.loads(Path(p).read_text()) for lab, p in (x.split("=", 1) for x in a.render)}
+        text = a.doc.read_text(encoding="utf-8")
+        new, n = re.subn(r"(<!-- title-leak -->\n).*?(\n<!-- /title-leak -->)", lambda m: m.group(1) + table(results)
+                         + m.group(2), text, flags=re.S)
+        if n != 1:
+            raise SystemExit(f"{a.doc}: no <!-- title-leak --> block")
+        a.doc.write_text(new, encoding="utf-8")
+        return
     result = {"nteval_version": __version__, "date": time.strftime("%Y-%m-%d"), "index": str(a.index),
               "studies": [study(a.index, o) for o in a.outs]}
     for s in result["studies"]:
