@@ -1,7 +1,9 @@
 """Alert rules over a history, checked each time records are appended.
 
 **The release line**: the records of one task on one pin, in the order they were written. A
-*release* is what went live: a candidate that passed its gate (better or non-inferior), a system
+*release* is what went live: a candidate that passed its gate (better or non-inferior) and every
+other gate of the same label on the pin (a release that fails the known-item gate does not ship
+for its topical gain either), a system
 recorded by ``nteval check`` (what is live, measured), and a gate's baseline whose label was never
 a candidate (the release the history starts from). Candidates that failed or were not decided are
 shown in the history but are not releases: nothing is compared with them, and they raise no alert
@@ -51,14 +53,20 @@ def timeline(records: list, topics_kind: str = "pinned") -> list:
             and (r.role in ("candidate", "checked") or (r.role == "baseline" and r.label not in candidates))]
 
 
-def released(r) -> bool:
-    """A record of something that went live (see the module)."""
-    return r.role != "candidate" or r.decision in PASSING
+def failed_labels(records: list) -> set[str]:
+    """The labels of candidates that failed (or did not pass) any of their gates in ``records``."""
+    return {r.label for r in records if r.role == "candidate" and r.decision not in PASSING}
 
 
-def release_line(records: list, topics_kind: str = "pinned") -> list:
+def released(r, failed: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
+    """A record of something that went live (see the module); ``failed``: :func:`failed_labels` of
+    every record of the pin, all tasks."""
+    return r.role != "candidate" or (r.decision in PASSING and r.label not in failed)
+
+
+def release_line(records: list, topics_kind: str = "pinned", failed: set[str] = frozenset()) -> list:  # type: ignore[assignment]
     """The releases of a task and pin, oldest first (see the module)."""
-    return [r for r in timeline(records, topics_kind) if released(r)]
+    return [r for r in timeline(records, topics_kind) if released(r, failed)]
 
 
 def _dedupe(line: list) -> list:
@@ -138,17 +146,19 @@ def check_alerts(history, new_records: list, result: dict[str, Any], alpha: floa
     """The alerts the records just appended raise (only those that fired)."""
     mmd = MMD.parse(result.get("spec", {}).get("mmd"))
     task, pin_id = result["task"], result["pin"]["id"]
-    every = history.records(task=task, pin_id=pin_id, scores=True)
+    on_pin = history.records(pin_id=pin_id, scores=True)
+    every = [r for r in on_pin if r.task == task]
+    failed = failed_labels(on_pin)
     fired = []
     new_ids = {r.id for r in new_records}
-    line = _dedupe(release_line(every, "pinned"))
+    line = _dedupe(release_line(every, "pinned", failed))
     for i, rec in enumerate(line):
         if rec.id in new_ids and rec.role in ("candidate", "checked"):
             a = below_best(rec, line[:i], mmd, alpha)
             if a and a["fired"]:
                 fired.append(a)
     if any(r.topics_kind == "fresh" for r in new_records):
-        d = fresh_drift(_dedupe(release_line(every, "fresh")), mmd, alpha, window)
+        d = fresh_drift(_dedupe(release_line(every, "fresh", failed)), mmd, alpha, window)
         if d and d["fired"]:
             fired.append(d)
     return fired

@@ -9,7 +9,7 @@ from typing import Any
 from ..atomic import write_text
 from ..effects import MMD
 from ..errors import InputError
-from .alerts import ALERT_ALPHA, WINDOW, _dedupe, below_best, fresh_drift, release_line, released, timeline
+from .alerts import ALERT_ALPHA, WINDOW, _dedupe, below_best, failed_labels, fresh_drift, release_line, released, timeline
 from .history import opened
 
 
@@ -33,20 +33,21 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
         pins = sorted({(r.task, r.pin_id) for r in every})
         raise InputError(place, f"--history: no record of {task} search on pin {pin_id} (it holds: "
                                 + ", ".join(f"{t} on {p}" for t, p in pins) + ")")
+    failed = failed_labels([r for r in every if r.pin_id == pin_id])
     line = _dedupe(timeline(chosen, "pinned"))
-    fresh_line = _dedupe(release_line(chosen, "fresh"))
+    fresh_line = _dedupe(release_line(chosen, "fresh", failed))
     points: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
     for i, r in enumerate(line):
-        earlier = [x for x in line[:i] if released(x)]
-        a = below_best(r, earlier, m, ALERT_ALPHA) if earlier and released(r) and r.role != "baseline" else None
+        earlier = [x for x in line[:i] if released(x, failed)]
+        a = below_best(r, earlier, m, ALERT_ALPHA) if earlier and released(r, failed) and r.role != "baseline" else None
         fired = bool(a and a["fired"])
         if a is not None and fired:
             alerts.append(a)
         ref = max(earlier, key=lambda x: x.mean) if earlier else r
         margin = m.value * ref.mean if m.relative else m.value
         points.append({"record": r.id, "utc": r.utc, "label": r.label, "system": r.system, "role": r.role,
-                       "released": released(r), "engine": r.engine, "index_fingerprint": r.index_fingerprint[:12],
+                       "released": released(r, failed), "engine": r.engine, "index_fingerprint": r.index_fingerprint[:12],
                        "index_documents": r.index_documents, "topics": len(r.scores), "mean": round(r.mean, 6),
                        "ci": list(r.ci or (r.mean, r.mean)), "decision": r.decision,
                        "best": round(ref.mean, 6), "best_label": ref.label,
@@ -91,8 +92,8 @@ def history_lines(report: dict[str, Any]) -> list[str]:
 
 
 def rules_text(report: dict[str, Any]) -> str:
-    return (f"releases: the candidates that passed their gate, checks, and the first baseline (a failed or undecided "
-            f"candidate is shown, not compared with); rules: a release below the best earlier one by more than the margin ({report['margin']}), paired, at "
+    return (f"releases: the candidates that passed every gate of their label, checks, and the first baseline (a failed "
+            f"or undecided candidate is shown, not compared with); rules: a release below the best earlier one by more than the margin ({report['margin']}), paired, at "
             f"{report['alert_alpha']:g} / the number of earlier releases (Bonferroni: the best is picked among them); "
             f"fresh-topic means drifting down over {report['window']} checks (weighted least-squares slope, one-sided "
             f"p < {report['alert_alpha']:g}, and a loss of at least the margin)")

@@ -298,3 +298,20 @@ def test_history_page_reads_well_in_a_real_browser(tmp_path):
     shot = tmp_path / "page.png"
     _browse(page, 1280, 1600, f"--screenshot={shot}")
     assert shot.stat().st_size > 30_000
+
+
+def test_a_release_failing_another_task_does_not_ship(tmp_path):
+    """v2 is better for topical search but fails its known-item gate: it did not go live, so the
+    topical line does not hold later releases to it (no alert for v3, which is as good as v1)."""
+    where = tmp_path / "h.sqlite"
+    base = _scores(1, 0.5)
+    with opened(where) as h:
+        recs = [record("v1", base, role="baseline"), record("v2", np.clip(base + 0.3, 0, 1), decision="better"),
+                record("v2", np.clip(base - 0.3, 0, 1), decision="worse"),
+                record("v3", base, decision="non-inferior")]
+        for r in (recs[0], recs[1], recs[3]):
+            r.task, r.measure = "topical", "AP"
+        h.append(recs)
+    r = cli("history", where, "--task", "topical")
+    assert r.exit_code == 0 and "no alert" in r.output, r.output
+    assert "better (not released)" in r.output
