@@ -138,7 +138,8 @@ def engine_of(system, notes: dict | None, manifest: dict[str, Any]) -> str | Non
     from importlib.metadata import PackageNotFoundError, version
 
     if notes and notes.get("engine_version"):
-        return str(notes["engine_version"])
+        engine = notes.get("preset") if notes.get("preset") not in (None, "", "custom") else notes.get("engine")
+        return f"{engine} {notes['engine_version']}" if engine else str(notes["engine_version"])
     kind = system.kind
     if kind.needs_lucene:
         return f"Lucene {manifest.get('versions', {}).get('lucene', '?')}"
