@@ -55,9 +55,18 @@ def _fmt(v: float) -> str:
     return f"{v:.4f}" if abs(v) < 0.0995 else f"{v:.3f}"
 
 
+#: The rule that names the best systems, in the headline as in the verdict's groups.
+BEST_GROUP_RULE = ("the best group: the verdict's group 1, the systems from the best down that no paired test "
+                   "(corrected) separates from one another")
+
+
 def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, Any]:
-    """The declared task's answer from its protocol's results: the systems that cannot be told
-    apart from the best, and how far the best is ahead of the next system it is separated from."""
+    """The declared task's answer from its protocol's results, in one sentence: the best group
+    (:data:`BEST_GROUP_RULE`: the same systems as the verdict's group 1), the bias flags the
+    validation study puts on them, and how far the best is ahead of the next system the paired
+    test separates from it."""
+    from .evidence import bias_flags
+
     v = results["verdict"]
     m = v["measure"]
     scores = v["scores"]
@@ -65,21 +74,32 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
     top = order[0]
     pairs = {frozenset((p["a"], p["b"])): p for p in (v.get("effects") or {}).get("pairs", [])}
     sig = {frozenset((p["a"], p["b"])): p["significant"] for p in (v.get("significance") or {}).get("pairs", [])}
-    tied = [s for s in order[1:] if not sig.get(frozenset((top, s)), False)]
+    group = list((v.get("groups") or [[top]])[0])
+    group = [top] + [s for s in group if s != top]
+    tied = group[1:]
     runner = next((s for s in order[1:] if sig.get(frozenset((top, s)), False)), None)
+    flags = bias_flags(results.get("bias_notes") or [], group)
+    flagged = {s: f for f in flags for s in f["systems"]}
     ci = lambda s: (v.get("effects") or {}).get("systems", {}).get(s, {}).get("ci95")  # noqa: E731
+    number = (lambda f: f" {flags.index(f) + 1}") if len(flags) > 1 else (lambda f: "")  # noqa: E731
+    mark = lambda s: f"{s} [bias flag{number(flagged[s])}]" if s in flagged else s  # noqa: E731
     c = ci(top)
-    best = f"{top} ({m} {_fmt(scores[top])}" + (f", 95 % CI [{_fmt(c[0])}, {_fmt(c[1])}])" if c else ")")
+    best = f"{mark(top)} ({m} {_fmt(scores[top])}" + (f", 95 % CI [{_fmt(c[0])}, {_fmt(c[1])}])" if c else ")")
     if tied:
-        shown = ", ".join(f"{s} ({_fmt(scores[s])})" for s in tied[:4]) + (f" and {len(tied) - 4} more" if len(tied) > 4 else "")
-        lead = f"the best systems are {best} and, tied with it (the paired test cannot tell them apart), {shown}"
+        named = [best] + [f"{mark(s)} ({_fmt(scores[s])})" for s in tied[:SHOWN]]
+        rest = len(tied) - SHOWN
+        shown = ", ".join(named) + f" and {rest} more" if rest > 0 else ", ".join(named[:-1]) + " and " + named[-1]
+        lead = f"the best group ({len(group)} systems no paired test separates) is {shown}"
     else:
         lead = f"the best system is {best}"
-    out: dict[str, Any] = {"task": task, "protocol": results["protocol"], "measure": m, "best": [top, *tied],
-                           "runner_up": runner}
+    out: dict[str, Any] = {"task": task, "protocol": results["protocol"], "measure": m, "best": group,
+                           "best_rule": BEST_GROUP_RULE, "runner_up": runner,
+                           "bias": [{k: f[k] for k in ("systems", "family", "label", "direction", "text", "sizes")}
+                                    for f in flags]}
+    flag_text = "".join(f"; bias flag{number(f)}: {f['text']}" for f in flags)
     if runner is None:
         text = (f"For {task} search on {index_label}, no system can be told apart from {best}: "
-                f"all {len(order)} tie on these {results['n_topics']:,} topics.")
+                f"all {len(order)} tie on these {results['n_topics']:,} topics{flag_text}.")
     else:
         p = pairs.get(frozenset((top, runner)))
         diff = scores[top] - scores[runner]
@@ -89,13 +109,18 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
             rule = (v.get("effects") or {}).get("mmd", {}).get("rule", "")
             verdict = ("smaller than" if p["class"].startswith("different, but") else "at least")
             text = (f"For {task} search on {index_label}, {lead}; {top} is ahead of {runner} by {_fmt(diff)} {m} "
-                    f"(95 % CI [{_fmt(lo)}, {_fmt(hi)}]; {size}, {verdict} the minimum meaningful difference of {rule}).")
+                    f"(95 % CI [{_fmt(lo)}, {_fmt(hi)}]; {size}, {verdict} the minimum meaningful difference of {rule})"
+                    f"{flag_text}.")
             out.update(diff=round(diff, 6), ci95=[round(lo, 6), round(hi, 6)], size_class=p["class"])
         else:
-            text = f"For {task} search on {index_label}, {lead}; it is ahead of {runner} by {_fmt(diff)} {m}."
+            text = f"For {task} search on {index_label}, {lead}; it is ahead of {runner} by {_fmt(diff)} {m}{flag_text}."
             out.update(diff=round(diff, 6))
     out["text"] = text
     return out
+
+
+#: How many systems of the best group the headline names (the rest are counted, and all are in ``best``).
+SHOWN = 4
 
 
 def index_label(results: dict[str, Any]) -> str:
@@ -106,39 +131,61 @@ def index_label(results: dict[str, Any]) -> str:
 
 # -- where the two verdicts disagree ----------------------------------------------------------------
 
-#: Why the two NT protocols may prefer different settings of a parameter (the paper's Fig. 5;
-#: nteval's PubMed grid, docs/grid.md).
+#: What each parameter does, for a reader of a disagreement between two settings of one ranking
+#: function. No direction is claimed here: which protocol prefers which value is read from the
+#: run's own numbers (:func:`parameter_reason`), and nteval's PubMed grid is cited only for what
+#: its regenerated facts show (:func:`nteval.evidence.grid_fact`).
 PARAMETER_REASONS = {
-    "b": "BM25 length normalisation (b): the focused protocol prefers a higher b than the high-recall one "
-         "(Campagne 2008, Fig. 5; nteval's PubMed grid) — the tasks reward document length differently",
+    "b": "BM25 length normalisation (b): the two tasks reward document length differently",
     "k1": "BM25 term-frequency saturation (k1): repeated query words matter differently to finding one document and "
           "to finding everything on a topic",
     "mu": "Dirichlet smoothing (mu): how much long documents are favoured differs between the two tasks",
 }
 
 
-def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str:
-    from .evidence import FAMILIES, uses
+def parameter_reason(name: str, focused_value: Any, highrecall_value: Any) -> str:
+    """Why the two verdicts may prefer ``focused_value`` and ``highrecall_value`` of one parameter:
+    what the parameter does and the direction this run measured; for BM25's b, what nteval's
+    regenerated PubMed grid shows of the same direction (Campagne 2008, Fig. 5 found the focused
+    protocol preferring the higher b)."""
+    from .evidence import grid_fact
+
+    what = PARAMETER_REASONS.get(name, f"{name}: the two tasks reward it differently").split(":")[0]
+    text = f"{what}: here the focused verdict prefers {name} {focused_value:g}, the high-recall one {name} {highrecall_value:g}"
+    fact = grid_fact(name)
+    if fact and focused_value != highrecall_value:
+        higher = focused_value > highrecall_value
+        agree = fact["focused_higher"] if higher else fact["focused_lower"]
+        text += (f" ({'as' if agree * 2 > fact['compared'] else 'unlike'} nteval's PubMed grid, where the focused "
+                 f"protocol's best {name} is the {'higher' if higher else 'lower'} at {agree} of {fact['compared']} "
+                 f"{fact['across']} values; {fact['source']})")
+    return text
+
+
+def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str | None:
+    """The likely reason the focused verdict prefers ``a`` and the high-recall one ``b``, when this
+    pair's own direction is the one the reason predicts; None when no known reason fits it."""
+    from .evidence import uses
 
     fa, fb = fam.get(a), fam.get(b)
-    if uses(a, configs, {"expansion"}) != uses(b, configs, {"expansion"}):
+    exp_a, exp_b = uses(a, configs, {"expansion"}), uses(b, configs, {"expansion"})
+    if exp_b and not exp_a:  # the direction the study measured: high-recall overstates expansion
         return ("query expansion: the high-recall verdict rewards it (its pseudo-relevant documents are the topic's "
                 "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
                 "from the one document); the validation study measured the high-recall protocol overstating it on a "
                 "precise-task collection — trust the verdict of your task")
-    if {"dense", "hybrid"} & {fa, fb}:
+    dense = {"dense", "hybrid"}
+    if fa in dense and fb not in dense and not exp_a and not exp_b:  # high-recall understates dense and hybrid
         return ("dense or hybrid retrieval: the high-recall pseudo-qrels come from lexical reference systems (BM25, "
                 "QLD), which understates dense and hybrid systems (measured in the validation study)")
     ca, cb = configs.get(a, {}), configs.get(b, {})
-    if ca.get("algorithm") == cb.get("algorithm") and fa in ("bm25", "qld"):  # one ranking function, two settings
+    if ca.get("algorithm") == cb.get("algorithm") and fa in ("bm25", "qld") and fa == fb:  # two settings of one
         pa, pb = ca.get("params") or {}, cb.get("params") or {}
-        differ = [k for k in PARAMETER_REASONS if k in pa or k in pb if pa.get(k) != pb.get(k)]
+        differ = [k for k in sorted(set(pa) | set(pb)) if k != "family" and pa.get(k) != pb.get(k)
+                  and isinstance(pa.get(k), (int, float)) and isinstance(pb.get(k), (int, float))]
         if differ:
-            return "; ".join(PARAMETER_REASONS[k] for k in differ)
-    short = lambda f: FAMILIES.get(f or "", "system").split(" (")[0]  # noqa: E731
-    kinds = short(fa) if fa == fb else f"{short(fa)} vs {short(fb)}"
-    return (f"the two tasks differ ({kinds}): finding one document and finding everything on a topic reward "
-            "different rankings")
+            return "; ".join(parameter_reason(k, pa[k], pb[k]) for k in differ)
+    return None
 
 
 def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[dict[str, Any]]:
@@ -175,11 +222,13 @@ def disagreement_lines(items: list[dict[str, Any]], examples: int = 3) -> list[s
     lines = [f"where the verdicts disagree: {len(items)} pair{'s' if len(items) != 1 else ''} of systems "
              f"{'are' if len(items) != 1 else 'is'} ordered in opposite directions, both significantly (paired tests, "
              "corrected):"]
-    by_reason: dict[str, list[dict[str, Any]]] = {}
+    by_reason: dict[str | None, list[dict[str, Any]]] = {}
     for d in items:
         by_reason.setdefault(d["reason"], []).append(d)
-    for reason, ds in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
-        lines.append(f"  - {len(ds)} pair{'s' if len(ds) != 1 else ''}, likely reason: {reason}; e.g.")
+    for reason, ds in sorted(by_reason.items(), key=lambda kv: (kv[0] is None, -len(kv[1]))):
+        why = (f"likely reason: {reason}" if reason else "no likely reason: none that nteval knows fits this "
+               "direction (finding one document and finding everything on a topic reward different rankings)")
+        lines.append(f"  - {len(ds)} pair{'s' if len(ds) != 1 else ''}, {why}; e.g.")
         for d in ds[:examples]:
             lines.append(f"      focused: {d['focused_prefers']} > {d['highrecall_prefers']} "
                          f"(+{d['focused_diff']:.4f} {d['focused_measure']}); high-recall: {d['highrecall_prefers']} > "

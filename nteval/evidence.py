@@ -140,7 +140,63 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[s
                          + ("" if c["significant"] else " (not significant)"))
         measured_text = (f"under {protocol} NT this family's advantage over BM25 is not the humans' — "
                          + "; ".join(sizes) + (f". {b['advice']}" if b.get("advice") else ""))
-        notes.append({"system": name, "family": f, "label": FAMILIES[f], "collections": b["collections"],
+        notes.append({"system": name, "protocol": protocol, "family": f, "label": FAMILIES[f],
+                      "direction": b.get("direction", 0), "collections": b["collections"],
                       "advice": b.get("advice", ""), "measured": measured_text,
                       "text": f"{name} ({FAMILIES[f]}): {measured_text}"})
     return notes
+
+
+def bias_flags(notes: list[dict[str, Any]], systems: list[str]) -> list[dict[str, Any]]:
+    """The bias notes of ``systems`` (say, a headline's best group), one flag per family, in the
+    order of the systems: which systems, the family, the direction and size the study measured on
+    each collection (the verdict's own kind of collection first), and a clause for a sentence."""
+    mine = {n["system"]: n for n in notes}
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    for s in systems:
+        if s in mine:
+            by_family.setdefault(mine[s]["family"], []).append(mine[s])
+    out = []
+    for family, ns in by_family.items():
+        n = ns[0]
+        protocol = str(n.get("protocol") or "")
+        own = {"focused": "precise", "highrecall": "topical"}.get(protocol)
+        cols = sorted(n["collections"].items(), key=lambda kv: _collections()[kv[0]]["kind"] != own)
+        parts = []
+        for c, v in cols:
+            col = _collections()[c]
+            where = col["label"] + (", the kind of collection this verdict is for" if col["kind"] == own else "")
+            parts.append(f"{v['bias'] * 100:+.0f} points on {where}" + ("" if v["significant"] else " (not significant)"))
+        direction = n.get("direction", 0)
+        verb = {1: "overstated", -1: "understated"}.get(direction, "misjudged")
+        names = [x["system"] for x in ns]
+        text = (f"{', '.join(names)}: {n['label'].split(' (')[0]}'s advantage over BM25 is {verb} by the "
+                f"{'high-recall' if protocol == 'highrecall' else protocol} verdict against human AP in nteval's "
+                "validation study (" + "; ".join(parts) + ")")
+        out.append({"systems": names, "family": family, "label": n["label"], "direction": direction,
+                    "sizes": {c: round(v["bias"] * 100, 1) for c, v in cols}, "text": text})
+    return out
+
+
+GRID_FACTS = "grid_facts.json"
+
+
+@lru_cache(maxsize=1)
+def grid_facts() -> dict[str, Any] | None:
+    """The shipped facts of nteval's PubMed grid (``scripts/grid_study.py`` writes them with
+    docs/grid.md's table; None if the package was built without them)."""
+    try:
+        return json.loads((resources.files("nteval") / "data" / GRID_FACTS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def grid_fact(parameter: str) -> dict[str, Any] | None:
+    """What the grid shows of the two protocols' best values of ``parameter`` along the other
+    axis: ``{"across", "compared", "focused_higher", "focused_lower", "equal", "source"}``."""
+    g = grid_facts()
+    fact = (g or {}).get("facts", {}).get(parameter)
+    if not g or not fact:
+        return None
+    return {**fact, "source": f"docs/grid.md, made by scripts/grid_study.py on {g['study']['date']} with nteval "
+                              f"{g['study']['nteval']}"}

@@ -196,6 +196,44 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     return spec, settings, execution, chosen
 
 
+def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], hm: np.ndarray,
+                     baseline_ap: dict[str, np.ndarray], correction: str, seed: int,
+                     progress: bool | None) -> dict[str, Any]:
+    """Beside τ, the significance decisions of each verdict and run-based baseline against the
+    human ones (:mod:`nteval.correlate.decisions`): the human paired tests on human AP (``hm``:
+    systems × judged topics) with the verdict's test and correction, then each ranking's figures."""
+    import sys
+
+    from tqdm import tqdm
+
+    from ..progress import shown
+    from .decisions import Decisions, compare_decisions, significance
+
+    rankings = [s for s, r in nt.items() if r.get("verdict") and r["verdict"].get("significance")]
+    bar = tqdm(total=1 + len(rankings) + 2 * len(baseline_ap), desc="decisions (paired tests of each ranking)",
+               unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
+    human = Decisions(hm, significance(names, hm, correction, seed=seed))
+    bar.update()
+    out: dict[str, Any] = {"human": {"measure": "AP", "topics": hm.shape[1], "test": human.significance["test"],
+                                     "correction": human.significance["correction"],
+                                     "alpha": human.significance["alpha"],
+                                     "separated": sum(p["significant"] for p in human.significance["pairs"]),
+                                     "pairs": len(human.significance["pairs"]), "groups": human.significance["groups"]},
+                           "verdicts": {}, "baselines": {}}
+    for side in rankings:
+        v = nt[side]["verdict"]
+        judged = Decisions(nt_scores[side].matrix(v["measure"], names), v["significance"])
+        out["verdicts"][side] = {"measure": v["measure"], **compare_decisions(names, judged, human, seed=seed)}
+        bar.update()
+    for b, m in baseline_ap.items():
+        judged = Decisions(m, significance(names, m, correction, seed=seed))
+        bar.update()
+        out["baselines"][b] = {"measure": "AP", **compare_decisions(names, judged, human, seed=seed)}
+        bar.update()
+    bar.close()
+    return out
+
+
 def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: CorrelateSpec, settings: RunSettings,
                    execution: Execution) -> dict[str, Any]:
     """The work of :func:`run_correlate`, inside its prologue."""
@@ -278,6 +316,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
               "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
     baselines: dict[str, Any] = {}
+    baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
     import sys
 
     from tqdm import tqdm
@@ -288,14 +327,20 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
                disable=not shown(progress), file=sys.stderr, leave=False)
     for b, qsets in base_q.items():
         bscores = {}
+        bper = []
         for n in names:
-            per_q = [evaluate_run(q, runs[n], hmeasures)[0] for q in qsets]  # one evaluation per pseudo-qrels set
+            evals = [evaluate_run(q, runs[n], hmeasures) for q in qsets]  # one evaluation per pseudo-qrels set
             bar.update(len(qsets))
-            bscores[n] = {m: float(np.mean([v[m] for v in per_q])) for m in hmeasures}
+            bscores[n] = {m: float(np.mean([v[m] for v, _ in evals])) for m in hmeasures}
+            qids = sorted(evals[0][1])
+            bper.append([float(np.mean([per[q]["AP"] for _, per in evals])) for q in qids])
         baselines[b] = {"scores": bscores,
                         "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
                                          for hm in sorted({p[2] for p in pairs})}}
+        baseline_ap[b] = np.array(bper)
     bar.close()
+    human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
+    decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, seed, progress)
     verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
                       "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
                       "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
@@ -315,7 +360,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         "system_configs": {s.name: s.describe() for s in system_list},
         "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
                       "settings": _protocol_settings(r)} for side, r in nt.items()},
-        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
+        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines, "decisions": decisions,
         "settings": {"n_topics": spec.n_topics, "seed": seed, "depth": settings.depth, "bootstrap": n_boot,
                      "splits": spec.splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
