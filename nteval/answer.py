@@ -124,9 +124,16 @@ SHOWN = 4
 
 
 def index_label(results: dict[str, Any]) -> str:
+    """The index as the headline names it: documents searched and, above the coverage caveat's
+    share, how much of the collection NT cannot see."""
     col = results.get("collection") or {}
     name = results.get("index", "the index")
-    return f"{name} ({col[col['searched']]:,} documents searched)" if col.get("searched") in col else str(name)
+    if col.get("searched") not in col:
+        return str(name)
+    cov = results.get("coverage") or {}
+    unseen = (f"; {cov['share_unseen'] * 100:.0f} % of its {cov['records']:,} records lack a title or an abstract, "
+              "outside what NT sees" if cov.get("caveat") else "")
+    return f"{name} ({col[col['searched']]:,} documents searched{unseen})"
 
 
 # -- where the two verdicts disagree ----------------------------------------------------------------
@@ -214,46 +221,62 @@ def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[d
     return out
 
 
-def disagreement_lines(items: list[dict[str, Any]], examples: int = 3) -> list[str]:
-    """The disagreements grouped by likely reason, most pairs first, a few examples each."""
-    if not items:
-        return ["where the verdicts disagree: nowhere — no pair of systems is ordered one way by the focused verdict "
-                "and the other way by the high-recall one (both significantly)"]
-    lines = [f"where the verdicts disagree: {len(items)} pair{'s' if len(items) != 1 else ''} of systems "
-             f"{'are' if len(items) != 1 else 'is'} ordered in opposite directions, both significantly (paired tests, "
-             "corrected):"]
+def disagreement_groups(items: list[dict[str, Any]], examples: int = 3) -> list[tuple[str, list[str]]]:
+    """The disagreements grouped by likely reason, most pairs first (no known reason last): each
+    group's line and a few of its pairs as examples."""
     by_reason: dict[str | None, list[dict[str, Any]]] = {}
     for d in items:
         by_reason.setdefault(d["reason"], []).append(d)
+    out = []
     for reason, ds in sorted(by_reason.items(), key=lambda kv: (kv[0] is None, -len(kv[1]))):
         why = (f"likely reason: {reason}" if reason else "no likely reason: none that nteval knows fits this "
                "direction (finding one document and finding everything on a topic reward different rankings)")
-        lines.append(f"  - {len(ds)} pair{'s' if len(ds) != 1 else ''}, {why}; e.g.")
-        for d in ds[:examples]:
-            lines.append(f"      focused: {d['focused_prefers']} > {d['highrecall_prefers']} "
-                         f"(+{d['focused_diff']:.4f} {d['focused_measure']}); high-recall: {d['highrecall_prefers']} > "
-                         f"{d['focused_prefers']} (+{d['highrecall_diff']:.4f} {d['highrecall_measure']})")
+        out.append((f"{len(ds)} pair{'s' if len(ds) != 1 else ''}, {why}; e.g.",
+                    [f"focused: {d['focused_prefers']} > {d['highrecall_prefers']} (+{d['focused_diff']:.4f} "
+                     f"{d['focused_measure']}); high-recall: {d['highrecall_prefers']} > {d['focused_prefers']} "
+                     f"(+{d['highrecall_diff']:.4f} {d['highrecall_measure']})" for d in ds[:examples]]))
+    return out
+
+
+def disagreement_head(items: list[dict[str, Any]]) -> str:
+    """The sentence before the disagreements (or the one saying there are none)."""
+    if not items:
+        return ("where the verdicts disagree: nowhere — no pair of systems is ordered one way by the focused verdict "
+                "and the other way by the high-recall one (both significantly)")
+    return (f"where the verdicts disagree: {len(items)} pair{'s' if len(items) != 1 else ''} of systems "
+            f"{'are' if len(items) != 1 else 'is'} ordered in opposite directions, both significantly (paired tests, "
+            "corrected):")
+
+
+def disagreement_lines(items: list[dict[str, Any]], examples: int = 3) -> list[str]:
+    """The disagreements grouped by likely reason, most pairs first, a few examples each (text)."""
+    lines = [disagreement_head(items)]
+    for head, ex in disagreement_groups(items, examples):
+        lines.append(f"  - {head}")
+        lines += [f"      {x}" for x in ex]
     return lines
+
+
+def bias_groups(notes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Bias notes grouped per family (systems of one family share one note): (the family's systems
+    and label, what the study measured)."""
+    by_family: dict[str, list[dict[str, Any]]] = {}
+    for n in notes:
+        by_family.setdefault(n["family"], []).append(n)
+    return [(f"{', '.join(n['system'] for n in ns)} ({ns[0]['label']})", ns[0]["measured"]) for ns in by_family.values()]
 
 
 def bias_lines(res: dict[str, dict[str, Any]], protocols: list[str]) -> list[str]:
     """The bias notes of the runs, one line per protocol and family (its systems named)."""
-    out = []
-    for name in protocols:
-        by_family: dict[str, list[dict[str, Any]]] = {}
-        for n in res[name].get("bias_notes") or []:
-            by_family.setdefault(n["family"], []).append(n)
-        for ns in by_family.values():
-            systems = ", ".join(n["system"] for n in ns)
-            out.append(f"  bias ({name}): {systems} ({ns[0]['label']}): {ns[0]['measured']}")
-    return out
+    return [f"  bias ({name}): {who}: {measured}" for name in protocols
+            for who, measured in bias_groups(res[name].get("bias_notes") or [])]
 
 
 def compare_answer(res: dict[str, dict[str, Any]], task: str | None) -> dict[str, Any]:
     """answer.json: the declared task's headline (or none), both verdicts' leaders, the disagreements."""
     label = index_label(res["focused"])
     answer: dict[str, Any] = {"task": task, "index": res["focused"].get("index"),
-                              "collection": res["focused"].get("collection")}
+                              "collection": res["focused"].get("collection"), "coverage": res["focused"].get("coverage")}
     if task is not None:
         answer["headline"] = headline(task, res[TASKS[task][0]], label)
     answer["verdicts"] = {name: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],

@@ -200,3 +200,50 @@ def grid_fact(parameter: str) -> dict[str, Any] | None:
         return None
     return {**fact, "source": f"docs/grid.md, made by scripts/grid_study.py on {g['study']['date']} with nteval "
                               f"{g['study']['nteval']}"}
+
+
+# -- what the verdict covers ------------------------------------------------------------------------
+
+#: Above this share of the collection outside what NT sees, every output carries a caveat. Measured
+#: in docs/validation.md ("What the verdict covers"): CISI with a seeded share of its abstracts
+#: dropped (scripts/drop_abstracts.py).
+COVERAGE_CAVEAT = 0.2
+
+
+def coverage(collection: dict[str, Any]) -> dict[str, Any]:
+    """How much of the collection an NT verdict cannot see, from a results.json ``collection``
+    (:func:`nteval.experiment.collection_counts`). NT queries the title of a document that has a
+    title and an abstract and searches the abstracts: a record without an abstract is never
+    searched (it is not in ``nt``), one without a title is never a topic, and records the
+    index's documents policy skipped for either are in no index. The verdict speaks for the
+    documents with both; ``caveat`` says so when the others are more than :data:`COVERAGE_CAVEAT`."""
+    n_all = int(collection.get("all", 0))
+    skipped = int(collection.get("skipped_without_title_or_abstract", 0))
+    records = n_all + skipped
+    both = int(collection.get("with_title_and_abstract", collection.get("nt", n_all)))
+    no_abstract = int(collection.get("without_abstract", n_all - int(collection.get("nt", n_all))))
+    no_title = int(collection.get("without_title", 0))
+    unseen = records - both
+    share = unseen / records if records else 0.0
+    parts = [f"{no_abstract:,} without an abstract (never searched by NT's systems)" if no_abstract else "",
+             f"{no_title:,} without a title (never a topic)" if no_title else "",
+             f"{skipped:,} skipped by the index's documents policy" if skipped else ""]
+    text = (f"the verdict speaks for the {both:,} of {records:,} records ({(1 - share) * 100:.0f} %) with a title and an "
+            "abstract" + (f"; it cannot see the other {unseen:,} ({share * 100:.0f} %): "
+                          + ", ".join(x for x in parts if x) if unseen else ""))
+    caveat = None
+    if share > COVERAGE_CAVEAT:
+        caveat = (f"{share * 100:.0f} % of the collection is outside what NT sees (above {COVERAGE_CAVEAT * 100:.0f} %): "
+                  "the verdict ranks the systems on the documents with a title and an abstract only; how they find "
+                  "the others is not measured (on a judged collection with half its abstracts dropped, agreement with "
+                  "human AP fell: docs/validation.md, \"What the verdict covers\")")
+    return {"records": records, "seen": both, "unseen": unseen, "share_unseen": round(share, 4),
+            "without_abstract": no_abstract, "without_title": no_title, "skipped": skipped,
+            "threshold": COVERAGE_CAVEAT, "text": text, "caveat": caveat}
+
+
+def coverage_lines(cov: dict[str, Any] | None) -> list[str]:
+    """The coverage as a person reads it (a protocol's or compare's terminal output)."""
+    if not cov:
+        return []
+    return [f"  coverage: {cov['text']}"] + ([f"  CAVEAT: {cov['caveat']}"] if cov.get("caveat") else [])

@@ -196,6 +196,28 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     return spec, settings, execution, chosen
 
 
+def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """What the NT verdicts cannot see (:func:`nteval.evidence.coverage`), of the collection and of
+    the human-relevant documents: those without an abstract are not in ``nt``, so no NT-searching
+    system ever finds them, while the human topics search ``all``."""
+    from ..corpus.store import known_docids
+    from ..evidence import COVERAGE_CAVEAT, coverage
+    from ..experiment import collection_counts
+
+    relevant = sorted({d for docs in qrels.values() for d, rel in docs.items() if rel > 0})
+    in_nt = known_docids(index_dir, relevant, "nt") if relevant else set()
+    share = 1 - len(in_nt) / len(relevant) if relevant else 0.0
+    human = {"relevant": len(relevant), "in_nt": len(in_nt), "without_abstract": len(relevant) - len(in_nt),
+             "share_unseen": round(share, 4), "threshold": COVERAGE_CAVEAT,
+             "text": f"{len(relevant) - len(in_nt):,} of the {len(relevant):,} documents the humans judged relevant "
+                     f"({share * 100:.0f} %) have no abstract: NT's systems never search them, the human topics do",
+             "caveat": (f"{share * 100:.0f} % of the human-relevant documents have no abstract (above "
+                        f"{COVERAGE_CAVEAT * 100:.0f} %): part of what the humans reward, NT cannot measure; the "
+                        "agreement figures compare NT with humans on a collection NT sees only in part")
+             if share > COVERAGE_CAVEAT else None}
+    return {"collection": coverage(collection_counts(manifest, "nt")), "human_relevant": human}
+
+
 def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], hm: np.ndarray,
                      baseline_ap: dict[str, np.ndarray], correction: str, seed: int,
                      progress: bool | None) -> dict[str, Any]:
@@ -375,6 +397,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     if task is not None:
         side = TASKS[task][0]
         report["answer"] = {**nt[side]["answer"], "agreement_with_human": verdict.get(side, {}).get("agreement_with_human")}
+    report["coverage"] = correlate_coverage(index_dir, manifest, qrels)
     report["caveats"] = caveats(report)
     from ..report.agreement import write_reports
 

@@ -128,17 +128,19 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
                     + (" > …" if len(v["groups"]) > 4 else ""))
         items.append(item)
     blocks: list[Block] = [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
-    notes = [n for side, ns in (r.get("bias_notes") or {}).items() for n in ns]
-    if notes:
-        blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
-                   ("ul", [[n["text"]] for n in notes])]
-    if r.get("disagreements") is not None:
-        from ..answer import disagreement_lines
+    from ..answer import bias_groups, disagreement_groups, disagreement_head
 
-        lines = disagreement_lines(r["disagreements"])
-        blocks += [("h2", "Where the focused and the high-recall verdicts disagree"), ("p", lines[0])]
-        if len(lines) > 1:
-            blocks.append(("ul", [[x.strip().lstrip("- ")] for x in lines[1:]]))
+    groups = [(side, who, measured) for side, ns in (r.get("bias_notes") or {}).items()
+              for who, measured in bias_groups(ns)]
+    if groups:
+        blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
+                   ("ul", [[f"**{side}**: {who}: {measured}"] for side, who, measured in groups])]
+    if r.get("disagreements") is not None:
+        blocks += [("h2", "Where the focused and the high-recall verdicts disagree"),
+                   ("p", disagreement_head(r["disagreements"]))]
+        found = disagreement_groups(r["disagreements"])
+        if found:
+            blocks.append(("ul", [[head, examples] for head, examples in found]))
     return blocks
 
 
@@ -273,7 +275,17 @@ def _lead_blocks(r: dict[str, Any]) -> list[Block]:
     """The bottom line, the caveats, the verdicts: what a reader needs before any figure."""
     from .caveats import caveat_blocks
 
-    return bottom_line(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
+    return bottom_line(r) + coverage_blocks(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
+
+
+def coverage_blocks(r: dict[str, Any]) -> list[Block]:
+    """What the NT verdicts cannot see: of the collection, and of the human-relevant documents."""
+    cov = r.get("coverage")
+    if not cov:
+        return []
+    c, h = cov["collection"], cov["human_relevant"]
+    return [("p", f"**What the NT verdicts cover:** {c['text']}. {h['text'][0].upper() + h['text'][1:]}. (A caveat "
+                  f"below when either share is above {c['threshold'] * 100:.0f} %.)")]
 
 
 def summary_blocks(r: dict[str, Any]) -> list[Block]:
