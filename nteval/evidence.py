@@ -91,13 +91,22 @@ def _collections() -> dict[str, dict[str, Any]]:
 
 
 def evidence(protocol: str) -> dict[str, Any] | None:
-    """The study's agreement of ``protocol``'s verdict with human judgments, per collection."""
+    """The study's agreement of ``protocol``'s verdict with human judgments, per collection: the
+    rank correlation, and the significance decisions (``decisions``: how many of the pairs of
+    systems the humans separate the verdict separates the same way, and the other way round)."""
     s = study()
     if not s or protocol not in s.get("agreement", {}):
         return None
+    decided = (s.get("decisions") or {}).get(protocol, {})
     return {"source": f"nteval's validation study ({s['study']['summary']}), not this run",
-            "study": {k: s["study"][k] for k in ("summary", "command", "systems", "date")},
-            "collections": {c: {**_collections()[c], **row} for c, row in s["agreement"][protocol].items()}}
+            "study": {k: s["study"][k] for k in ("summary", "command", "systems", "date", "nteval") if k in s["study"]},
+            "decision_test": s["study"].get("decision_test"),
+            "collections": {c: {**_collections()[c], **row,
+                                **({"decisions": {k: decided[c][k] for k in ("human_separated", "same_direction",
+                                                                             "share_same_direction", "reversed",
+                                                                             "human_best_in_best_group")}}
+                                   if c in decided else {})}
+                            for c, row in s["agreement"][protocol].items()}}
 
 
 def evidence_lines(protocol: str) -> list[str]:
@@ -108,10 +117,15 @@ def evidence_lines(protocol: str) -> list[str]:
     parts = []
     for c in ev["collections"].values():
         lo, hi = c["ci95"]
+        d = c.get("decisions")
         parts.append(f"on {KINDS[c['kind']].split(' (')[0]} ({c['label']}, {c['relevant_per_query']:.1f} relevant per "
-                     f"query) Kendall tau {c['kendall']:.2f} [{lo:.2f}, {hi:.2f}] with human {c['human_measure']}")
+                     f"query) Kendall tau {c['kendall']:.2f} [{lo:.2f}, {hi:.2f}] with human {c['human_measure']}"
+                     + (f", {d['same_direction']} of the {d['human_separated']} pairs of systems the humans separate "
+                        f"separated the same way ({d['share_same_direction'] * 100:.0f} %), {len(d['reversed'])} the "
+                        f"other way round" if d and d["share_same_direction"] is not None else ""))
+    test = f"; decisions: {ev['decision_test']}" if ev.get("decision_test") else ""
     return [f"  evidence — {ev['source']}: the {protocol} ranking agrees with humans " + "; ".join(parts)
-            + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']})"]
+            + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']}{test})"]
 
 
 def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

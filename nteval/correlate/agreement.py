@@ -229,7 +229,7 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
     from tqdm import tqdm
 
     from ..progress import shown
-    from .decisions import Decisions, compare_decisions, significance
+    from .decisions import Decisions, compare_decisions, separated_pairs, significance
 
     rankings = [s for s, r in nt.items() if r.get("verdict") and r["verdict"].get("significance")]
     bar = tqdm(total=1 + len(rankings) + 2 * len(baseline_ap), desc="decisions (paired tests of each ranking)",
@@ -240,7 +240,8 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
                                      "correction": human.significance["correction"],
                                      "alpha": human.significance["alpha"],
                                      "separated": sum(p["significant"] for p in human.significance["pairs"]),
-                                     "pairs": len(human.significance["pairs"]), "groups": human.significance["groups"]},
+                                     "pairs": len(human.significance["pairs"]), "groups": human.significance["groups"],
+                                     "separated_pairs": separated_pairs(human.significance)},
                            "verdicts": {}, "baselines": {}}
     for side in rankings:
         v = nt[side]["verdict"]
@@ -250,7 +251,8 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
     for b, m in baseline_ap.items():
         judged = Decisions(m, significance(names, m, correction, seed=seed))
         bar.update()
-        out["baselines"][b] = {"measure": "AP", **compare_decisions(names, judged, human, seed=seed)}
+        out["baselines"][b] = {"measure": "AP", "groups": judged.significance["groups"],
+                               **compare_decisions(names, judged, human, seed=seed)}
         bar.update()
     bar.close()
     return out
@@ -339,6 +341,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
               "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
     baselines: dict[str, Any] = {}
     baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
+    baseline_qids: dict[str, list[str]] = {}
     import sys
 
     from tqdm import tqdm
@@ -360,7 +363,11 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
                         "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
                                          for hm in sorted({p[2] for p in pairs})}}
         baseline_ap[b] = np.array(bper)
+        baseline_qids[b] = qids
     bar.close()
+    write_text(hdir / "baselines_per_topic.tsv", "baseline\tsystem\tqid\tAP\n" + "".join(
+        f"{b}\t{n}\t{q}\t{v:.6f}\n" for b, m in baseline_ap.items() for n, row in zip(names, m)
+        for q, v in zip(baseline_qids[b], row)))
     human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
     decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, seed, progress)
     verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],

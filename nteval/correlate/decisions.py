@@ -150,4 +150,28 @@ def compare_decisions(names: list[str], judged: Decisions, human: Decisions, see
         "top_k_tau": {str(k): top_k_tau(names, jm, hm, k) for k in TOP_K},
         "human_best": human_best, "best_group": best_group,
         "human_best_in_best_group": bool(set(human_best) & set(best_group)),
+        "separated_pairs": separated_pairs(judged.significance),
     }
+
+
+def separated_pairs(sig: dict[str, Any]) -> list[list[str]]:
+    """[better, worse] for every pair the paired test separates (sorted): the decisions themselves."""
+    return sorted([w, next(iter(p - {w}))] for p, w in _winners(sig).items())
+
+
+def from_separated(names: list[str], scores: np.ndarray, separated: list[list[str]], groups: list[list[str]],
+                   correction: str, alpha: float = 0.05) -> Decisions:
+    """The :class:`Decisions` of stored decisions ([better, worse] pairs, groups): what
+    :func:`compare_decisions` reads of a paired test's result, rebuilt without running it."""
+    means = dict(zip(names, np.asarray(scores, float).mean(axis=1)))
+    won = {frozenset(p): p[0] for p in separated}
+    pairs = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            w = won.get(frozenset((a, b)))
+            diff = means[a] - means[b]
+            if w is not None and (diff > 0) != (w == a):  # (a stored decision keeps its direction)
+                diff = -diff
+            pairs.append({"a": a, "b": b, "diff": float(diff), "significant": w is not None})
+    return Decisions(np.asarray(scores, float), {"pairs": pairs, "groups": groups, "correction": correction,
+                                                 "alpha": alpha})

@@ -72,8 +72,9 @@ def _html_body(r: dict[str, Any], blocks: list[Block], images: list[tuple[dict[s
             f"<code>{html.escape(r['index'])}</code>: {len(r['systems'])} systems, {r['human']['judged_topics']} "
             f"judged human topics. Generated <time>{html.escape(prov.get('generated', 'n/a'))}</time> by nteval "
             f"{html.escape(str(prov.get('nteval', '?')))}.</p>")
-    figures = ("<h2>NT scores against human scores</h2><div class='figures'>"
-               + "\n".join(_figure(p, png) for p, png in images) + "</div>")
+    # one figure per row, at the page's full width (60rem: the PNGs' own 960 px), its labels readable;
+    # not a grid of thumbnails
+    figures = "<h2>NT scores against human scores</h2>\n" + "\n".join(_figure(p, png) for p, png in images)
     return "\n".join([head, to_html(blocks[:split]), figures, to_html(blocks[split:] + settings_blocks(r))])
 
 

@@ -1,0 +1,144 @@
+"""Evidence computed, not remembered (issue 39, part 3): every figure a run prints as evidence is
+what its script computes from the current code, and the docs' tables come from the same data.
+
+- nteval/data/validation.json is what scripts/validation_study.py computes now from its snapshot of
+  the study's runs (tests/data/validation/snapshot.json.gz): every statistic recomputed here, in
+  seconds; docs/validation.md and the generated blocks of docs/verdicts.md and README.md are its
+  rendering.
+- nteval/data/grid_facts.json (what `compare` cites about BM25's b) is what scripts/grid_study.py
+  computes from the shipped grid table, and docs/grid.md's PubMed block is its rendering.
+- With ../shared/data: the snapshot's runs are what nteval computes now, on a cheap part (CISI:
+  three systems' per-topic scores under the focused protocol and the human topics, and the human
+  paired tests of the 28 systems).
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import shared
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+vs = _script("validation_study")
+gs = _script("grid_study")
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict:
+    return json.loads(vs.STUDY.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> dict:
+    return vs.read_snapshot()
+
+
+def _figures(study: dict) -> dict:
+    """The study without what changes with the day and the install (date, version, run stamps)."""
+    out = json.loads(json.dumps(study))
+    for k in ("date", "nteval", "runs"):
+        out["study"].pop(k, None)
+    return out
+
+
+def test_the_shipped_study_is_what_the_script_computes_now(shipped, snapshot):
+    assert shipped["study"]["date"] and shipped["study"]["nteval"]  # stamped with its date and version
+    now = vs.summarise(snapshot)
+    assert json.loads(json.dumps(now)) == _figures(shipped), (
+        "nteval/data/validation.json is not what scripts/validation_study.py computes from its snapshot with the current "
+        "code: run `python scripts/validation_study.py --from-snapshot --write` (statistics changed) or the full study "
+        "(runs changed)")
+
+
+def test_the_docs_tables_come_from_the_study(shipped):
+    assert vs.DOC.read_text(encoding="utf-8") == vs.markdown(shipped), "docs/validation.md: run the study with --write"
+    generated = vs.blocks(shipped)
+    for doc in vs.DOCS_WITH_BLOCKS:
+        text = doc.read_text(encoding="utf-8")
+        found = set(m.group(2) for m in vs.MARK.finditer(text))
+        assert found and found <= set(generated), doc
+        assert vs.fill(text, generated) == text, f"{doc.name}: a generated block is stale (run the study with --write)"
+
+
+def test_what_a_run_prints_comes_from_the_study(shipped):
+    from nteval.evidence import bias_notes, evidence_lines
+
+    line = evidence_lines("highrecall")[0]
+    cisi = shipped["agreement"]["highrecall"]["cisi"]
+    d = shipped["decisions"]["highrecall"]["cisi"]
+    assert f"Kendall tau {cisi['kendall']:.2f} [{cisi['ci95'][0]:.2f}, {cisi['ci95'][1]:.2f}]" in line
+    assert f"{d['same_direction']} of the {d['human_separated']} pairs of systems the humans separate" in line
+    exp = shipped["biases"]["highrecall"]["expansion"]["collections"]["scifact"]
+    note = bias_notes("highrecall", {"rm3": {"algorithm": "bm25_rm3"}})[0]
+    assert f"a bias of {exp['bias'] * 100:+.0f} points" in note["text"]
+
+
+def test_the_grid_facts_are_what_the_script_computes_from_the_table():
+    shipped = json.loads(gs.FACTS.read_text(encoding="utf-8"))
+    assert shipped["study"]["date"] and shipped["study"]["nteval"]
+    now = {"study": shipped["study"], **gs.facts(gs.read_table())}
+    assert json.loads(json.dumps(now)) == shipped, "grid_facts.json: run `python scripts/grid_study.py --from-table --write`"
+    doc = gs.DOC.read_text(encoding="utf-8")
+    assert gs.MARK.search(doc) and gs.fill(doc, gs.block(shipped)) == doc, "docs/grid.md's PubMed block is stale"
+
+
+def test_a_parameter_reason_cites_the_grid_as_it_stands():
+    from nteval.answer import parameter_reason
+    from nteval.evidence import grid_fact
+
+    fact = grid_fact("b")
+    assert fact is not None and fact["compared"] == fact["focused_higher"] + fact["focused_lower"] + fact["equal"]
+    text = parameter_reason("b", 0.75, 0.4)
+    assert f"at {fact['focused_higher']} of {fact['compared']} k1 values" in text
+    assert ("(as nteval's PubMed grid" if 2 * fact["focused_higher"] > fact["compared"] else "(unlike") in text
+
+
+def test_the_snapshot_is_what_nteval_computes_now_on_cisi(snapshot, tmp_path):
+    """A cheap part of the study's runs, recomputed: CISI's index, the focused protocol's 1,000
+    topics for three systems, the human topics, and the human paired tests over all 28 systems."""
+    from nteval.correlate.decisions import separated_pairs, significance
+    from nteval.evaluate import evaluate_run
+    from nteval.experiment import run_protocol_scores
+    from nteval.formats.topics import load_judged_topics
+    from nteval.index import build_index
+    from nteval.runs import Searched, run_all
+    from nteval.systems.base import load_systems
+    from nteval.systems.sets import builtin_systems
+
+    c = snapshot["collections"]["cisi"]
+    names = c["systems"]
+    beir = shared("cisi", "beir")
+    idx = tmp_path / "cisi"
+    build_index([beir / "corpus.jsonl"], idx)
+    pick = ["bm25", "qld_mu1000", "bm25_rm3"]
+    systems = [s for s in load_systems(builtin_systems(snapshot["systems"])) if s.name in pick]
+    _, scores = run_protocol_scores("focused", idx, tmp_path / "f", systems=systems, n_topics=vs.TOPICS, seed=vs.SEED,
+                                    progress=False)
+    stored = c["scores"]["focused"]
+    assert scores.topics == stored["qids"]
+    for n in pick:
+        assert np.allclose(scores.matrix("RR", [n])[0], stored["values"][names.index(n)], atol=1e-6), n
+    topics, qrels = load_judged_topics(beir / "queries.jsonl", beir / "qrels" / "test.tsv")
+    manifest = json.loads((idx / "manifest.json").read_text())
+    runs, _ = run_all(Searched(idx, "all", manifest["fingerprint"], label="human"), topics, systems, tmp_path / "h")
+    hq = c["scores"]["human"]["qids"]
+    for n in pick:
+        per = evaluate_run(qrels, runs[n], ["AP"])[1]
+        assert np.allclose([per[q]["AP"] for q in hq], c["scores"]["human"]["values"][names.index(n)], atol=1e-6), n
+    human = np.asarray(c["scores"]["human"]["values"])
+    sig = significance(names, human, "holm", seed=vs.SEED)
+    assert separated_pairs(sig) == c["decisions"]["human"]["separated"]
