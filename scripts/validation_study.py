@@ -469,7 +469,27 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
                "the human judgments separate (paired test, Holm) that the verdict separates the same way "
                f"([docs/validation.md](docs/validation.md); human-vs-human ceiling: SciFact "
                f"{a['focused']['scifact']['human_ceiling_kendall']:.2f}, CISI {a['focused']['cisi']['human_ceiling_kendall']:.2f}).")
-    return {"tasks": tasks, "readme": readme.rstrip("\n")}
+    return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study)}
+
+
+def _bias_block(study: dict[str, Any]) -> str:
+    """The flagged biases, one bullet per verdict and family, with their sizes on each collection."""
+    from nteval.evidence import FAMILIES
+
+    cols = study["study"]["collections"]
+    out = []
+    for protocol, per in study["biases"].items():
+        name = "high-recall" if protocol == "highrecall" else protocol
+        for f, b in per.items():
+            if not b["flagged"]:
+                continue
+            verb = {1: "overstates", -1: "understates"}.get(b["direction"], "misjudges")
+            sizes = "; ".join(f"{x['bias'] * 100:+.0f} points on {cols[c]['label']} (NT {x['nt_advantage']:+.0%} over "
+                              f"BM25, humans {x['human_advantage']:+.0%}" + ("" if x["significant"] else ", not significant")
+                              + ")" for c, x in b["collections"].items())
+            out.append(f"- **{name} {verb} {FAMILIES[f].split(' (')[0]}**: {sizes}."
+                       + (f" {b['advice']}" if b.get("advice") else ""))
+    return "\n".join(out)
 
 
 MARK = re.compile(r"(<!-- validation:(\w+) -->\n)(.*?)(\n<!-- /validation:\2 -->)", re.S)

@@ -25,7 +25,7 @@ from ..report.caveats import MIN_SYSTEMS, caveats
 from ..runs import Searched, run_all
 from ..settings import Execution, HumanJudgments, RunSettings, SystemSet
 from ..stats import bootstrap_ci, correlations, many_topic_tau
-from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .baselines import mean_relevant, pools, reference_count_qrels, soboroff_qrels
 from .spec import DEFAULT_PROTOCOLS, MIN_HUMAN_TOPICS, CorrelateSpec
 
 __all__ = ["CorrelateSpec", "DEFAULT_PROTOCOLS", "MIN_HUMAN_TOPICS", "advantage_vs_baseline", "correlate_options",
@@ -302,14 +302,29 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}
     human_per: dict[str, dict[str, dict[str, float]]] = {}
-    for n in names:
+    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
+    import sys
+
+    from tqdm import tqdm
+
+    from ..progress import shown
+
+    # every step after the runs shows on one bar (a 4-minute silent stretch on SciFact before):
+    # the human evaluation, then per (NT measure, human measure) pair its intervals, the ceiling,
+    # the baselines' pools
+    stats_bar = tqdm(total=len(names) + 4 * len(pairs) + 2, desc="agreement statistics", unit=" step",
+                     disable=not shown(progress), file=sys.stderr, leave=False)
+    for n in runs.held() + [n for n in names if n not in runs.held()]:  # (the runs in memory first)
         human_scores[n], human_per[n] = evaluate_run(qrels, runs[n], hmeasures)
+        stats_bar.update()
+    human_scores = {n: human_scores[n] for n in names}
+    human_per = {n: human_per[n] for n in names}
     lines = ["system\tqid\tmeasure\tvalue"] + [f"{n}\t{q}\t{m}\t{v:.6f}" for n in names for q, vs in human_per[n].items()
                                                 for m, v in vs.items()]
     write_text(hdir / "per_topic.tsv", "\n".join(lines) + "\n")
-    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
     report_pairs = []
     for side, ntm, hm in pairs:
+        stats_bar.set_postfix_str(f"{side} {ntm} vs human {hm}")
         xt = nt_scores[side].matrix(ntm, names)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
         # the estimate is computed from the same per-topic values the bootstrap resamples
@@ -319,14 +334,18 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
         ci = bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed)
         ci_method = ci.pop("method")
+        stats_bar.update()
         top_ci = top_stats = None
         if len(top) >= MIN_SYSTEMS:  # fewer: noise (see caveats)
             top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
             top_ci.pop("method")
             top_stats = correlations([x[i] for i in top], [y[i] for i in top])
+        stats_bar.update()
         adv = advantage_vs_baseline(xt, yt, names, "bm25", n_boot, seed) if (ntm, hm) in (("RR", "AP"), ("AP", "AP")) else None
+        stats_bar.update()
         # the agreement with a human ranking from as many topics as the NT one (see many_topic_tau)
         many = many_topic_tau(xt, yt, n_boot=n_boot, seed=seed, target=max(xt.shape[1], yt.shape[1]))
+        stats_bar.update()
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm, "advantage_vs_bm25": adv,
                              "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
                              "many_topics": {**many, "ci95": list(many["ci95"])} if many else None,
@@ -334,37 +353,40 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
                              "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
+    stats_bar.set_postfix_str("human-vs-human ceiling")
     ceiling = {hm: _human_ceiling(human_per, names, hm, spec.splits, seed) for hm in sorted({p[2] for p in pairs})}
+    stats_bar.update()
     n_rel = mean_relevant(qrels)
     pool_depth, trials = spec.pool_depth, spec.trials
-    base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
-              "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
+    stats_bar.set_postfix_str("pools of the run-based baselines")
+    # one pool per topic for every draw (each run read once: the run set holds few of them in memory)
+    pooled = pools(runs, sorted(topics), pool_depth)
+    base_q = {"reference_count": [reference_count_qrels(None, sorted(topics), n_rel, pooled=pooled)],
+              "soboroff": [soboroff_qrels(None, sorted(topics), n_rel, seed=seed + t, pooled=pooled) for t in range(trials)]}
+    stats_bar.update()
+    stats_bar.close()
     baselines: dict[str, Any] = {}
     baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
     baseline_qids: dict[str, list[str]] = {}
-    import sys
-
-    from tqdm import tqdm
-
-    from ..progress import shown
-
     bar = tqdm(total=len(names) * sum(len(q) for q in base_q.values()), desc="run-based baselines", unit=" eval",
                disable=not shown(progress), file=sys.stderr, leave=False)
-    for b, qsets in base_q.items():
-        bscores = {}
-        bper = []
-        for n in names:
-            evals = [evaluate_run(q, runs[n], hmeasures) for q in qsets]  # one evaluation per pseudo-qrels set
+    bscores: dict[str, dict[str, dict[str, float]]] = {b: {} for b in base_q}
+    bper: dict[str, dict[str, list[float]]] = {b: {} for b in base_q}
+    for n in runs.held() + [n for n in names if n not in runs.held()]:  # each run read once, those in memory first
+        run = runs[n]
+        for b, qsets in base_q.items():
+            evals = [evaluate_run(q, run, hmeasures) for q in qsets]  # one evaluation per pseudo-qrels set
             bar.update(len(qsets))
-            bscores[n] = {m: float(np.mean([v[m] for v, _ in evals])) for m in hmeasures}
-            qids = sorted(evals[0][1])
-            bper.append([float(np.mean([per[q]["AP"] for _, per in evals])) for q in qids])
-        baselines[b] = {"scores": bscores,
-                        "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
-                                         for hm in sorted({p[2] for p in pairs})}}
-        baseline_ap[b] = np.array(bper)
-        baseline_qids[b] = qids
+            bscores[b][n] = {m: float(np.mean([v[m] for v, _ in evals])) for m in hmeasures}
+            baseline_qids[b] = sorted(evals[0][1])
+            bper[b][n] = [float(np.mean([per[q]["AP"] for _, per in evals])) for q in baseline_qids[b]]
     bar.close()
+    for b in base_q:
+        baselines[b] = {"scores": {n: bscores[b][n] for n in names},
+                        "correlations": {hm: correlations([bscores[b][n][hm] for n in names],
+                                                          [human_scores[n][hm] for n in names])
+                                         for hm in sorted({p[2] for p in pairs})}}
+        baseline_ap[b] = np.array([bper[b][n] for n in names])
     write_text(hdir / "baselines_per_topic.tsv", "baseline\tsystem\tqid\tAP\n" + "".join(
         f"{b}\t{n}\t{q}\t{v:.6f}\n" for b, m in baseline_ap.items() for n, row in zip(names, m)
         for q, v in zip(baseline_qids[b], row)))

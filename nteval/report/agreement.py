@@ -182,6 +182,10 @@ def decision_sentence(d: dict[str, Any]) -> str:
                    f"(group 1, {len(d['best_group'])} system{'s' if len(d['best_group']) != 1 else ''})")
 
 
+#: How many reversed pairs of each ranking the report names.
+REVERSED_SHOWN = 8
+
+
 def _decision_blocks(r: dict[str, Any]) -> list[Block]:
     """The decision-level figures of every judgment-free ranking, in one table, with their method."""
     d = r.get("decisions")
@@ -211,9 +215,13 @@ def _decision_blocks(r: dict[str, Any]) -> list[Block]:
     reversed_ = [(label, x) for label, x in [*((f"NT {s}", v) for s, v in d["verdicts"].items()),
                                               *((b, v) for b, v in d["baselines"].items())] if x["reversed"]]
     if reversed_:
-        blocks.append(("p", "Reversed pairs (the judgment-free ranking prefers the first, the humans the second): "
-                       + "; ".join(f"{label}: " + ", ".join(f"{y['judgment_free_prefers']} over {y['humans_prefer']}"
-                                                            for y in x["reversed"]) for label, x in reversed_) + "."))
+        blocks.append(("p", "Reversed pairs (the judgment-free ranking prefers the first, the humans the second; all of "
+                       "them in report.json, decisions): "
+                       + "; ".join(f"{label} ({len(x['reversed'])}): "
+                                   + ", ".join(f"{y['judgment_free_prefers']} over {y['humans_prefer']}"
+                                               for y in x["reversed"][:REVERSED_SHOWN])
+                                   + (", …" if len(x["reversed"]) > REVERSED_SHOWN else "")
+                                   for label, x in reversed_) + "."))
     first = next(iter([*d["verdicts"].values(), *d["baselines"].values()]), None)
     if first:
         blocks.append(("p", "Separated only by it: " + first["only_judgment_free"]["note"] + ". Method of the estimate: "
