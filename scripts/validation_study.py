@@ -94,6 +94,8 @@ ADVICE = {
                           "than humans do.",
 }
 PROTOCOLS = (("focused", "RR"), ("highrecall", "AP"))
+#: reversed pairs named per ranking and collection in docs/validation.md
+REVERSED_SHOWN = 8
 BASELINES = ("reference_count", "soboroff")
 OWN_KIND = {"focused": "precise", "highrecall": "topical"}
 
@@ -401,12 +403,14 @@ def markdown(study: dict[str, Any]) -> str:
     for k, per in study["decisions"].items():
         for name, d in per.items():
             lines.append(_decision_row(labels[k], f"{cols[name]['label']} ({cols[name]['kind']})", d))
-    rev = [(labels[k], cols[name]["label"], r) for k, per in study["decisions"].items() for name, d in per.items()
-           for r in d["reversed"]]
+    rev = [(f"{labels[k]} on {cols[name]['label']}", d["reversed"]) for k, per in study["decisions"].items()
+           for name, d in per.items() if d["reversed"]]
     if rev:
-        lines += ["", "Reversed pairs (the ranking prefers the first, the humans the second): "
-                  + "; ".join(f"{lab} on {col}: {r['judgment_free_prefers']} over {r['humans_prefer']}" for lab, col, r in rev)
-                  + "."]
+        lines += ["", f"Reversed pairs (the ranking prefers the first, the humans the second; the first {REVERSED_SHOWN} "
+                      "of each, all of them in validation.json):", ""]
+        lines += [f"- {where} ({len(r)}): " + ", ".join(f"{x['judgment_free_prefers']} over {x['humans_prefer']}"
+                                                       for x in r[:REVERSED_SHOWN]) + (", …" if len(r) > REVERSED_SHOWN else "")
+                  for where, r in rev]
     cv = study["coverage"]
     c = cv["coverage"]
     lines += ["", "## What the verdict covers", "",
@@ -484,10 +488,13 @@ def _bias_block(study: dict[str, Any]) -> str:
             if not b["flagged"]:
                 continue
             verb = {1: "overstates", -1: "understates"}.get(b["direction"], "misjudges")
+            own = next((cols[c]["label"] for c, x in b["collections"].items()
+                        if cols[c]["kind"] == OWN_KIND[protocol] and x["significant"]), None)
+            where = f" on {own}, the kind of collection it is for" if own else " on both collections"
             sizes = "; ".join(f"{x['bias'] * 100:+.0f} points on {cols[c]['label']} (NT {x['nt_advantage']:+.0%} over "
                               f"BM25, humans {x['human_advantage']:+.0%}" + ("" if x["significant"] else ", not significant")
                               + ")" for c, x in b["collections"].items())
-            out.append(f"- **{name} {verb} {FAMILIES[f].split(' (')[0]}**: {sizes}."
+            out.append(f"- **{name} {verb} {FAMILIES[f].split(' (')[0]}**{where}: {sizes}."
                        + (f" {b['advice']}" if b.get("advice") else ""))
     return "\n".join(out)
 

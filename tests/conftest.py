@@ -159,7 +159,7 @@ FAST_MODULES = {
     "tests/corpus/test_sentences.py", "tests/corpus/test_sentences_kinds.py", "tests/corpus/test_xmlprune.py",
     "tests/formats/test_topic_readers.py",
     "tests/foundation/test_atomic.py", "tests/foundation/test_effects.py", "tests/foundation/test_reliability.py",
-    "tests/foundation/test_significance.py", "tests/foundation/test_stats.py",
+    "tests/foundation/test_significance.py", "tests/foundation/test_stats.py", "tests/correlate/test_decisions.py",
     "tests/runs/test_evaluate.py",
     "tests/systems/test_kinds.py", "tests/systems/test_sets.py", "tests/systems/test_fusion.py",
     "tests/systems/test_lucene_kinds.py", "tests/systems/test_querygen.py", "tests/systems/test_proximity.py",

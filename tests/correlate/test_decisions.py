@@ -94,3 +94,16 @@ def test_likely_separated_follows_the_human_effect_sizes():
     every = likely_separated(names, nt, hu, [pair(k) for k in range(15)], draws=400)
     assert every["pairs"] == 15 and every["same_direction"]["mean"] + every["other_direction"]["mean"] <= 15
     assert likely_separated(names, nt, hu, []) is None
+
+
+def test_attenuation_is_said_only_where_the_many_topic_estimate_is_above_the_observed_tau():
+    """Issue 39: "attenuated by the noise of few judged topics" was printed where the many-topic
+    estimate (0.740) was below the observed τ (0.754)."""
+    from nteval.report.agreement import attenuation
+
+    assert attenuation({"value": 0.80, "ci95": [0.7, 0.9]}, 0.754) == ("the observed τ is attenuated by the noise of few "
+                                                                        "judged topics")
+    below = attenuation({"value": 0.740, "ci95": [0.6, 0.85]}, 0.754)
+    assert "attenuated by" not in below and below.startswith("it is below the observed τ 0.754, so nothing here says")
+    assert "within the estimate's 95 % interval" in below
+    assert "within" not in attenuation({"value": 0.5, "ci95": [0.4, 0.6]}, 0.754)
