@@ -162,10 +162,10 @@ def parameter_reason(name: str, focused_value: Any, highrecall_value: Any) -> st
     fact = grid_fact(name)
     if fact and focused_value != highrecall_value:
         higher = focused_value > highrecall_value
-        agree = fact["focused_higher"] if higher else fact["focused_lower"]
-        text += (f" ({'as' if agree * 2 > fact['compared'] else 'unlike'} nteval's PubMed grid, where the focused "
-                 f"protocol's best {name} is the {'higher' if higher else 'lower'} at {agree} of {fact['compared']} "
-                 f"{fact['across']} values; {fact['source']})")
+        same, other = ((fact["focused_higher"], fact["focused_lower"]) if higher
+                       else (fact["focused_lower"], fact["focused_higher"]))
+        text += (f" (the same direction as nteval's PubMed grid at {same} of its {fact['compared']} {fact['across']} "
+                 f"values, the other at {other}, neither at {fact['equal']}; {fact['source']})")
     return text
 
 

@@ -100,5 +100,5 @@ def test_a_parameter_reason_cites_the_grid_as_it_stands():
     fact = grid_fact("b")
     assert fact is not None and fact["compared"] == fact["focused_higher"] + fact["focused_lower"] + fact["equal"]
     text = parameter_reason("b", 0.75, 0.4)
-    assert f"at {fact['focused_higher']} of {fact['compared']} k1 values" in text
-    assert ("(as nteval's PubMed grid" if 2 * fact["focused_higher"] > fact["compared"] else "(unlike") in text
+    assert f"the same direction as nteval's PubMed grid at {fact['focused_higher']} of its {fact['compared']}" in text
+    assert f"the same direction as nteval's PubMed grid at {fact['focused_lower']} of" in parameter_reason("b", 0.4, 0.75)

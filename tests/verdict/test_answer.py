@@ -120,9 +120,8 @@ def test_a_parameter_reason_states_this_runs_direction_and_what_the_grid_shows()
                                      "high-recall one b 0.4")
     fact = grid_fact("b")
     if fact is not None:  # what the shipped grid shows, with its count
-        agree = fact["focused_higher"]
-        assert f"at {agree} of {fact['compared']} k1 values" in d[0]["reason"]
-        assert ("(as nteval's PubMed grid" if 2 * agree > fact["compared"] else "(unlike nteval's PubMed grid") in d[0]["reason"]
+        assert (f"(the same direction as nteval's PubMed grid at {fact['focused_higher']} of its {fact['compared']} k1 "
+                f"values, the other at {fact['focused_lower']}, neither at {fact['equal']}") in d[0]["reason"]
     assert "k1" not in parameter_reason("b", 0.75, 0.4).split("(")[0]
 
 
