@@ -98,8 +98,10 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
                                     for f in flags]}
     flag_text = "".join(f"; bias flag{number(f)}: {f['text']}" for f in flags)
     if runner is None:
-        text = (f"For {task} search on {index_label}, no system can be told apart from {best}: "
-                f"all {len(order)} tie on these {results['n_topics']:,} topics{flag_text}.")
+        tie = (f"all {len(order)} tie on these {results['n_topics']:,} topics" if len(group) == len(order) else
+               f"the paired test separates none of the {len(order)} from it on these {results['n_topics']:,} topics, "
+               f"though its best group holds {len(group)} (some lower systems are separated from one above them)")
+        text = f"For {task} search on {index_label}, no system can be told apart from {best}: {tie}{flag_text}."
     else:
         p = pairs.get(frozenset((top, runner)))
         diff = scores[top] - scores[runner]

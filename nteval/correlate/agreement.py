@@ -196,6 +196,25 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     return spec, settings, execution, chosen
 
 
+def release_memory() -> None:
+    """Between the phases of ``correlate`` (each protocol, the human topics, the statistics): the
+    memory the last phase freed goes back to the system — Python's (a collection, then glibc's
+    ``malloc_trim``) and the JVM heap's free part (:func:`nteval.lucene.jvm.release_memory`). Each
+    phase then starts from what is live, not from the high-water mark of the phases before it
+    (measured in docs/correlate.md, "Time and memory")."""
+    import ctypes
+    import gc
+
+    from ..lucene import jvm
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim this way
+        pass
+    jvm.release_memory()
+
+
 def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
     """What the NT verdicts cannot see (:func:`nteval.evidence.coverage`), of the collection and of
     the human-relevant documents: those without an abstract are not in ``nt``, so no NT-searching
@@ -292,12 +311,14 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         nt[name], nt_scores[name] = run_protocol_scores(
             name, index_dir, out / name, systems=listed, settings=own, execution=execution, n_topics=spec.n_topics,
             seed=spec.seed, **spec.protocol_params.get(name, {}))
+        release_memory()
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
     runs, infos = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
                           hdir / "runs", settings.depth, Execution(progress=execution.progress,
                                                                    scheduler=execution.scheduler))
+    release_memory()
     names = [s.name for s in system_list]
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}
@@ -312,7 +333,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     # every step after the runs shows on one bar (a 4-minute silent stretch on SciFact before):
     # the human evaluation, then per (NT measure, human measure) pair its intervals, the ceiling,
     # the baselines' pools
-    stats_bar = tqdm(total=len(names) + 4 * len(pairs) + 2, desc="agreement statistics", unit=" step",
+    stats_bar = tqdm(total=2 * len(names) + 4 * len(pairs) + 1, desc="agreement statistics", unit=" step",
                      disable=not shown(progress), file=sys.stderr, leave=False)
     for n in runs.held() + [n for n in names if n not in runs.held()]:  # (the runs in memory first)
         human_scores[n], human_per[n] = evaluate_run(qrels, runs[n], hmeasures)
@@ -360,10 +381,9 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     pool_depth, trials = spec.pool_depth, spec.trials
     stats_bar.set_postfix_str("pools of the run-based baselines")
     # one pool per topic for every draw (each run read once: the run set holds few of them in memory)
-    pooled = pools(runs, sorted(topics), pool_depth)
+    pooled = pools(runs, sorted(topics), pool_depth, tick=stats_bar.update)
     base_q = {"reference_count": [reference_count_qrels(None, sorted(topics), n_rel, pooled=pooled)],
               "soboroff": [soboroff_qrels(None, sorted(topics), n_rel, seed=seed + t, pooled=pooled) for t in range(trials)]}
-    stats_bar.update()
     stats_bar.close()
     baselines: dict[str, Any] = {}
     baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)

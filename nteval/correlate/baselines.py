@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -24,13 +24,18 @@ def mean_relevant(qrels: Qrels) -> int:
     return max(1, round(sum(counts) / len(counts))) if counts else 1
 
 
-def pools(runs: Mapping[str, Run], topics: list[str], pool_depth: int) -> dict[str, list[str]]:
+def pools(runs: Mapping[str, Run], topics: list[str], pool_depth: int,
+          tick: Callable[[], object] | None = None) -> dict[str, list[str]]:
     """Each topic's pool: the top ``pool_depth`` documents of every run, with duplicates. Computed
-    once for all the draws of a baseline (each run is read once: a run set may hold them on disk)."""
+    once for all the draws of a baseline (each run is read once: a run set may hold them on disk);
+    ``tick`` is called after each run (a progress bar)."""
     out: dict[str, list[str]] = {q: [] for q in topics}
-    for run in runs.values():
+    for name in runs:
+        run = runs[name]
         for q in topics:
             out[q].extend(d for d, _ in trec_order(run.get(q, []))[:pool_depth])
+        if tick is not None:
+            tick()
     return out
 
 

@@ -47,7 +47,12 @@ def test_headline_by_hand():
                                 "paired test separates) is a (RR 0.900) and b (0.895);")
     assert "a is ahead of c by 0.100 RR" in h["text"] and h["bias"] == [] and "bias flag" not in h["text"]
     r = _results("focused", "RR", {"a": 0.9, "b": 0.89}, set())
-    assert "no system can be told apart from a" in headline("known-item", r, "idx")["text"]
+    assert "no system can be told apart from a (RR 0.900): all 2 tie" in headline("known-item", r, "idx")["text"]
+    # none separated from the best, but the groups split below it: not "all tie"
+    r = _results("focused", "RR", {"a": 0.9, "b": 0.89, "c": 0.88}, {frozenset(("b", "c"))})
+    h = headline("known-item", r, "idx")
+    assert h["best"] == ["a", "b"] and h["runner_up"] is None and "all 3 tie" not in h["text"]
+    assert "the paired test separates none of the 3 from it on these 100 topics, though its best group holds 2" in h["text"]
 
 
 def test_headline_names_the_verdicts_group_1_by_one_rule():
