@@ -1,12 +1,19 @@
-"""What is known about each verdict before this run: nteval's validation study.
+"""What is known about each verdict before this run, and what it covers.
 
-``nteval/data/validation.json`` is the output of ``scripts/validation_study.py`` (SciFact and CISI,
-the ``wide_dense`` set of 28 systems, 1,000 NT topics per protocol, the human topics of each
-collection). It holds, per protocol and per kind of collection, how far the NT ranking agrees
-with the human one, and per family of systems how far NT over- or understates the family's
-advantage over BM25 against the humans' (the *bias*). Every protocol run prints the first as
-**evidence from the study, not from this run**, and a note on each of its systems that belongs to
-a family with a measured bias.
+- ``nteval/data/validation.json`` is the output of ``scripts/validation_study.py`` (SciFact and CISI,
+  the ``wide_dense`` set of 28 systems, 1,000 NT topics per protocol, the human topics of each
+  collection), recomputed from a snapshot of its runs by a test. It holds, per protocol and per kind
+  of collection, how far the NT ranking agrees with the human one — Kendall τ, and the significance
+  decisions (of the pairs of systems the humans separate, how many the verdict separates the same
+  way, and the other way round) — and per family of systems how far NT over- or understates the
+  family's advantage over BM25 against the humans' (the *bias*). Every protocol run prints the
+  first as **evidence from the study, not from this run**, and one note per family of its systems
+  with a measured bias; a headline flags the systems of its best group that have one
+  (:func:`bias_flags`).
+- ``nteval/data/grid_facts.json`` (``scripts/grid_study.py``): what nteval's PubMed grid shows of the
+  protocols' preferred BM25 settings (:func:`grid_fact`), the only grid facts a run may cite.
+- :func:`coverage`: how much of a collection a verdict cannot see (no abstract: never searched; no
+  title: never a topic), with a caveat above :data:`COVERAGE_CAVEAT`.
 
 A system's family comes from what it does (its algorithm and, for a fusion, its inputs), so it
 applies to any system of a run, not only the study's.

@@ -12,26 +12,13 @@ what its script computes from the current code, and the docs' tables come from t
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from conftest import script
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-vs = _script("validation_study")
-gs = _script("grid_study")
+vs = script("validation_study")
+gs = script("grid_study")
 
 
 @pytest.fixture(scope="module")

@@ -4,26 +4,12 @@ human paired tests over all 28 systems (tests/evidence/test_shipped_evidence.py 
 statistics computed from the snapshot). Skips cleanly without ../shared/data."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
-from conftest import shared
+from conftest import script, shared
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-vs = _script("validation_study")
+vs = script("validation_study")
 
 
 def test_the_snapshot_is_what_nteval_computes_now_on_cisi(tmp_path):
