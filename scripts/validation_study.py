@@ -469,10 +469,15 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
             cells.append((f"**{t}**" if own else t) + f" [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]; "
                          f"{share(p, c)} of human-separated pairs, {rev(p, c)} reversed")
         readme += f"| {label} | {cells[0]} | {cells[1]} |\n"
+    own = [(p, c) for p, _ in PROTOCOLS for c in COLLECTIONS if OWN_KIND[p] == cols[c]["kind"]]
     readme += ("\nKendall τ-b of the system rankings with human AP [95 % BCa CI], and the share of the pairs of systems "
                "the human judgments separate (paired test, Holm) that the verdict separates the same way "
                f"([docs/validation.md](docs/validation.md); human-vs-human ceiling: SciFact "
-               f"{a['focused']['scifact']['human_ceiling_kendall']:.2f}, CISI {a['focused']['cisi']['human_ceiling_kendall']:.2f}).")
+               f"{a['focused']['scifact']['human_ceiling_kendall']:.2f}, CISI {a['focused']['cisi']['human_ceiling_kendall']:.2f}). "
+               "On the kind of collection it stands for, each verdict separates "
+               + " and ".join(f"{d[p][c]['same_direction']} of the {d[p][c]['human_separated']} pairs the humans separate "
+                              f"({cols[c]['label']}, {p})" for p, c in own)
+               + " the same way, and reverses " + " and ".join(str(rev(p, c)) for p, c in own) + ".")
     return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study)}
 
 
