@@ -159,8 +159,9 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     if tset.strata:
         results["strata"] = strata_means(scores, tset.strata, measures)
     from .answer import headline, index_label
-    from .evidence import bias_notes, evidence
+    from .evidence import bias_notes, coverage, evidence
 
+    results["coverage"] = coverage(results["collection"]) if results.get("collection") else None
     results["evidence"] = evidence(proto.name)
     results["bias_notes"] = bias_notes(proto.name, results["system_configs"])
     results["task"] = task
@@ -457,9 +458,12 @@ def collection_counts(manifest: dict[str, Any], searches: str) -> dict[str, Any]
     from .index import documents_policy
 
     st = manifest.get("store", {})
-    return {"all": manifest["indexes"]["all"]["documents"], "nt": manifest["indexes"]["nt"]["documents"],
-            "searched": searches, "documents_policy": documents_policy(manifest),
-            "with_title_and_abstract": st.get("with_title_and_abstract", manifest["indexes"]["nt"]["documents"])}
+    skipped = (manifest.get("counts") or {}).get("skipped") or {}
+    n_all, n_nt = manifest["indexes"]["all"]["documents"], manifest["indexes"]["nt"]["documents"]
+    return {"all": n_all, "nt": n_nt, "searched": searches, "documents_policy": documents_policy(manifest),
+            "with_title_and_abstract": st.get("with_title_and_abstract", n_nt),
+            "without_abstract": st.get("without_abstract", n_all - n_nt), "without_title": st.get("without_title", 0),
+            "skipped_without_title_or_abstract": sum(skipped.get(k, 0) for k in ("no_title", "no_abstract"))}
 
 
 def run_protocol(protocol: str | Protocol, index_dir: str | Path, out: str | Path, **kwargs: Any) -> dict[str, Any]:

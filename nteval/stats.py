@@ -287,3 +287,24 @@ def many_topic_tau(x_topics: np.ndarray, y_topics: np.ndarray, n_boot: int = 400
             "method": MANY_TOPICS_METHOD.format(
                 target=" " + where if np.isfinite(target) else " in the true human ranking",
                 replicates=int(r.size))}
+
+
+def pair_posteriors(x_topics: np.ndarray, y_topics: np.ndarray) -> dict[str, Any] | None:
+    """Each pair of systems' posterior over δ, its true human mean difference in per-topic
+    standard deviations, oriented by the NT order of the pair (δ > 0: humans agree with NT), from
+    the empirical-Bayes prior :func:`many_topic_tau` fits to all pairs. ``pairs``: (i, j) row
+    indices of ``x_topics``/``y_topics`` (i < j); ``orientation``: the NT sign of mean(i) − mean(j)
+    (0: NT ties them); ``posterior``: pairs × :data:`_GRID` (NaN rows where NT ties the pair or the
+    humans score the two alike on every topic); ``grid``: δ. None when there is nothing to fit."""
+    x, y = np.asarray(x_topics, float), np.asarray(y_topics, float)
+    if x.shape[0] < 2 or y.shape[1] < 5:
+        return None
+    u, counted = _oriented_t(x, y)
+    if counted == 0:
+        return None
+    _, post = _eb_fit(u, y.shape[1], None, 200)
+    full = np.full((u.size, _GRID.size), np.nan)
+    full[~np.isnan(u)] = post
+    i, j = np.triu_indices(x.shape[0], 1)
+    return {"pairs": list(zip(i.tolist(), j.tolist())), "orientation": np.sign(x[i].mean(axis=1) - x[j].mean(axis=1)),
+            "posterior": full, "grid": _GRID.copy(), "human_topics": y.shape[1]}

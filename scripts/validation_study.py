@@ -1,38 +1,59 @@
 """nteval's validation study: how far each NT verdict agrees with human judgments, per kind of
-collection, and which families of systems NT over- or understates. Its output ships with the
-package (nteval/data/validation.json) and every protocol run prints it as evidence, labelled as
-the study's, not the run's.
+collection — by rank correlation and by the significance decisions a user acts on — which
+families of systems NT over- or understates, and what a verdict cannot see. Its output ships with
+the package (nteval/data/validation.json) and every protocol run prints it as evidence, labelled
+as the study's, not the run's.
 
-    python scripts/validation_study.py --shared ../shared/data --work WORK [--write]
+    python scripts/validation_study.py --shared ../shared/data --work WORK --write
+    python scripts/validation_study.py --from-snapshot            # the statistics only, from the snapshot
 
-1. Indexes SciFact (BEIR; 5,183 abstracts, 300 judged claims, ~1.1 relevant per claim: a precise,
-   known-item-like task) and CISI (1,460 library-science abstracts, 76 judged queries, ~41
-   relevant per query: a topical task) under WORK, unless already there.
-2. Runs ``nteval correlate --systems wide_dense --topics 1000 --seed 42`` on each (28 systems: BM25
-   and QLD settings, RM3/Rocchio expansion, query reductions, proximity, an RRF of lexical systems,
-   a static-embedding dense model at two sizes and two sparse+dense hybrids), unless already there.
-3. From the runs' per-topic scores: each protocol's agreement with human AP (Kendall tau-b with a
-   BCa CI, among the better half, and the human-vs-human ceiling), and per family of systems the
-   bias: the family's relative advantage over BM25 under the NT verdict measure minus the one the
-   humans give it (AP), with a 95 % topic-bootstrap interval (NT and human topics resampled
-   independently, 2,000 replicates, seed 0). A bias is *measured* where that interval excludes 0.
+1. **Runs** (hours on 2 cores; reused from WORK by nteval's run cache). Indexes SciFact (BEIR;
+   5,183 abstracts, 300 judged claims, ~1.1 relevant per claim: a precise, known-item-like task),
+   CISI (1,460 library-science abstracts, 76 judged queries, ~41 relevant per query: a topical
+   task) and CISI with half its abstracts dropped (``scripts/drop_abstracts.py --share 0.5 --seed
+   1``: what a verdict cannot see), and runs ``nteval correlate --systems wide_dense --topics 1000
+   --seed 42`` on each (28 systems: BM25 and QLD settings, RM3/Rocchio expansion, query
+   reductions, proximity, an RRF of lexical systems, a static-embedding dense model at two sizes
+   and two sparse+dense hybrids).
+2. **Snapshot** (``tests/data/validation/snapshot.json.gz``): what the statistics need of those
+   runs — every system's per-topic scores (NT focused RR, NT high-recall AP, human AP, the run-based
+   baselines' AP) and every ranking's significance decisions (the paired randomization test and
+   Holm correction of nteval's verdict). Computing the decisions is the costly part of the
+   statistics; they are kept, not recomputed, by ``--from-snapshot``.
+3. **Statistics** (seconds; deterministic): per protocol and collection, Kendall τ-b with human AP
+   (BCa CI, 1,000 replicates, seed 42: what ``correlate`` reports), among the better half, the
+   human-vs-human ceiling, τ with as many judged topics as NT topics; the decision-level figures
+   of each verdict and run-based baseline (:mod:`nteval.correlate.decisions`); per family of
+   systems the bias: the family's relative advantage over BM25 under the NT verdict measure minus
+   the one the humans give it (AP), with a 95 % topic-bootstrap interval (NT and human topics
+   resampled independently, 2,000 replicates, seed 0); and the coverage study.
 
-``--write`` replaces nteval/data/validation.json and docs/validation.md with the result; without
-it the study prints what it would write. The same inputs give the same file (dates aside).
+``--write`` replaces nteval/data/validation.json, the snapshot, docs/validation.md and the
+generated blocks of docs/verdicts.md and README.md (between ``<!-- validation:NAME -->`` and
+``<!-- /validation:NAME -->``); without it the study prints what it would write. The same
+snapshot gives the same file, date and version aside: tests/evidence/test_shipped_evidence.py
+fails when the shipped file is not what this script computes from the shipped snapshot now.
 """
 from __future__ import annotations
 
 import argparse
 import datetime
+import gzip
 import json
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = "wide_dense"
-TOPICS, SEED, BOOT = 1000, 42, 2000
+TOPICS, SEED, BOOT, CORRELATE_BOOT = 1000, 42, 2000, 1000
+SNAPSHOT = ROOT / "tests" / "data" / "validation" / "snapshot.json.gz"
+STUDY = ROOT / "nteval" / "data" / "validation.json"
+DOC = ROOT / "docs" / "validation.md"
+COMMAND = "python scripts/validation_study.py --shared ../shared/data --work WORK --write"
 
 #: The two judged collections and what kind of task each stands for.
 COLLECTIONS = {
@@ -43,6 +64,10 @@ COLLECTIONS = {
              "queries": "cisi/beir/queries.jsonl", "qrels": "cisi/beir/qrels/test.tsv",
              "description": "library-science information needs; every abstract on the topic"},
 }
+#: What a verdict cannot see: a collection of the study with a seeded share of its abstracts
+#: dropped (scripts/drop_abstracts.py), set against the untouched one.
+COVERAGE = {"name": "cisi_half_abstracts", "of": "cisi", "share": 0.5, "seed": 1,
+            "label": "CISI, half its abstracts dropped"}
 
 #: Which measured biases a run's notes report (the rule was chosen after a first look at the bias
 #: table, where many families showed opposite-signed biases on the two collections): a family's
@@ -68,19 +93,163 @@ ADVICE = {
     ("focused", "dense"): "The focused verdict orders dense systems much as humans do, but rates them closer to BM25 "
                           "than humans do.",
 }
+PROTOCOLS = (("focused", "RR"), ("highrecall", "AP"))
+#: reversed pairs named per ranking and collection in docs/validation.md
+REVERSED_SHOWN = 8
+BASELINES = ("reference_count", "soboroff")
+OWN_KIND = {"focused": "precise", "highrecall": "topical"}
 
 
-def _matrix(per_topic: Path, measure: str, systems: list[str]) -> np.ndarray:
+# -- 1. runs ---------------------------------------------------------------------------------------
+
+def collect(shared: Path, work: Path) -> dict[str, Any]:
+    """Index and correlate every collection of the study (nteval reuses the runs already in WORK)
+    and return the snapshot of what the statistics need."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import blank_titles
+
+    from nteval.correlate.agreement import run_correlate
+    from nteval.formats.topics import load_qrels
+    from nteval.index import build_index
+    from nteval.systems.base import load_systems
+    from nteval.systems.sets import builtin_systems
+
+    configs = {s.name: {"algorithm": s.algorithm, "params": s.params} for s in load_systems(builtin_systems(SYSTEMS))}
+    runs = {name: (shared / c["corpus"], shared / c["queries"], shared / c["qrels"], c) for name, c in COLLECTIONS.items()}
+    of = COLLECTIONS[COVERAGE["of"]]
+    dropped = work / f"{COVERAGE['name']}_beir"
+    blank_titles.blank((shared / of["corpus"]).parent, dropped, COVERAGE["share"], COVERAGE["seed"], "text")
+    runs[COVERAGE["name"]] = (dropped / "corpus.jsonl", dropped / "queries.jsonl", dropped / "qrels" / "test.tsv",
+                              {**of, "label": COVERAGE["label"]})
+    snap: dict[str, Any] = {"systems": SYSTEMS, "configs": configs, "collections": {}}
+    for name, (corpus, queries, qrels_path, c) in runs.items():
+        idx, out = work / f"{name}_idx", work / f"{name}_corr"
+        if not (idx / "manifest.json").is_file():
+            build_index([corpus], idx)
+        run_correlate(idx, queries, qrels_path, out, systems=SYSTEMS, n_topics=TOPICS, seed=SEED, n_boot=CORRELATE_BOOT,
+                      progress=sys.stderr.isatty())
+        qrels = load_qrels(qrels_path)
+        rel = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
+        meta = {"label": c["label"], "kind": c["kind"], "description": c["description"], "judged_queries": len(qrels),
+                "relevant_per_query": round(float(np.mean(rel)), 2),
+                "documents": json.loads((idx / "manifest.json").read_text())["indexes"]["all"]["documents"]}
+        snap["collections"][name] = {**meta, **snapshot_of(out)}
+    return snap
+
+
+# -- 2. snapshot -----------------------------------------------------------------------------------
+
+def _per_topic(path: Path, measure: str, names: list[str], key: str = "system") -> dict[str, Any]:
     import csv
     from collections import defaultdict
 
     s: dict[str, dict[str, float]] = defaultdict(dict)
-    with open(per_topic, newline="", encoding="utf-8") as fh:
+    with open(path, newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh, delimiter="\t"):
-            if row["measure"] == measure:
-                s[row["system"]][row["qid"]] = float(row["value"])
-    qids = sorted(s[systems[0]])
-    return np.array([[s[n][q] for q in qids] for n in systems])
+            if row.get("measure", measure) == measure:
+                s[row[key]][row["qid"]] = float(row["value" if "value" in row else measure])
+    qids = sorted(s[names[0]])
+    return {"qids": qids, "values": [[s[n][q] for q in qids] for n in names]}
+
+
+def snapshot_of(out: Path) -> dict[str, Any]:
+    """What the statistics need of one ``nteval correlate`` output directory."""
+    report = json.loads((out / "report.json").read_text())
+    names = report["systems"]
+    scores = {p: _per_topic(out / p / "per_topic.tsv", m, names) for p, m in PROTOCOLS}
+    scores["human"] = _per_topic(out / "human" / "per_topic.tsv", "AP", names)
+    import csv
+
+    base: dict[str, dict[str, dict[str, float]]] = {}
+    with open(out / "human" / "baselines_per_topic.tsv", newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            base.setdefault(row["baseline"], {}).setdefault(row["system"], {})[row["qid"]] = float(row["AP"])
+    for b in BASELINES:
+        qids = sorted(base[b][names[0]])
+        scores[b] = {"qids": qids, "values": [[base[b][n][q] for q in qids] for n in names]}
+    d = report["decisions"]
+    decisions = {p: {"separated": d["verdicts"][p]["separated_pairs"], "groups": report["verdict"][p]["groups"]}
+                 for p, _ in PROTOCOLS}
+    decisions["human"] = {"separated": d["human"]["separated_pairs"], "groups": d["human"]["groups"]}
+    for b in BASELINES:
+        decisions[b] = {"separated": d["baselines"][b]["separated_pairs"], "groups": d["baselines"][b]["groups"]}
+    return {"systems": names, "nt_topics": {p: report["nt"][p]["n_topics"] for p, _ in PROTOCOLS},
+            "correction": d["human"]["correction"], "alpha": d["human"]["alpha"], "test": d["human"]["test"],
+            "scores": scores, "decisions": decisions, "coverage": report["coverage"],
+            "run": {"nteval": report["provenance"]["nteval"], "generated": report["provenance"]["generated"]}}
+
+
+def read_snapshot(path: Path = SNAPSHOT) -> dict[str, Any]:
+    return json.loads(gzip.decompress(path.read_bytes()).decode("utf-8"))
+
+
+def write_snapshot(snap: dict[str, Any], path: Path = SNAPSHOT) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(snap, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+    tmp.replace(path)
+
+
+# -- 3. statistics ---------------------------------------------------------------------------------
+
+def _m(c: dict[str, Any], side: str) -> np.ndarray:
+    return np.asarray(c["scores"][side]["values"], float)
+
+
+def _human_ceiling(human: np.ndarray, splits: int = 20, seed: int = SEED) -> float | None:
+    """The human-vs-human ceiling of correlate (random halves of the human topics, mean Kendall τ)."""
+    from nteval.stats import correlations
+
+    rng = np.random.default_rng(seed)
+    taus = []
+    for _ in range(splits):
+        perm = rng.permutation(human.shape[1])
+        a, b = perm[: human.shape[1] // 2], perm[human.shape[1] // 2:]
+        k = correlations(list(human[:, a].mean(1)), list(human[:, b].mean(1)))["kendall"]["value"]
+        if k is not None:
+            taus.append(k)
+    return round(float(np.mean(taus)), 4) if taus else None
+
+
+def agreement(c: dict[str, Any], protocol: str, measure: str) -> dict[str, Any]:
+    """One verdict's agreement with human AP on one collection, as ``correlate`` reports it."""
+    from nteval.stats import bootstrap_ci, correlations, many_topic_tau
+
+    x, y = _m(c, protocol), _m(c, "human")
+    mx, my = [float(v) for v in x.mean(axis=1)], [float(v) for v in y.mean(axis=1)]
+    n = len(c["systems"])
+    top = sorted(range(n), key=lambda i: -my[i])[: max(3, n // 2)]
+    ci = bootstrap_ci(x, y, n_boot=CORRELATE_BOOT, seed=SEED)
+    many = many_topic_tau(x, y, n_boot=1000, seed=0, target=max(x.shape[1], y.shape[1]))
+    return {"nt_measure": measure, "human_measure": "AP",
+            "kendall": round(correlations(mx, my)["kendall"]["value"], 4),
+            "ci95": [round(v, 4) for v in ci["kendall"]], "ci_method": "BCa topic bootstrap",
+            "better_half_kendall": round(correlations([mx[i] for i in top], [my[i] for i in top])["kendall"]["value"], 4),
+            "human_ceiling_kendall": _human_ceiling(y),
+            "many_topics": ({"kendall": round(many["value"], 4), "ci95": [round(float(v), 4) for v in many["ci95"]],
+                             "judged_topics": many["target_topics"]} if many else None),
+            "systems": n, "nt_topics": x.shape[1], "human_topics": y.shape[1]}
+
+
+def decisions(c: dict[str, Any]) -> dict[str, Any]:
+    """Every ranking's decision-level figures against the human decisions (stored, not re-tested)."""
+    from nteval.correlate.decisions import compare_decisions, from_separated
+
+    names, corr = c["systems"], ("bh" if c["correction"].startswith("Benjamini") else "holm")
+    dec = {k: from_separated(names, _m(c, k), v["separated"], v["groups"], corr, c["alpha"])
+           for k, v in c["decisions"].items()}
+    out = {}
+    for k in [p for p, _ in PROTOCOLS] + list(BASELINES):
+        d = compare_decisions(names, dec[k], dec["human"], seed=SEED)
+        d.pop("separated_pairs")
+        only = d.pop("only_judgment_free")
+        out[k] = {**d, "only_judgment_free": {"count": only["count"], "likely": _round_likely(only["likely"])}}
+    return out
+
+
+def _round_likely(likely: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if likely is None else {k: v for k, v in likely.items() if k != "method"}
 
 
 def _advantage(m: np.ndarray, members: list[int], base: int) -> np.ndarray:
@@ -89,21 +258,16 @@ def _advantage(m: np.ndarray, members: list[int], base: int) -> np.ndarray:
     return (means[..., members] / means[..., [base]] - 1).mean(axis=-1)
 
 
-def family_biases(work: Path, name: str, report: dict, rng: np.random.Generator) -> dict:
+def family_biases(c: dict[str, Any], configs: dict[str, Any], rng: np.random.Generator) -> dict[str, Any]:
     from nteval.evidence import families
 
-    names = report["systems"]
-    # (a fusion's family needs its inputs, which report.json's system_configs text leaves out: read the set)
-    from nteval.systems.base import load_systems
-    from nteval.systems.sets import builtin_systems
-
-    configs = {s.name: {"algorithm": s.algorithm, "params": s.params} for s in load_systems(builtin_systems(SYSTEMS))}
+    names = c["systems"]
     fam = families(configs)
     base = names.index("bm25")
-    human = _matrix(work / f"{name}_corr" / "human" / "per_topic.tsv", "AP", names)
-    out: dict = {}
-    for protocol, measure in (("focused", "RR"), ("highrecall", "AP")):
-        nt = _matrix(work / f"{name}_corr" / protocol / "per_topic.tsv", measure, names)
+    human = _m(c, "human")
+    out: dict[str, Any] = {}
+    for protocol, _ in PROTOCOLS:
+        nt = _m(c, protocol)
         ix = rng.integers(0, nt.shape[1], (BOOT, nt.shape[1]))
         iy = rng.integers(0, human.shape[1], (BOOT, human.shape[1]))
         nt_b = np.stack([nt[:, i].mean(axis=1) for i in ix])          # BOOT × S
@@ -118,7 +282,7 @@ def family_biases(work: Path, name: str, report: dict, rng: np.random.Generator)
             hu_adv = float(_advantage(human, members, base))
             reps = (nt_b[:, members] / nt_b[:, [base]] - 1).mean(axis=1) - (hu_b[:, members] / hu_b[:, [base]] - 1).mean(axis=1)
             lo, hi = np.percentile(reps[np.isfinite(reps)], [2.5, 97.5])
-            out.setdefault(protocol, {}).setdefault(f, {})[name] = {
+            out.setdefault(protocol, {})[f] = {
                 "systems": [names[i] for i in members], "nt_advantage": round(nt_adv, 4), "human_advantage": round(hu_adv, 4),
                 "bias": round(nt_adv - hu_adv, 4), "ci95": [round(float(lo), 4), round(float(hi), 4)],
                 "significant": bool(lo > 0 or hi < 0),
@@ -126,93 +290,138 @@ def family_biases(work: Path, name: str, report: dict, rng: np.random.Generator)
     return out
 
 
-def agreement(work: Path, name: str, report: dict, protocol: str, measure: str) -> dict:
-    from nteval.stats import many_topic_tau
-
-    p = next(x for x in report["pairs"] if x["nt"] == protocol and x["nt_measure"] == measure and x["human_measure"] == "AP")
-    names = report["systems"]
-    x = _matrix(work / f"{name}_corr" / protocol / "per_topic.tsv", measure, names)
-    y = _matrix(work / f"{name}_corr" / "human" / "per_topic.tsv", "AP", names)
-    many = many_topic_tau(x, y, n_boot=1000, seed=0, target=max(x.shape[1], y.shape[1]))
-    top = p.get("stats_top_half") or {}
-    ceiling = (report.get("human_ceiling") or {}).get("AP") or {}
-    return {"nt_measure": measure, "human_measure": "AP", "kendall": round(p["stats"]["kendall"]["value"], 4),
-            "ci95": [round(v, 4) for v in p["ci95"]["kendall"]], "ci_method": "BCa topic bootstrap",
-            "better_half_kendall": round(top["kendall"]["value"], 4) if top.get("kendall") else None,
-            "human_ceiling_kendall": round(ceiling["kendall"]["mean"], 4) if ceiling.get("kendall") else None,
-            "many_topics": ({"kendall": round(many["value"], 4), "ci95": [round(float(v), 4) for v in many["ci95"]],
-                             "judged_topics": many["target_topics"]} if many else None),
-            "systems": len(report["systems"]), "nt_topics": report["nt"][protocol]["n_topics"],
-            "human_topics": report["human"]["judged_topics"]}
-
-
-def run(shared: Path, work: Path) -> dict:
-    from nteval.correlate.agreement import run_correlate
-    from nteval.formats.topics import load_qrels
-    from nteval.index import build_index
-
-    collections: dict = {}
-    for name, c in COLLECTIONS.items():
-        idx, out = work / f"{name}_idx", work / f"{name}_corr"
-        if not idx.exists():
-            build_index([shared / c["corpus"]], idx)
-        if not (out / "report.json").is_file():
-            run_correlate(idx, shared / c["queries"], shared / c["qrels"], out, systems=SYSTEMS, n_topics=TOPICS, seed=SEED,
-                          progress=sys.stderr.isatty())
-        qrels = load_qrels(shared / c["qrels"])
-        rel = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
-        collections[name] = {"label": c["label"], "kind": c["kind"], "description": c["description"],
-                             "judged_queries": len(qrels), "relevant_per_query": round(float(np.mean(rel)), 2),
-                             "documents": json.loads((idx / "manifest.json").read_text())["indexes"]["all"]["documents"]}
-    rng = np.random.default_rng(0)
-    agree: dict = {"focused": {}, "highrecall": {}}
-    biases: dict = {}
+def summarise(snap: dict[str, Any]) -> dict[str, Any]:
+    """The study's figures (validation.json without its date and version) from a snapshot."""
+    cols = snap["collections"]
+    meta_keys = ("label", "kind", "description", "judged_queries", "relevant_per_query", "documents")
+    collections = {n: {k: cols[n][k] for k in meta_keys} for n in COLLECTIONS}
+    agree: dict[str, Any] = {p: {} for p, _ in PROTOCOLS}
+    decided: dict[str, Any] = {p: {} for p, _ in PROTOCOLS} | {b: {} for b in BASELINES}
     for name in COLLECTIONS:
-        report = json.loads((work / f"{name}_corr" / "report.json").read_text())
-        agree["focused"][name] = agreement(work, name, report, "focused", "RR")
-        agree["highrecall"][name] = agreement(work, name, report, "highrecall", "AP")
-        for protocol, per in family_biases(work, name, report, rng).items():
+        for p, m in PROTOCOLS:
+            agree[p][name] = agreement(cols[name], p, m)
+        for k, v in decisions(cols[name]).items():
+            decided[k][name] = v
+    rng = np.random.default_rng(0)
+    biases: dict[str, Any] = {}
+    for name in COLLECTIONS:
+        for protocol, per in family_biases(cols[name], snap["configs"], rng).items():
             for f, row in per.items():
-                biases.setdefault(protocol, {}).setdefault(f, {"collections": {}})["collections"].update(row)
-    own_kind = {"focused": "precise", "highrecall": "topical"}
+                biases.setdefault(protocol, {}).setdefault(f, {"collections": {}})["collections"][name] = row
     for protocol, per in biases.items():
         for f, b in per.items():
-            cols = b["collections"]
-            own = [c for n, c in cols.items() if COLLECTIONS[n]["kind"] == own_kind[protocol] and c["significant"]]
-            signs = {np.sign(c["bias"]) for c in cols.values() if c["significant"]}
-            consistent = len(cols) > 1 and all(c["significant"] for c in cols.values()) and len(signs) == 1
+            cs = b["collections"]
+            own = [c for n, c in cs.items() if COLLECTIONS[n]["kind"] == OWN_KIND[protocol] and c["significant"]]
+            signs = {np.sign(c["bias"]) for c in cs.values() if c["significant"]}
+            consistent = len(cs) > 1 and all(c["significant"] for c in cs.values()) and len(signs) == 1
             # the rule (FLAG_RULE): a bias on the verdict's own kind of collection, or the same on both kinds
             b["flagged"] = bool(own) or consistent
             b["direction"] = int(np.sign(own[0]["bias"])) if own else (int(signs.pop()) if consistent else 0)
             if (protocol, f) in ADVICE:
                 b["advice"] = ADVICE[(protocol, f)]
+    cov_name, of = COVERAGE["name"], COVERAGE["of"]
+    coverage = {"collection": COVERAGE["label"], "of": of, "dropped_share": COVERAGE["share"], "seed": COVERAGE["seed"],
+                "coverage": cols[cov_name]["coverage"],
+                "agreement": {p: {"untouched": agree[p][of]["kendall"], "dropped": agreement(cols[cov_name], p, m)["kendall"]}
+                              for p, m in PROTOCOLS},
+                "decisions": {p: {"untouched": decided[p][of]["share_same_direction"],
+                                  "dropped": decisions(cols[cov_name])[p]["share_same_direction"]} for p, _ in PROTOCOLS}}
+    return {"study": {"summary": f"SciFact and CISI, the {SYSTEMS} set of {len(snap['configs'])} systems, {TOPICS} NT "
+                                 "topics per protocol",
+                      "command": COMMAND, "systems": SYSTEMS, "nt_topics": TOPICS, "seed": SEED, "bootstrap": BOOT,
+                      "collections": collections,
+                      "decision_test": f"{cols['scifact']['test'].split(',')[0]}, {cols['scifact']['correction']}, "
+                                       f"alpha {cols['scifact']['alpha']}"},
+            "agreement": agree, "decisions": decided, "biases": biases, "flag_rule": FLAG_RULE, "coverage": coverage}
+
+
+def study_of(snap: dict[str, Any]) -> dict[str, Any]:
+    """validation.json: the figures, with the date and the nteval version that computed them."""
     import nteval
 
-    return {"study": {"summary": f"SciFact and CISI, the {SYSTEMS} set of 28 systems, {TOPICS} NT topics per protocol",
-                      "command": "python scripts/validation_study.py --shared ../shared/data --work WORK --write",
-                      "systems": SYSTEMS, "nt_topics": TOPICS, "seed": SEED, "bootstrap": BOOT,
-                      "date": datetime.date.today().isoformat(), "nteval": nteval.__version__,
-                      "collections": collections},
-            "agreement": agree, "biases": biases, "flag_rule": FLAG_RULE}
+    out = summarise(snap)
+    out["study"].update(date=datetime.date.today().isoformat(), nteval=nteval.__version__,
+                        runs={n: c["run"] for n, c in snap["collections"].items()})
+    return out
 
 
-def markdown(study: dict) -> str:
+# -- the docs ---------------------------------------------------------------------------------------
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 100:.0f} %"
+
+
+def _decision_row(label: str, col: str, d: dict[str, Any]) -> str:
+    likely = (d["only_judgment_free"].get("likely") or {})
+    same = likely.get("same_direction") or {}
+    tk = {k: ("n/a" if v is None else f"{v:.2f}") for k, v in d["top_k_tau"].items()}
+    return (f"| {label} | {col} | {d['same_direction']} of {d['human_separated']} ({_pct(d['share_same_direction'])}) | "
+            f"{len(d['reversed'])} | {d['missed']} | {d['only_judgment_free']['count']}"
+            + (f" (~{same['mean']:.0f}, {same['range90'][0]}–{same['range90'][1]})" if same else "")
+            + f" | {tk['5']} | {tk['10']} | " + ("yes" if d["human_best_in_best_group"] else "**no**") + " |")
+
+
+def markdown(study: dict[str, Any]) -> str:
+    from nteval.evidence import FAMILIES
+
     s = study["study"]
+    cols = s["collections"]
+    n = study["agreement"]["focused"]["scifact"]["systems"]
     lines = ["# Validation: how far each NT verdict agrees with human judgments", "",
              f"Made by `{s['command']}` on {s['date']} (nteval {s['nteval']}): {s['summary']}. The same data ship as "
-             "`nteval/data/validation.json`; every protocol run prints them as evidence (the study's, not the run's).", "",
+             "`nteval/data/validation.json`; every protocol run prints them as evidence (the study's, not the run's). "
+             "A test (tests/evidence/test_shipped_evidence.py) fails when they are not what the script computes now "
+             "from its snapshot of the runs.", "",
              "| collection | kind | documents | judged queries | relevant per query |", "|---|---|---|---|---|"]
-    for c in s["collections"].values():
+    for c in cols.values():
         lines.append(f"| {c['label']} | {c['kind']} | {c['documents']:,} | {c['judged_queries']} | {c['relevant_per_query']} |")
-    lines += ["", "## Agreement with human AP (Kendall τ-b of the system rankings, 28 systems)", "",
+    lines += ["", f"## Agreement with human AP (Kendall τ-b of the system rankings, {n} systems)", "",
               "| verdict | collection | τ-b [95 % BCa CI] | better half | human-vs-human ceiling | τ with as many judged as NT topics [95 %] |",
               "|---|---|---|---|---|---|"]
     for protocol, per in study["agreement"].items():
         for name, a in per.items():
             mt = a.get("many_topics")
-            lines.append(f"| {protocol} ({a['nt_measure']}) | {s['collections'][name]['label']} | {a['kendall']:.3f} "
-                         f"[{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}] | {a['better_half_kendall']} | {a['human_ceiling_kendall']} | "
+            lines.append(f"| {protocol} ({a['nt_measure']}) | {cols[name]['label']} | {a['kendall']:.3f} "
+                         f"[{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}] | {a['better_half_kendall']:.3f} | "
+                         f"{a['human_ceiling_kendall']:.3f} | "
                          + (f"{mt['kendall']:.3f} [{mt['ci95'][0]:.3f}, {mt['ci95'][1]:.3f}]" if mt else "n/a") + " |")
+    lines += ["", "## Decisions: the pairs of systems the humans separate", "",
+              f"A rank correlation weighs every pair of systems alike, including pairs no test can tell apart; a user "
+              f"acts on decisions (\"A is better than B\", \"the best group\"). Human decisions: {s['decision_test']}, "
+              "on human AP over the judged topics; each verdict's decisions are its own (the same test and correction "
+              "on its 1,000 topics), each run-based baseline's the same test on its pseudo-qrels' AP over the human "
+              "topics. Columns: the human-separated pairs it separates in the same direction; those it orders the other "
+              "way round (both significantly); those it does not separate; the pairs only it separates, with (in "
+              "brackets) how many of them a human test with as many judged topics as its topics would likely separate "
+              "the same way (empirical-Bayes estimate, mean and 5–95 % range: which ones cannot be known); Kendall τ-b "
+              "among the humans' best 5 and 10 systems; whether the human-best system is in its best group (group 1: "
+              "the systems from its best down that no paired test separates).", "",
+              "| ranking | collection | same direction | reversed | missed | only it separates (~likely human) | top-5 τ | top-10 τ | human-best in best group |",
+              "|---|---|---|---|---|---|---|---|---|"]
+    labels = {"focused": "focused verdict (RR)", "highrecall": "high-recall verdict (AP)",
+              "reference_count": "reference-count baseline", "soboroff": "Soboroff baseline"}
+    for k, per in study["decisions"].items():
+        for name, d in per.items():
+            lines.append(_decision_row(labels[k], f"{cols[name]['label']} ({cols[name]['kind']})", d))
+    rev = [(f"{labels[k]} on {cols[name]['label']}", d["reversed"]) for k, per in study["decisions"].items()
+           for name, d in per.items() if d["reversed"]]
+    if rev:
+        lines += ["", f"Reversed pairs (the ranking prefers the first, the humans the second; the first {REVERSED_SHOWN} "
+                      "of each, all of them in validation.json):", ""]
+        lines += [f"- {where} ({len(r)}): " + ", ".join(f"{x['judgment_free_prefers']} over {x['humans_prefer']}"
+                                                       for x in r[:REVERSED_SHOWN]) + (", …" if len(r) > REVERSED_SHOWN else "")
+                  for where, r in rev]
+    cv = study["coverage"]
+    c = cv["coverage"]
+    lines += ["", "## What the verdict covers", "",
+              f"{cv['collection']} (`scripts/drop_abstracts.py --share {cv['dropped_share']} --seed {cv['seed']}`): "
+              f"{c['collection']['text']}; {c['human_relevant']['text']}. Every output of a run says so, with a caveat "
+              f"above {c['collection']['threshold'] * 100:.0f} % (`nteval.evidence.COVERAGE_CAVEAT`).", "",
+              "| verdict | τ-b with human AP, untouched | with the abstracts dropped | human-separated pairs separated the same way, untouched | dropped |",
+              "|---|---|---|---|---|"]
+    for p, a in cv["agreement"].items():
+        d = cv["decisions"][p]
+        lines.append(f"| {p} | {a['untouched']:.3f} | {a['dropped']:.3f} | {_pct(d['untouched'])} | {_pct(d['dropped'])} |")
     lines += ["", "## Biases by family of systems", "",
               "Bias = the family's relative advantage over BM25 (k1 0.9, b 0.4) under the NT verdict measure minus "
               "the one human AP gives it, averaged over the family's systems; 95 % topic-bootstrap interval "
@@ -220,30 +429,117 @@ def markdown(study: dict) -> str:
               f"A run's notes report the biases {study['flag_rule'].replace('flagged: ', 'where ')}.",
               "", "| verdict | family | collection | NT advantage | human advantage | bias [95 % CI] | rank shift | measured | flagged |",
               "|---|---|---|---|---|---|---|---|---|"]
-    from nteval.evidence import FAMILIES
-
     for protocol, per in study["biases"].items():
         for f, b in per.items():
-            for name, c in b["collections"].items():
-                lines.append(f"| {protocol} | {FAMILIES.get(f, f)} | {s['collections'][name]['label']} | "
-                             f"{c['nt_advantage']:+.1%} | {c['human_advantage']:+.1%} | {c['bias'] * 100:+.1f} pts "
-                             f"[{c['ci95'][0] * 100:+.1f}, {c['ci95'][1] * 100:+.1f}] | {c['rank_shift']:+.1f} | "
-                             f"{'yes' if c['significant'] else 'no'} | {'**yes**' if b['flagged'] else 'no'} |")
+            for name, x in b["collections"].items():
+                lines.append(f"| {protocol} | {FAMILIES.get(f, f)} | {cols[name]['label']} | "
+                             f"{x['nt_advantage']:+.1%} | {x['human_advantage']:+.1%} | {x['bias'] * 100:+.1f} pts "
+                             f"[{x['ci95'][0] * 100:+.1f}, {x['ci95'][1] * 100:+.1f}] | {x['rank_shift']:+.1f} | "
+                             f"{'yes' if x['significant'] else 'no'} | {'**yes**' if b['flagged'] else 'no'} |")
     return "\n".join(lines) + "\n"
 
 
+def blocks(study: dict[str, Any]) -> dict[str, str]:
+    """The generated blocks of docs/verdicts.md and README.md, by name."""
+    a, d, cols = study["agreement"], study["decisions"], study["study"]["collections"]
+    tau = lambda p, c: f"{a[p][c]['kendall']:.2f}"  # noqa: E731
+    share = lambda p, c: _pct(d[p][c]["share_same_direction"])  # noqa: E731
+    rev = lambda p, c: len(d[p][c]["reversed"])  # noqa: E731
+    tasks = ("| task (`--task`) | the user | protocol | verdict measure | agrees with humans on |\n"
+             "|---|---|---|---|---|\n"
+             "| `known-item` | looks for the one document a short description points to (a citation, a claim's source, "
+             "a fact) | focused | RR (MRR) | collections with about one relevant document per query (SciFact: Kendall τ "
+             f"{tau('focused', 'scifact')}; {share('focused', 'scifact')} of the human-separated pairs separated the same "
+             f"way, {rev('focused', 'scifact')} reversed) |\n"
+             "| `topical` | wants everything on a topic (ad hoc search, a systematic review) | high-recall | AP | "
+             f"collections with many relevant documents per query (CISI: Kendall τ {tau('highrecall', 'cisi')}; "
+             f"{share('highrecall', 'cisi')} of the human-separated pairs separated the same way, "
+             f"{rev('highrecall', 'cisi')} reversed) |\n\n"
+             "The figures are nteval's validation study ([validation.md](validation.md)), not any one run. Each verdict "
+             f"agrees much less on the other kind of collection (focused on CISI τ {tau('focused', 'cisi')}, high-recall "
+             f"on SciFact {tau('highrecall', 'scifact')}): **the task decides which ranking to act on.**")
+    readme = ("| verdict | SciFact (precise: ~1 relevant per claim) | CISI (topical: ~41 relevant per query) |\n"
+              "|---|---|---|\n")
+    for p, label in (("focused", "focused RR (known-item)"), ("highrecall", "high-recall AP (topical)")):
+        cells = []
+        for c in COLLECTIONS:
+            x = a[p][c]
+            own = OWN_KIND[p] == cols[c]["kind"]
+            t = f"{x['kendall']:.3f}"
+            cells.append((f"**{t}**" if own else t) + f" [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]; "
+                         f"{share(p, c)} of human-separated pairs, {rev(p, c)} reversed")
+        readme += f"| {label} | {cells[0]} | {cells[1]} |\n"
+    own = [(p, c) for p, _ in PROTOCOLS for c in COLLECTIONS if OWN_KIND[p] == cols[c]["kind"]]
+    readme += ("\nKendall τ-b of the system rankings with human AP [95 % BCa CI], and the share of the pairs of systems "
+               "the human judgments separate (paired test, Holm) that the verdict separates the same way "
+               f"([docs/validation.md](docs/validation.md); human-vs-human ceiling: SciFact "
+               f"{a['focused']['scifact']['human_ceiling_kendall']:.2f}, CISI {a['focused']['cisi']['human_ceiling_kendall']:.2f}). "
+               "On the kind of collection it stands for, each verdict separates "
+               + " and ".join(f"{d[p][c]['same_direction']} of the {d[p][c]['human_separated']} pairs the humans separate "
+                              f"({cols[c]['label']}, {p})" for p, c in own)
+               + " the same way, and reverses " + " and ".join(str(rev(p, c)) for p, c in own) + ".")
+    return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study)}
+
+
+def _bias_block(study: dict[str, Any]) -> str:
+    """The flagged biases, one bullet per verdict and family, with their sizes on each collection."""
+    from nteval.evidence import FAMILIES
+
+    cols = study["study"]["collections"]
+    out = []
+    for protocol, per in study["biases"].items():
+        name = "high-recall" if protocol == "highrecall" else protocol
+        for f, b in per.items():
+            if not b["flagged"]:
+                continue
+            verb = {1: "overstates", -1: "understates"}.get(b["direction"], "misjudges")
+            own = next((cols[c]["label"] for c, x in b["collections"].items()
+                        if cols[c]["kind"] == OWN_KIND[protocol] and x["significant"]), None)
+            where = f" on {own}, the kind of collection it is for" if own else " on both collections"
+            sizes = "; ".join(f"{x['bias'] * 100:+.0f} points on {cols[c]['label']} (NT {x['nt_advantage']:+.0%} over "
+                              f"BM25, humans {x['human_advantage']:+.0%}" + ("" if x["significant"] else ", not significant")
+                              + ")" for c, x in b["collections"].items())
+            out.append(f"- **{name} {verb} {FAMILIES[f].split(' (')[0]}**{where}: {sizes}."
+                       + (f" {b['advice']}" if b.get("advice") else ""))
+    return "\n".join(out)
+
+
+MARK = re.compile(r"(<!-- validation:(\w+) -->\n)(.*?)(\n<!-- /validation:\2 -->)", re.S)
+
+
+def fill(text: str, generated: dict[str, str]) -> str:
+    """``text`` with every generated block replaced by its current content."""
+    return MARK.sub(lambda m: m.group(1) + generated[m.group(2)] + m.group(4), text)
+
+
+DOCS_WITH_BLOCKS = (ROOT / "docs" / "verdicts.md", ROOT / "README.md")
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--shared", type=Path, default=ROOT.parent / "shared" / "data")
-    ap.add_argument("--work", type=Path, required=True, help="where the indexes and correlate runs go (reused)")
-    ap.add_argument("--write", action="store_true", help="write nteval/data/validation.json and docs/validation.md")
+    ap.add_argument("--work", type=Path, help="where the indexes and correlate runs go (reused)")
+    ap.add_argument("--from-snapshot", action="store_true", help="the statistics only, from the shipped snapshot")
+    ap.add_argument("--write", action="store_true", help="write validation.json, the snapshot and the docs")
     a = ap.parse_args()
-    study = run(a.shared, a.work)
-    text = json.dumps(study, indent=1, ensure_ascii=False) + "\n"
+    if a.from_snapshot:
+        snap = read_snapshot()
+    elif a.work is None:
+        ap.error("give --work (or --from-snapshot)")
+    else:
+        snap = collect(a.shared, a.work)
+    study = study_of(snap)
     if a.write:
-        (ROOT / "nteval" / "data" / "validation.json").write_text(text, encoding="utf-8")
-        (ROOT / "docs" / "validation.md").write_text(markdown(study), encoding="utf-8")
-        print("wrote nteval/data/validation.json and docs/validation.md")
+        if not a.from_snapshot:
+            write_snapshot(snap)
+        STUDY.write_text(json.dumps(study, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        DOC.write_text(markdown(study), encoding="utf-8")
+        generated = blocks(study)
+        for doc in DOCS_WITH_BLOCKS:
+            doc.write_text(fill(doc.read_text(encoding="utf-8"), generated), encoding="utf-8")
+        print(f"wrote {STUDY.relative_to(ROOT)}, {DOC.relative_to(ROOT)}, the generated blocks of "
+              + ", ".join(str(d.relative_to(ROOT)) for d in DOCS_WITH_BLOCKS)
+              + ("" if a.from_snapshot else f" and {SNAPSHOT.relative_to(ROOT)}"))
     else:
         print(markdown(study))
 

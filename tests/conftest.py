@@ -21,6 +21,20 @@ SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", Path(__file__).resolve().pare
 FORTY_TOPICS = ["--topics", "40", "--min-topics", "10", "--quiet"]
 
 
+def script(name: str):
+    """scripts/NAME.py imported as a module (the study scripts' functions, for the tests of what they write)."""
+    import importlib.util
+    import sys
+
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, TESTS.parent / "scripts" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def shared(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test cleanly when it is absent."""
     p = SHARED.joinpath(*parts)
@@ -159,7 +173,7 @@ FAST_MODULES = {
     "tests/corpus/test_sentences.py", "tests/corpus/test_sentences_kinds.py", "tests/corpus/test_xmlprune.py",
     "tests/formats/test_topic_readers.py",
     "tests/foundation/test_atomic.py", "tests/foundation/test_effects.py", "tests/foundation/test_reliability.py",
-    "tests/foundation/test_significance.py", "tests/foundation/test_stats.py",
+    "tests/foundation/test_significance.py", "tests/foundation/test_stats.py", "tests/correlate/test_decisions.py",
     "tests/runs/test_evaluate.py",
     "tests/systems/test_kinds.py", "tests/systems/test_sets.py", "tests/systems/test_fusion.py",
     "tests/systems/test_lucene_kinds.py", "tests/systems/test_querygen.py", "tests/systems/test_proximity.py",

@@ -25,7 +25,7 @@ from ..report.caveats import MIN_SYSTEMS, caveats
 from ..runs import Searched, run_all
 from ..settings import Execution, HumanJudgments, RunSettings, SystemSet
 from ..stats import bootstrap_ci, correlations, many_topic_tau
-from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .baselines import mean_relevant, pools, reference_count_qrels, soboroff_qrels
 from .spec import DEFAULT_PROTOCOLS, MIN_HUMAN_TOPICS, CorrelateSpec
 
 __all__ = ["CorrelateSpec", "DEFAULT_PROTOCOLS", "MIN_HUMAN_TOPICS", "advantage_vs_baseline", "correlate_options",
@@ -196,6 +196,87 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     return spec, settings, execution, chosen
 
 
+def release_memory() -> None:
+    """Between the phases of ``correlate`` (each protocol, the human topics, the statistics): the
+    memory the last phase freed goes back to the system — Python's (a collection, then glibc's
+    ``malloc_trim``) and the JVM heap's free part (:func:`nteval.lucene.jvm.release_memory`). Each
+    phase then starts from what is live, not from the high-water mark of the phases before it
+    (measured in docs/correlate.md, "Time and memory")."""
+    import ctypes
+    import gc
+
+    from ..lucene import jvm
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim this way
+        pass
+    jvm.release_memory()
+
+
+def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """What the NT verdicts cannot see (:func:`nteval.evidence.coverage`), of the collection and of
+    the human-relevant documents: those without an abstract are not in ``nt``, so no NT-searching
+    system ever finds them, while the human topics search ``all``."""
+    from ..corpus.store import known_docids
+    from ..evidence import COVERAGE_CAVEAT, coverage
+    from ..experiment import collection_counts
+
+    relevant = sorted({d for docs in qrels.values() for d, rel in docs.items() if rel > 0})
+    in_nt = known_docids(index_dir, relevant, "nt") if relevant else set()
+    share = 1 - len(in_nt) / len(relevant) if relevant else 0.0
+    human = {"relevant": len(relevant), "in_nt": len(in_nt), "without_abstract": len(relevant) - len(in_nt),
+             "share_unseen": round(share, 4), "threshold": COVERAGE_CAVEAT,
+             "text": f"{len(relevant) - len(in_nt):,} of the {len(relevant):,} documents the humans judged relevant "
+                     f"({share * 100:.0f} %) have no abstract: NT's systems never search them, the human topics do",
+             "caveat": (f"{share * 100:.0f} % of the human-relevant documents have no abstract (above "
+                        f"{COVERAGE_CAVEAT * 100:.0f} %): part of what the humans reward, NT cannot measure; the "
+                        "agreement figures compare NT with humans on a collection NT sees only in part")
+             if share > COVERAGE_CAVEAT else None}
+    return {"collection": coverage(collection_counts(manifest, "nt")), "human_relevant": human}
+
+
+def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], hm: np.ndarray,
+                     baseline_ap: dict[str, np.ndarray], correction: str, seed: int,
+                     progress: bool | None) -> dict[str, Any]:
+    """Beside τ, the significance decisions of each verdict and run-based baseline against the
+    human ones (:mod:`nteval.correlate.decisions`): the human paired tests on human AP (``hm``:
+    systems × judged topics) with the verdict's test and correction, then each ranking's figures."""
+    import sys
+
+    from tqdm import tqdm
+
+    from ..progress import shown
+    from .decisions import Decisions, compare_decisions, separated_pairs, significance
+
+    rankings = [s for s, r in nt.items() if r.get("verdict") and r["verdict"].get("significance")]
+    bar = tqdm(total=1 + len(rankings) + 2 * len(baseline_ap), desc="decisions (paired tests of each ranking)",
+               unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
+    human = Decisions(hm, significance(names, hm, correction, seed=seed))
+    bar.update()
+    out: dict[str, Any] = {"human": {"measure": "AP", "topics": hm.shape[1], "test": human.significance["test"],
+                                     "correction": human.significance["correction"],
+                                     "alpha": human.significance["alpha"],
+                                     "separated": sum(p["significant"] for p in human.significance["pairs"]),
+                                     "pairs": len(human.significance["pairs"]), "groups": human.significance["groups"],
+                                     "separated_pairs": separated_pairs(human.significance)},
+                           "verdicts": {}, "baselines": {}}
+    for side in rankings:
+        v = nt[side]["verdict"]
+        judged = Decisions(nt_scores[side].matrix(v["measure"], names), v["significance"])
+        out["verdicts"][side] = {"measure": v["measure"], **compare_decisions(names, judged, human, seed=seed)}
+        bar.update()
+    for b, m in baseline_ap.items():
+        judged = Decisions(m, significance(names, m, correction, seed=seed))
+        bar.update()
+        out["baselines"][b] = {"measure": "AP", "groups": judged.significance["groups"],
+                               **compare_decisions(names, judged, human, seed=seed)}
+        bar.update()
+    bar.close()
+    return out
+
+
 def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: CorrelateSpec, settings: RunSettings,
                    execution: Execution) -> dict[str, Any]:
     """The work of :func:`run_correlate`, inside its prologue."""
@@ -230,24 +311,41 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         nt[name], nt_scores[name] = run_protocol_scores(
             name, index_dir, out / name, systems=listed, settings=own, execution=execution, n_topics=spec.n_topics,
             seed=spec.seed, **spec.protocol_params.get(name, {}))
+        release_memory()
     hdir = out / "human"
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
     runs, infos = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
                           hdir / "runs", settings.depth, Execution(progress=execution.progress,
                                                                    scheduler=execution.scheduler))
+    release_memory()
     names = [s.name for s in system_list]
     hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}
     human_per: dict[str, dict[str, dict[str, float]]] = {}
-    for n in names:
+    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
+    import sys
+
+    from tqdm import tqdm
+
+    from ..progress import shown
+
+    # every step after the runs shows on one bar (a 4-minute silent stretch on SciFact before):
+    # the human evaluation, then per (NT measure, human measure) pair its intervals, the ceiling,
+    # the baselines' pools
+    stats_bar = tqdm(total=2 * len(names) + 4 * len(pairs) + 1, desc="agreement statistics", unit=" step",
+                     disable=not shown(progress), file=sys.stderr, leave=False)
+    for n in runs.held() + [n for n in names if n not in runs.held()]:  # (the runs in memory first)
         human_scores[n], human_per[n] = evaluate_run(qrels, runs[n], hmeasures)
+        stats_bar.update()
+    human_scores = {n: human_scores[n] for n in names}
+    human_per = {n: human_per[n] for n in names}
     lines = ["system\tqid\tmeasure\tvalue"] + [f"{n}\t{q}\t{m}\t{v:.6f}" for n in names for q, vs in human_per[n].items()
                                                 for m, v in vs.items()]
     write_text(hdir / "per_topic.tsv", "\n".join(lines) + "\n")
-    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
     report_pairs = []
     for side, ntm, hm in pairs:
+        stats_bar.set_postfix_str(f"{side} {ntm} vs human {hm}")
         xt = nt_scores[side].matrix(ntm, names)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
         # the estimate is computed from the same per-topic values the bootstrap resamples
@@ -257,14 +355,18 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
         ci = bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed)
         ci_method = ci.pop("method")
+        stats_bar.update()
         top_ci = top_stats = None
         if len(top) >= MIN_SYSTEMS:  # fewer: noise (see caveats)
             top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
             top_ci.pop("method")
             top_stats = correlations([x[i] for i in top], [y[i] for i in top])
+        stats_bar.update()
         adv = advantage_vs_baseline(xt, yt, names, "bm25", n_boot, seed) if (ntm, hm) in (("RR", "AP"), ("AP", "AP")) else None
+        stats_bar.update()
         # the agreement with a human ranking from as many topics as the NT one (see many_topic_tau)
         many = many_topic_tau(xt, yt, n_boot=n_boot, seed=seed, target=max(xt.shape[1], yt.shape[1]))
+        stats_bar.update()
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm, "advantage_vs_bm25": adv,
                              "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
                              "many_topics": {**many, "ci95": list(many["ci95"])} if many else None,
@@ -272,30 +374,44 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
                              "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
+    stats_bar.set_postfix_str("human-vs-human ceiling")
     ceiling = {hm: _human_ceiling(human_per, names, hm, spec.splits, seed) for hm in sorted({p[2] for p in pairs})}
+    stats_bar.update()
     n_rel = mean_relevant(qrels)
     pool_depth, trials = spec.pool_depth, spec.trials
-    base_q = {"reference_count": [reference_count_qrels(runs, sorted(topics), n_rel, pool_depth)],
-              "soboroff": [soboroff_qrels(runs, sorted(topics), n_rel, pool_depth, seed=seed + t) for t in range(trials)]}
+    stats_bar.set_postfix_str("pools of the run-based baselines")
+    # one pool per topic for every draw (each run read once: the run set holds few of them in memory)
+    pooled = pools(runs, sorted(topics), pool_depth, tick=stats_bar.update)
+    base_q = {"reference_count": [reference_count_qrels(None, sorted(topics), n_rel, pooled=pooled)],
+              "soboroff": [soboroff_qrels(None, sorted(topics), n_rel, seed=seed + t, pooled=pooled) for t in range(trials)]}
+    stats_bar.close()
     baselines: dict[str, Any] = {}
-    import sys
-
-    from tqdm import tqdm
-
-    from ..progress import shown
-
+    baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
+    baseline_qids: dict[str, list[str]] = {}
     bar = tqdm(total=len(names) * sum(len(q) for q in base_q.values()), desc="run-based baselines", unit=" eval",
                disable=not shown(progress), file=sys.stderr, leave=False)
-    for b, qsets in base_q.items():
-        bscores = {}
-        for n in names:
-            per_q = [evaluate_run(q, runs[n], hmeasures)[0] for q in qsets]  # one evaluation per pseudo-qrels set
+    bscores: dict[str, dict[str, dict[str, float]]] = {b: {} for b in base_q}
+    bper: dict[str, dict[str, list[float]]] = {b: {} for b in base_q}
+    for n in runs.held() + [n for n in names if n not in runs.held()]:  # each run read once, those in memory first
+        run = runs[n]
+        for b, qsets in base_q.items():
+            evals = [evaluate_run(q, run, hmeasures) for q in qsets]  # one evaluation per pseudo-qrels set
             bar.update(len(qsets))
-            bscores[n] = {m: float(np.mean([v[m] for v in per_q])) for m in hmeasures}
-        baselines[b] = {"scores": bscores,
-                        "correlations": {hm: correlations([bscores[n][hm] for n in names], [human_scores[n][hm] for n in names])
-                                         for hm in sorted({p[2] for p in pairs})}}
+            bscores[b][n] = {m: float(np.mean([v[m] for v, _ in evals])) for m in hmeasures}
+            baseline_qids[b] = sorted(evals[0][1])
+            bper[b][n] = [float(np.mean([per[q]["AP"] for _, per in evals])) for q in baseline_qids[b]]
     bar.close()
+    for b in base_q:
+        baselines[b] = {"scores": {n: bscores[b][n] for n in names},
+                        "correlations": {hm: correlations([bscores[b][n][hm] for n in names],
+                                                          [human_scores[n][hm] for n in names])
+                                         for hm in sorted({p[2] for p in pairs})}}
+        baseline_ap[b] = np.array([bper[b][n] for n in names])
+    write_text(hdir / "baselines_per_topic.tsv", "baseline\tsystem\tqid\tAP\n" + "".join(
+        f"{b}\t{n}\t{q}\t{v:.6f}\n" for b, m in baseline_ap.items() for n, row in zip(names, m)
+        for q, v in zip(baseline_qids[b], row)))
+    human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
+    decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, seed, progress)
     verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
                       "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
                       "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
@@ -315,7 +431,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         "system_configs": {s.name: s.describe() for s in system_list},
         "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
                       "settings": _protocol_settings(r)} for side, r in nt.items()},
-        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines,
+        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines, "decisions": decisions,
         "settings": {"n_topics": spec.n_topics, "seed": seed, "depth": settings.depth, "bootstrap": n_boot,
                      "splits": spec.splits,
                      "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
@@ -330,6 +446,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     if task is not None:
         side = TASKS[task][0]
         report["answer"] = {**nt[side]["answer"], "agreement_with_human": verdict.get(side, {}).get("agreement_with_human")}
+    report["coverage"] = correlate_coverage(index_dir, manifest, qrels)
     report["caveats"] = caveats(report)
     from ..report.agreement import write_reports
 

@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -24,20 +24,34 @@ def mean_relevant(qrels: Qrels) -> int:
     return max(1, round(sum(counts) / len(counts))) if counts else 1
 
 
-def _pools(runs: Mapping[str, Run], topics: list[str], pool_depth: int) -> dict[str, list[str]]:
-    pools: dict[str, list[str]] = {q: [] for q in topics}
-    for run in runs.values():
+def pools(runs: Mapping[str, Run], topics: list[str], pool_depth: int,
+          tick: Callable[[], object] | None = None) -> dict[str, list[str]]:
+    """Each topic's pool: the top ``pool_depth`` documents of every run, with duplicates. Computed
+    once for all the draws of a baseline (each run is read once: a run set may hold them on disk);
+    ``tick`` is called after each run (a progress bar)."""
+    out: dict[str, list[str]] = {q: [] for q in topics}
+    for name in runs:
+        run = runs[name]
         for q in topics:
-            pools[q].extend(d for d, _ in trec_order(run.get(q, []))[:pool_depth])
-    return pools
+            out[q].extend(d for d, _ in trec_order(run.get(q, []))[:pool_depth])
+        if tick is not None:
+            tick()
+    return out
 
 
-def soboroff_qrels(runs: Mapping[str, Run], topics: list[str], n_relevant: int, pool_depth: int = 100,
-                   seed: int = 0) -> Qrels:
-    """One random draw of pseudo-qrels (pool with duplicates, ``n_relevant`` distinct docs)."""
+_pools = pools
+
+
+def soboroff_qrels(runs: Mapping[str, Run] | None, topics: list[str], n_relevant: int, pool_depth: int = 100,
+                   seed: int = 0, pooled: dict[str, list[str]] | None = None) -> Qrels:
+    """One random draw of pseudo-qrels (pool with duplicates, ``n_relevant`` distinct docs);
+    ``pooled``: the :func:`pools` of the runs, when several draws share them."""
     rng = np.random.default_rng(seed)
     out: Qrels = {}
-    for q, pool in _pools(runs, topics, pool_depth).items():
+    if pooled is None:
+        pooled = pools(runs or {}, topics, pool_depth)
+    for q in topics:
+        pool = pooled.get(q, [])
         if not pool:
             continue
         order = rng.permutation(len(pool))  # a random sequence of pool entries; first distinct ones win
@@ -50,10 +64,13 @@ def soboroff_qrels(runs: Mapping[str, Run], topics: list[str], n_relevant: int, 
     return out
 
 
-def reference_count_qrels(runs: Mapping[str, Run], topics: list[str], n_relevant: int,
-                          pool_depth: int = 100) -> Qrels:
+def reference_count_qrels(runs: Mapping[str, Run] | None, topics: list[str], n_relevant: int,
+                          pool_depth: int = 100, pooled: dict[str, list[str]] | None = None) -> Qrels:
     out: Qrels = {}
-    for q, pool in _pools(runs, topics, pool_depth).items():
+    if pooled is None:
+        pooled = pools(runs or {}, topics, pool_depth)
+    for q in topics:
+        pool = pooled.get(q, [])
         counts = Counter(pool)
         top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n_relevant]
         if top:

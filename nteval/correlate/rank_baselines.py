@@ -10,7 +10,7 @@ from ..errors import InputError, short
 from ..evaluate import evaluate_run
 from ..formats.trec import Run, read_run
 from ..stats import correlations
-from .baselines import mean_relevant, reference_count_qrels, soboroff_qrels
+from .baselines import mean_relevant, pools, reference_count_qrels, soboroff_qrels
 
 #: What nteval writes beside its runs (``NAME.meta.json`` cache stamps) and in a protocol's output
 #: directory; never a run.
@@ -75,8 +75,9 @@ def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_
                                f"run topics {short(sorted(next(iter(runs.values())))[:3])}…)")
     n_rel = mean_relevant(qrels)
     names = sorted(runs)
-    pseudo = {"reference_count": [reference_count_qrels(runs, topics, n_rel, pool_depth)]}
-    pseudo["soboroff"] = [soboroff_qrels(runs, topics, n_rel, pool_depth, seed=seed + t) for t in range(trials)]
+    pooled = pools(runs, topics, pool_depth)
+    pseudo = {"reference_count": [reference_count_qrels(None, topics, n_rel, pooled=pooled)]}
+    pseudo["soboroff"] = [soboroff_qrels(None, topics, n_rel, seed=seed + t, pooled=pooled) for t in range(trials)]
     scores: dict[str, dict[str, dict[str, float]]] = {"official": {}, "reference_count": {}, "soboroff": {}}
     bar = tqdm(total=len(names) * (2 + trials), disable=not shown(progress), unit=" eval", leave=False)
     for name in names:

@@ -171,6 +171,14 @@ def start() -> None:
 
 
 @functools.cache
+def release_memory() -> None:
+    """A full collection of the JVM's heap, when this process runs one: G1 then gives the heap's free
+    part back to the system (down to -Xms). Between the phases of a long command (``correlate``),
+    so that the heap one phase grew to does not sit under the next phase's Python memory."""
+    if _started:
+        autoclass("java.lang.System").gc()
+
+
 def autoclass(name: str) -> Any:
     """``jnius.autoclass`` after making sure our JVM is the one that started."""
     start()

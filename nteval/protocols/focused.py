@@ -55,7 +55,8 @@ class Focused(Protocol[DocumentSampleSpec]):
     verdict = VerdictSpec(
         "focused", "RR",
         "known-item / precise search: put the one document a short description (its title) points to at the top",
-        "human judgments on collections with about one relevant document per query (SciFact claims: Kendall 0.75)")
+        "human judgments on collections with about one relevant document per query (SciFact claims; the figures: "
+        "results.json evidence, nteval's validation study)")
     summary = "query: a sampled document's title; relevant: its own abstract; systems search nt (titles stripped)"
     correlate_pairs = (("RR", "nDCG@10"), ("RR", "AP"))
 

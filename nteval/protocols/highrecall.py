@@ -247,7 +247,8 @@ class HighRecall(Protocol[HighRecallSpec]):
     verdict = VerdictSpec(
         "highrecall", "AP",
         "topical, recall-oriented search: rank everything on the topic of a sentence high (ad hoc, reviews)",
-        "human judgments on collections with many relevant documents per query (CISI: Kendall 0.90)")
+        "human judgments on collections with many relevant documents per query (CISI; the figures: results.json "
+        "evidence, nteval's validation study)")
     summary = ("query: the n-th abstract sentence of a sampled document; relevant: S_ref's hits for its title "
                "over all with z ≥ ZT; systems search nt")
     grid_measures = ("AP", "Bpref")

@@ -72,8 +72,9 @@ def _html_body(r: dict[str, Any], blocks: list[Block], images: list[tuple[dict[s
             f"<code>{html.escape(r['index'])}</code>: {len(r['systems'])} systems, {r['human']['judged_topics']} "
             f"judged human topics. Generated <time>{html.escape(prov.get('generated', 'n/a'))}</time> by nteval "
             f"{html.escape(str(prov.get('nteval', '?')))}.</p>")
-    figures = ("<h2>NT scores against human scores</h2><div class='figures'>"
-               + "\n".join(_figure(p, png) for p, png in images) + "</div>")
+    # one figure per row, at the page's full width (60rem: the PNGs' own 960 px), its labels readable;
+    # not a grid of thumbnails
+    figures = "<h2>NT scores against human scores</h2>\n" + "\n".join(_figure(p, png) for p, png in images)
     return "\n".join([head, to_html(blocks[:split]), figures, to_html(blocks[split:] + settings_blocks(r))])
 
 
@@ -114,7 +115,10 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
             if mt:
                 item.append(f"With {mt['target_topics']:,} judged topics (as many as NT's): Kendall τ {_fmt(mt['value'])}, "
                             f"95 % interval {_ci(mt['ci95'])} — an empirical-Bayes estimate from each pair's paired human "
-                            "difference; the observed τ is attenuated by the noise of few judged topics.")
+                            f"difference; {attenuation(mt, k)}.")
+        d = ((r.get("decisions") or {}).get("verdicts") or {}).get(side)
+        if d:
+            item.append("Decisions: " + decision_sentence(d) + ".")
         rel = v.get("reliability") or {}
         h = rel.get("split_half")
         if h:
@@ -125,17 +129,105 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
                     + (" > …" if len(v["groups"]) > 4 else ""))
         items.append(item)
     blocks: list[Block] = [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
-    notes = [n for side, ns in (r.get("bias_notes") or {}).items() for n in ns]
-    if notes:
-        blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
-                   ("ul", [[n["text"]] for n in notes])]
-    if r.get("disagreements") is not None:
-        from ..answer import disagreement_lines
+    from ..answer import bias_groups, disagreement_groups, disagreement_head
 
-        lines = disagreement_lines(r["disagreements"])
-        blocks += [("h2", "Where the focused and the high-recall verdicts disagree"), ("p", lines[0])]
-        if len(lines) > 1:
-            blocks.append(("ul", [[x.strip().lstrip("- ")] for x in lines[1:]]))
+    groups = [(side, who, measured) for side, ns in (r.get("bias_notes") or {}).items()
+              for who, measured in bias_groups(ns)]
+    if groups:
+        blocks += [("h2", "Known biases of these systems' families (nteval's validation study, not this run)"),
+                   ("ul", [[f"**{side}**: {who}: {measured}"] for side, who, measured in groups])]
+    if r.get("disagreements") is not None:
+        blocks += [("h2", "Where the focused and the high-recall verdicts disagree"),
+                   ("p", disagreement_head(r["disagreements"]))]
+        found = disagreement_groups(r["disagreements"])
+        if found:
+            blocks.append(("ul", [[head, examples] for head, examples in found]))
+    return blocks
+
+
+def attenuation(many: dict[str, Any], observed: float | None) -> str:
+    """What the many-topic estimate says of the observed τ: attenuated by the noise of few judged
+    topics only where the estimate is above it."""
+    value, (lo, hi) = many.get("value"), many.get("ci95") or (None, None)
+    if value is None or observed is None:
+        return "the observed τ cannot be compared with it"
+    if value > observed + 0.0005:
+        return "the observed τ is attenuated by the noise of few judged topics"
+    inside = lo is not None and hi is not None and lo <= observed <= hi
+    return (f"it is {'below' if value < observed - 0.0005 else 'equal to'} the observed τ {_fmt(observed)}, so nothing "
+            "here says that few judged topics attenuate the observed τ"
+            + (" (the observed τ lies within the estimate's 95 % interval)" if inside else ""))
+
+
+def decision_sentence(d: dict[str, Any]) -> str:
+    """One ranking's significance decisions against the humans' (:mod:`nteval.correlate.decisions`)."""
+    share = d["share_same_direction"]
+    rev = d["reversed"]
+    text = (f"of the {d['human_separated']} pairs of systems the human judgments separate, "
+            + (f"{d['same_direction']} ({share * 100:.0f} %) are separated in the same direction" if share is not None
+               else "none")
+            + f", {len(rev)} the other way round"
+            + (" (" + "; ".join(f"{x['judgment_free_prefers']} over {x['humans_prefer']}" for x in rev[:4])
+               + ("; …" if len(rev) > 4 else "") + ")" if rev else "")
+            + f" and {d['missed']} not at all")
+    only = d["only_judgment_free"]
+    likely = only.get("likely")
+    text += f"; {only['count']} pairs are separated here and not by these judged topics"
+    if likely and only["count"]:
+        same, other = likely["same_direction"], likely["other_direction"]
+        text += (f" (with {likely['topics']:,} judged topics a human test would likely separate {same['mean']:.0f} of them "
+                 f"the same way, 5-95 % {same['range90'][0]}-{same['range90'][1]}, and {other['mean']:.0f} the other way)")
+    hb = ", ".join(d["human_best"])
+    return text + (f"; the human-best system ({hb}) is {'' if d['human_best_in_best_group'] else 'not '}in its best group "
+                   f"(group 1, {len(d['best_group'])} system{'s' if len(d['best_group']) != 1 else ''})")
+
+
+#: How many reversed pairs of each ranking the report names.
+REVERSED_SHOWN = 8
+
+
+def _decision_blocks(r: dict[str, Any]) -> list[Block]:
+    """The decision-level figures of every judgment-free ranking, in one table, with their method."""
+    d = r.get("decisions")
+    if not d:
+        return []
+    h = d["human"]
+    rows = []
+    tk = lambda x, k: _fmt((x["top_k_tau"] or {}).get(k))  # noqa: E731
+    for label, x in [*((f"NT {s} ({v['measure']})", v) for s, v in d["verdicts"].items()),
+                     *((f"{b} baseline (AP)", v) for b, v in d["baselines"].items())]:
+        likely = x["only_judgment_free"].get("likely")
+        rows.append([label, f"{x['same_direction']} of {x['human_separated']}"
+                     + (f" ({x['share_same_direction'] * 100:.0f} %)" if x["share_same_direction"] is not None else ""),
+                     str(len(x["reversed"])), str(x["missed"]),
+                     str(x["only_judgment_free"]["count"]) + (
+                         f" (~{likely['same_direction']['mean']:.0f} same way, ~{likely['other_direction']['mean']:.0f} "
+                         f"other way with {likely['topics']:,} judged topics)" if likely else ""),
+                     tk(x, "5"), tk(x, "10"), "yes" if x["human_best_in_best_group"] else "no"])
+    blocks: list[Block] = [
+        ("h2", "Decisions: do the judgment-free rankings separate the pairs humans separate?"),
+        ("p", f"Human decisions: {h['test']}, {h['correction']}, alpha {h['alpha']}, on human {h['measure']} over "
+              f"{h['topics']} judged topics: {h['separated']} of {h['pairs']} pairs of systems separated. Each NT verdict's "
+              "decisions are its own (the same test and correction on its topics); each baseline's, the same test on "
+              "its pseudo-qrels' AP over the human topics."),
+        ("table", ["ranking", "human-separated pairs it separates the same way", "reversed", "missed",
+                   "separated only by it", "top-5 τ", "top-10 τ", "human-best system in its best group"], rows)]
+    reversed_ = [(label, x) for label, x in [*((f"NT {s}", v) for s, v in d["verdicts"].items()),
+                                              *((b, v) for b, v in d["baselines"].items())] if x["reversed"]]
+    if reversed_:
+        blocks.append(("p", "Reversed pairs (the judgment-free ranking prefers the first, the humans the second; all of "
+                       "them in report.json, decisions): "
+                       + "; ".join(f"{label} ({len(x['reversed'])}): "
+                                   + ", ".join(f"{y['judgment_free_prefers']} over {y['humans_prefer']}"
+                                               for y in x["reversed"][:REVERSED_SHOWN])
+                                   + (", …" if len(x["reversed"]) > REVERSED_SHOWN else "")
+                                   for label, x in reversed_) + "."))
+    first = next(iter([*d["verdicts"].values(), *d["baselines"].values()]), None)
+    if first:
+        blocks.append(("p", "Separated only by it: " + first["only_judgment_free"]["note"] + ". Method of the estimate: "
+                       + ((first["only_judgment_free"].get("likely") or {}).get("method") or "n/a") + ". Top-k τ: "
+                       "Kendall τ-b among the k systems with the best human scores. Best group: group 1 of the ranking's "
+                       "groups, the systems from its best down that no paired test separates from one another."))
     return blocks
 
 
@@ -192,7 +284,17 @@ def _lead_blocks(r: dict[str, Any]) -> list[Block]:
     """The bottom line, the caveats, the verdicts: what a reader needs before any figure."""
     from .caveats import caveat_blocks
 
-    return bottom_line(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
+    return bottom_line(r) + coverage_blocks(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
+
+
+def coverage_blocks(r: dict[str, Any]) -> list[Block]:
+    """What the NT verdicts cannot see: of the collection, and of the human-relevant documents."""
+    cov = r.get("coverage")
+    if not cov:
+        return []
+    c, h = cov["collection"], cov["human_relevant"]
+    return [("p", f"**What the NT verdicts cover:** {c['text']}. {h['text'][0].upper() + h['text'][1:]}. (A caveat "
+                  f"below when either share is above {c['threshold'] * 100:.0f} %.)")]
 
 
 def summary_blocks(r: dict[str, Any]) -> list[Block]:
@@ -226,6 +328,7 @@ def summary_blocks(r: dict[str, Any]) -> list[Block]:
                               "τ with N judged topics [95% CI]"], rows),
                    ("p", "Method: " + r["pairs"][0]["many_topics"]["method"] + ". Measured coverage: docs, "
                          "\"How far the intervals hold\" (scripts/ci_coverage.py).")]
+    blocks += _decision_blocks(r)
     rows = [[pair_label(p), str(len(p["top_half_systems"])), _fmt(s["pearson"]["value"]), _fmt(s["spearman"]["value"]),
              f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)})", _fmt(s["tau_ap"]["value"])]
             for p in r["pairs"] if (s := p.get("stats_top_half"))]

@@ -24,6 +24,11 @@ def _distinct(scores: dict[str, float]) -> int:
 def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
     """``[{"figure", "why"}]`` for the report's figures that a reader must not take at face value."""
     out: list[dict[str, str]] = []
+    cov = report.get("coverage") or {}
+    for key, figure in (("collection", "every NT figure: the collection"),
+                        ("human_relevant", "every agreement figure: the human-relevant documents")):
+        if (cov.get(key) or {}).get("caveat"):
+            out.append({"figure": figure, "why": cov[key]["caveat"]})
     n = len(report["systems"])
     pairs = report["pairs"]
     if pairs:

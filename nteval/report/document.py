@@ -3,7 +3,8 @@
 three never disagree on a number.
 
 A block is ``("h2", text)``, ``("p", text)``, ``("ul", [[line, ...], ...])`` (an item's first
-line, then its continuation lines), ``("table", header, rows)`` (names, then numbers) or
+line, then its continuation lines; a continuation that is a list of lines is a nested list, one
+bullet per line: a reason's examples under it), ``("table", header, rows)`` (names, then numbers) or
 ``("kv", [[key, value], ...])`` (settings: text, not numbers; not a table for a paper).
 ``**x**`` marks bold text.
 """
@@ -43,7 +44,9 @@ def to_markdown(blocks: list[Block], escape_html: bool = False) -> str:
             lines += [esc(b[1]), ""]
         elif b[0] == "ul":
             for item in b[1]:
-                lines += [f"- {esc(item[0])}"] + [f"  {esc(more)}" for more in item[1:]]
+                lines.append(f"- {esc(item[0])}")
+                for more in item[1:]:
+                    lines += [f"  - {esc(x)}" for x in more] if isinstance(more, list) else [f"  {esc(more)}"]
             lines.append("")
         elif b[0] == "kv":
             lines += [f"- **{esc(k)}**: {esc(v)}" for k, v in b[1]] + [""]
@@ -72,6 +75,13 @@ def _html_table(header: list[str], rows: list[list[str]]) -> str:
     return f"<div class='scroll'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody></table></div>"
 
 
+def _li(item: list[Any]) -> str:
+    """A list item's lines (``<br>`` between continuation lines), its nested list last."""
+    text = "<br>".join(inline_html(x) for x in item if not isinstance(x, list))
+    nested = "".join("<ul>" + "".join(f"<li>{inline_html(y)}</li>" for y in x) + "</ul>" for x in item if isinstance(x, list))
+    return text + nested
+
+
 def to_html(blocks: list[Block]) -> str:
     """Body HTML; a table's first column (names) is a row header, the rest are numbers."""
     out = []
@@ -81,8 +91,7 @@ def to_html(blocks: list[Block]) -> str:
         elif b[0] == "p":
             out.append(f"<p>{inline_html(b[1])}</p>")
         elif b[0] == "ul":
-            out.append("<ul>" + "".join("<li>" + "<br>".join(inline_html(x) for x in item) + "</li>" for item in b[1])
-                       + "</ul>")
+            out.append("<ul>" + "".join("<li>" + _li(item) + "</li>" for item in b[1]) + "</ul>")
         elif b[0] == "table":
             out.append(_html_table(b[1], b[2]))
         elif b[0] == "kv":

@@ -204,7 +204,8 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
     """What a protocol command prints: the declared task's headline answer first, then the verdict
     with its sizes, the study's evidence (not this run's), the bias notes on this run's systems,
     the protocol's own lines, and the full table."""
-    from ..evidence import evidence_lines
+    from ..answer import bias_lines
+    from ..evidence import coverage_lines, evidence_lines
     from ..verdict import verdict_text
 
     lines: list[str] = []
@@ -212,9 +213,9 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
         lines += [res["answer"]["text"], ""]
     if res.get("verdict"):
         lines.append(verdict_text(proto.name, res["verdict"], counts=res["topic_counts"]))
+    lines += coverage_lines(res.get("coverage"))
     lines += evidence_lines(proto.name)
-    for note in res.get("bias_notes") or []:
-        lines.append("  bias: " + note["text"])
+    lines += bias_lines({proto.name: res}, [proto.name])
     if not res.get("task"):
         lines.append("  " + task_hint(proto.name))
     lines.append("")
@@ -250,7 +251,7 @@ def runs_line(res: dict[str, Any]) -> str:
 def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
     """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
     from ..answer import TASKS, bias_lines, disagreement_lines
-    from ..evidence import evidence_lines
+    from ..evidence import coverage_lines, evidence_lines
     from ..verdict import verdict_text
 
     lines: list[str] = []
@@ -265,6 +266,7 @@ def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list
     shown = [TASKS[answer["task"]][0]] if answer.get("task") else ["focused", "highrecall"]
     for name in shown:  # the verdict behind the answer: groups, sizes, ceiling, stability; evidence; biases
         lines.append(verdict_text(name, res[name]["verdict"], counts=res[name].get("topic_counts")))
+        lines += coverage_lines(res[name].get("coverage"))
         lines += evidence_lines(name)
         lines += bias_lines(res, [name])
         lines.append("")

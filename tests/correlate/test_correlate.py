@@ -59,6 +59,25 @@ def test_correlate_report(correlated):
         assert a["nt_overstates"] in (True, False, None)
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "<table" in html
+    # the scatter plots at the page's full width, one per row (issue 40: 290 px thumbnails in a grid before)
+    assert "class='figures'" not in html and html.count("<figure><img") == len(rep["pairs"])
+    import struct
+    for png in out.glob("scatter_*.png"):
+        width = struct.unpack(">I", png.read_bytes()[16:20])[0]
+        assert width >= 690, (png.name, width)  # 6.4 in (4.6 in for a scatter with two values) at 150 dpi
+    # fidelity where decisions are made: each verdict and baseline against the human paired tests
+    d = rep["decisions"]
+    assert d["human"]["pairs"] == 15 and d["human"]["correction"].startswith("Holm")
+    assert set(d["verdicts"]) == {"focused", "highrecall"} and set(d["baselines"]) == {"soboroff", "reference_count"}
+    for x in [*d["verdicts"].values(), *d["baselines"].values()]:
+        assert x["human_separated"] == d["human"]["separated"]
+        assert x["same_direction"] + len(x["reversed"]) + x["missed"] == x["human_separated"]
+        assert x["same_direction"] + len(x["reversed"]) + x["only_judgment_free"]["count"] == x["separated"]
+        assert x["top_k_tau"]["10"] is None and x["human_best_in_best_group"] in (True, False)
+    focused = d["verdicts"]["focused"]
+    assert focused["best_group"] == rep["verdict"]["focused"]["groups"][0] and focused["judged_topics"] == 40
+    assert "## Decisions: do the judgment-free rankings separate the pairs humans separate?" in md
+    assert "Decisions: of the " in md
     assert (out / "report.md").read_text().count("![") == len(rep["pairs"])
 
 

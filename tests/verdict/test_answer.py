@@ -7,9 +7,10 @@ import json
 import pytest
 from conftest import cli
 
-from nteval.answer import TASKS, check_task, disagreements, headline
+from nteval.answer import TASKS, check_task, disagreement_lines, disagreements, headline
 from nteval.errors import InputError
 from nteval.evidence import bias_notes, evidence, evidence_lines, families, study
+from nteval.significance import groups
 
 
 def _results(protocol: str, measure: str, scores: dict[str, float], separated: set[frozenset],
@@ -22,7 +23,9 @@ def _results(protocol: str, measure: str, scores: dict[str, float], separated: s
     return {"protocol": protocol, "n_topics": 100, "index": "idx", "collection": {"all": 10, "nt": 9, "searched": "nt"},
             "system_configs": {n: {"algorithm": "bm25_rm3" if "rm3" in n else "bm25", "params": {}} for n in names},
             "verdict": {"measure": measure, "scores": {n: scores[n] for n in names},
-                        "significance": {"pairs": pairs}, "groups": [names],
+                        "significance": {"pairs": pairs},
+                        "groups": groups(names, [scores[n] for n in names], {frozenset((p["a"], p["b"])): p["significant"]
+                                                                              for p in pairs}),
                         "effects": {"pairs": eff_pairs, "systems": {}, "mmd": {"rule": "5 % of the better system's score"}}}}
 
 
@@ -40,10 +43,56 @@ def test_headline_by_hand():
     r = _results("focused", "RR", {"a": 0.90, "b": 0.895, "c": 0.80}, {frozenset(("a", "c")), frozenset(("b", "c"))})
     h = headline("known-item", r, "idx (9 documents searched)")
     assert h["best"] == ["a", "b"] and h["runner_up"] == "c" and h["diff"] == pytest.approx(0.1)
-    assert h["text"].startswith("For known-item search on idx (9 documents searched), the best systems are a (RR 0.900)")
-    assert "tied with it" in h["text"] and "a is ahead of c by 0.100 RR" in h["text"]
+    assert h["text"].startswith("For known-item search on idx (9 documents searched), the best group (2 systems no "
+                                "paired test separates) is a (RR 0.900) and b (0.895);")
+    assert "a is ahead of c by 0.100 RR" in h["text"] and h["bias"] == [] and "bias flag" not in h["text"]
     r = _results("focused", "RR", {"a": 0.9, "b": 0.89}, set())
-    assert "no system can be told apart from a" in headline("known-item", r, "idx")["text"]
+    assert "no system can be told apart from a (RR 0.900): all 2 tie" in headline("known-item", r, "idx")["text"]
+    # none separated from the best, but the groups split below it: not "all tie"
+    r = _results("focused", "RR", {"a": 0.9, "b": 0.89, "c": 0.88}, {frozenset(("b", "c"))})
+    h = headline("known-item", r, "idx")
+    assert h["best"] == ["a", "b"] and h["runner_up"] is None and "all 3 tie" not in h["text"]
+    assert "the paired test separates none of the 3 from it on these 100 topics, though its best group holds 2" in h["text"]
+
+
+def test_headline_names_the_verdicts_group_1_by_one_rule():
+    """Issue 39: "and 1 more" counted a system that group 1 leaves out. e is not separated from the
+    best (a) but is from c, which is above it: group 1 stops at d, and so does the headline."""
+    scores = {"a": 0.90, "b": 0.89, "c": 0.88, "d": 0.87, "e": 0.86, "f": 0.85, "g": 0.5}
+    separated = {frozenset(("c", "e")), *(frozenset((x, "g")) for x in "abcdef"), frozenset(("a", "f"))}
+    r = _results("focused", "RR", scores, separated)
+    assert r["verdict"]["groups"][0] == ["a", "b", "c", "d"]
+    h = headline("known-item", r, "idx")
+    assert h["best"] == ["a", "b", "c", "d"] and "e (0.860)" not in h["text"]
+    assert h["best_rule"].startswith("the best group: the verdict's group 1")
+    assert "the best group (4 systems no paired test separates) is a (RR 0.900), b (0.890), c (0.880) and d (0.870);" \
+        in h["text"] and h["runner_up"] == "f"
+    # more than SHOWN systems: the count is of the group's own systems
+    scores = {f"s{i}": 0.9 - i * 0.001 for i in range(8)} | {"z": 0.1}
+    r = _results("focused", "RR", scores, {frozenset((s, "z")) for s in scores if s != "z"})
+    h = headline("known-item", r, "idx")
+    assert len(h["best"]) == 8 and "s3 (0.897), s4 (0.896) and 3 more;" in h["text"]
+
+
+def test_headline_flags_a_bias_of_the_best_group():
+    """Issue 39: the topical answer named RM3 best without its measured bias flag."""
+    r = _results("highrecall", "AP", {"bm25_rm3": 0.30, "bm25": 0.20, "x": 0.1},
+                 {frozenset(("bm25_rm3", "bm25")), frozenset(("bm25_rm3", "x")), frozenset(("bm25", "x"))})
+    r["bias_notes"] = bias_notes("highrecall", r["system_configs"])
+    h = headline("topical", r, "idx")
+    assert h["best"] == ["bm25_rm3"] and h["text"].startswith("For topical search on idx, the best system is "
+                                                              "bm25_rm3 [bias flag] (AP 0.300)")
+    assert [b["family"] for b in h["bias"]] == ["expansion"] and h["bias"][0]["direction"] == 1
+    cisi = study()["biases"]["highrecall"]["expansion"]["collections"]["cisi"]["bias"]
+    assert h["bias"][0]["sizes"]["cisi"] == round(cisi * 100, 1)
+    assert h["text"].count(".") >= 1 and h["text"].endswith(")." ) and "; bias flag: bm25_rm3: query expansion's " \
+        "advantage over BM25 is overstated by the high-recall verdict against human AP in nteval's validation study " \
+        f"({cisi * 100:+.0f} points on CISI, the kind of collection this verdict is for;" in h["text"]
+    # a family the study did not flag under this protocol gets no flag
+    assert headline("known-item", {**_results("focused", "RR", {"bm25_rm3": 0.9, "x": 0.1},
+                                              {frozenset(("bm25_rm3", "x"))}),
+                                   "bias_notes": bias_notes("focused", {"bm25_rm3": {"algorithm": "bm25_rm3"}})},
+                    "idx")["bias"] == []
 
 
 def test_disagreements_by_hand_name_the_likely_reason():
@@ -55,6 +104,30 @@ def test_disagreements_by_hand_name_the_likely_reason():
     assert len(d) == 1 and d[0]["focused_prefers"] == "bm25" and d[0]["highrecall_prefers"] == "bm25_rm3"
     assert d[0]["reason"].startswith("query expansion")
     assert disagreements(f, f) == []
+    # the other direction (focused prefers the expansion system): the expansion reason does not fit it
+    d = disagreements(h | {"protocol": "focused"}, f | {"protocol": "highrecall"})
+    assert len(d) == 1 and d[0]["focused_prefers"] == "bm25_rm3" and d[0]["reason"] is None
+    assert "no likely reason" in disagreement_lines(d)[1]
+
+
+def test_a_parameter_reason_states_this_runs_direction_and_what_the_grid_shows():
+    """Issue 39: "the focused protocol prefers a higher b" was printed from memory; the reason now
+    says which b each verdict prefers here, and cites the grid only for what its facts show."""
+    from nteval.answer import parameter_reason
+    from nteval.evidence import grid_fact
+
+    configs = {"lo": {"algorithm": "bm25", "params": {"k1": 0.9, "b": 0.4}},
+               "hi": {"algorithm": "bm25", "params": {"k1": 0.9, "b": 0.75}}}
+    f = _results("focused", "RR", {"hi": 0.9, "lo": 0.8}, {frozenset(("hi", "lo"))}) | {"system_configs": configs}
+    h = _results("highrecall", "AP", {"lo": 0.3, "hi": 0.2}, {frozenset(("hi", "lo"))}) | {"system_configs": configs}
+    d = disagreements(f, h)
+    assert d[0]["reason"].startswith("BM25 length normalisation (b): here the focused verdict prefers b 0.75, the "
+                                     "high-recall one b 0.4")
+    fact = grid_fact("b")
+    if fact is not None:  # what the shipped grid shows, with its count
+        assert (f"(the same direction as nteval's PubMed grid at {fact['focused_higher']} of its {fact['compared']} k1 "
+                f"values, the other at {fact['focused_lower']}, neither at {fact['equal']}") in d[0]["reason"]
+    assert "k1" not in parameter_reason("b", 0.75, 0.4).split("(")[0]
 
 
 def test_families_and_the_study_notes():

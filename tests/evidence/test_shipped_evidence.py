@@ -1,0 +1,91 @@
+"""Evidence computed, not remembered (issue 39, part 3): every figure a run prints as evidence is
+what its script computes from the current code, and the docs' tables come from the same data.
+
+- nteval/data/validation.json is what scripts/validation_study.py computes now from its snapshot of
+  the study's runs (tests/data/validation/snapshot.json.gz): every statistic recomputed here, in
+  seconds; docs/validation.md and the generated blocks of docs/verdicts.md and README.md are its
+  rendering.
+- nteval/data/grid_facts.json (what `compare` cites about BM25's b) is what scripts/grid_study.py
+  computes from the shipped grid table, and docs/grid.md's PubMed block is its rendering.
+- With ../shared/data, tests/evidence/test_snapshot_runs.py checks that the snapshot's runs are
+  what nteval computes now, on a cheap part.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import script
+
+vs = script("validation_study")
+gs = script("grid_study")
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict:
+    return json.loads(vs.STUDY.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def snapshot() -> dict:
+    return vs.read_snapshot()
+
+
+def _figures(study: dict) -> dict:
+    """The study without what changes with the day and the install (date, version, run stamps)."""
+    out = json.loads(json.dumps(study))
+    for k in ("date", "nteval", "runs"):
+        out["study"].pop(k, None)
+    return out
+
+
+def test_the_shipped_study_is_what_the_script_computes_now(shipped, snapshot):
+    assert shipped["study"]["date"] and shipped["study"]["nteval"]  # stamped with its date and version
+    now = vs.summarise(snapshot)
+    assert json.loads(json.dumps(now)) == _figures(shipped), (
+        "nteval/data/validation.json is not what scripts/validation_study.py computes from its snapshot with the current "
+        "code: run `python scripts/validation_study.py --from-snapshot --write` (statistics changed) or the full study "
+        "(runs changed)")
+
+
+def test_the_docs_tables_come_from_the_study(shipped):
+    assert vs.DOC.read_text(encoding="utf-8") == vs.markdown(shipped), "docs/validation.md: run the study with --write"
+    generated = vs.blocks(shipped)
+    for doc in vs.DOCS_WITH_BLOCKS:
+        text = doc.read_text(encoding="utf-8")
+        found = set(m.group(2) for m in vs.MARK.finditer(text))
+        assert found and found <= set(generated), doc
+        assert vs.fill(text, generated) == text, f"{doc.name}: a generated block is stale (run the study with --write)"
+
+
+def test_what_a_run_prints_comes_from_the_study(shipped):
+    from nteval.evidence import bias_notes, evidence_lines
+
+    line = evidence_lines("highrecall")[0]
+    cisi = shipped["agreement"]["highrecall"]["cisi"]
+    d = shipped["decisions"]["highrecall"]["cisi"]
+    assert f"Kendall tau {cisi['kendall']:.2f} [{cisi['ci95'][0]:.2f}, {cisi['ci95'][1]:.2f}]" in line
+    assert f"{d['same_direction']} of the {d['human_separated']} pairs of systems the humans separate" in line
+    exp = shipped["biases"]["highrecall"]["expansion"]["collections"]["scifact"]
+    note = bias_notes("highrecall", {"rm3": {"algorithm": "bm25_rm3"}})[0]
+    assert f"a bias of {exp['bias'] * 100:+.0f} points" in note["text"]
+
+
+def test_the_grid_facts_are_what_the_script_computes_from_the_table():
+    shipped = json.loads(gs.FACTS.read_text(encoding="utf-8"))
+    assert shipped["study"]["date"] and shipped["study"]["nteval"]
+    now = {"study": shipped["study"], **gs.facts(gs.read_table())}
+    assert json.loads(json.dumps(now)) == shipped, "grid_facts.json: run `python scripts/grid_study.py --from-table --write`"
+    doc = gs.DOC.read_text(encoding="utf-8")
+    assert gs.MARK.search(doc) and gs.fill(doc, gs.block(shipped)) == doc, "docs/grid.md's PubMed block is stale"
+
+
+def test_a_parameter_reason_cites_the_grid_as_it_stands():
+    from nteval.answer import parameter_reason
+    from nteval.evidence import grid_fact
+
+    fact = grid_fact("b")
+    assert fact is not None and fact["compared"] == fact["focused_higher"] + fact["focused_lower"] + fact["equal"]
+    text = parameter_reason("b", 0.75, 0.4)
+    assert f"the same direction as nteval's PubMed grid at {fact['focused_higher']} of its {fact['compared']}" in text
+    assert f"the same direction as nteval's PubMed grid at {fact['focused_lower']} of" in parameter_reason("b", 0.4, 0.75)
