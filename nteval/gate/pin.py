@@ -103,12 +103,7 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
     more, up to ``n_topics`` sampled documents in all: the next documents of the old pin's seeded
     order among the documents it knew (so none is fresh), made into topics on the index as it is
     now. The new pin keeps the old one's list of known documents (fresh topics stay fresh)."""
-    import sqlite3
-
-    from ..corpus.store import FILENAME, DocStore, topic_candidates
-    from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
     from ..session import session
-    from ..topics.focused import focused_topics
 
     pin = read_pin(old)
     base = pin.meta["spec"]
@@ -120,29 +115,13 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
     out = Path(out)
     with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
         known = pin.known()
-        db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
-        try:
-            pool = [d for d in topic_candidates(db, spec.min_sentences, spec.min_title_tokens) if d in known]
-        finally:
-            db.close()
-        pool.sort(key=lambda d: hashlib.sha256(f"{spec.seed}:{d}".encode()).digest())
+        pool = seeded_pool(index_dir, spec.seed, spec.min_sentences, spec.min_title_tokens, lambda d: d in known)
         sets: dict[str, tuple] = {}
         for name in PINNED:
             topics, qrels, sources = pin.topic_set(name)
             used = set(sources.values())
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
-            if name == "focused":
-                store = DocStore(Path(index_dir) / FILENAME)
-                try:
-                    t2, q2 = focused_topics(store, new_ids)
-                finally:
-                    store.close()
-                s2 = {q: q for q in t2}
-                stats: dict[str, Any] = {}
-            else:
-                hspec = HighRecallSpec(n_topics=len(new_ids), seed=spec.seed)
-                t2, q2, stats, _, s2 = highrecall_topics(Path(index_dir), new_ids, resolve_srefs(None),
-                                                         tmp / ".work" / name, hspec, progress)
+            t2, q2, s2, stats = topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name, progress)
             sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), stats)
         return _write_pin(tmp, index_dir, spec, sets, sorted(known), {"extended_from": pin.id})
 
@@ -379,25 +358,41 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
     """Up to ``n`` topics made now from the documents added since the pin (in the pin's seeded
     order, with its filters), by ``protocol`` as it makes topics. Fewer (or none) when fewer
     documents were added."""
-    import sqlite3
-
-    from ..corpus.store import FILENAME, DocStore, topic_candidates
-    from ..protocols.highrecall import resolve_srefs
-
     spec = pin.meta["spec"]
     known = pin.known()
-    db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
-    try:
-        new = [d for d in topic_candidates(db, spec["min_sentences"], spec["min_title_tokens"]) if d not in known]
-    finally:
-        db.close()
-    seed = pin.seed
-    new.sort(key=lambda d: hashlib.sha256(f"{seed}:{d}".encode()).digest())
+    new = seeded_pool(index_dir, pin.seed, spec["min_sentences"], spec["min_title_tokens"], lambda d: d not in known)
     ids = new[:n]
     status: dict[str, Any] = {"eligible_new_documents": len(new), "asked": n, "used": 0}
     if not ids:
         return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
+    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress)
+    status["used"] = len(topics)
+    return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
+
+
+def seeded_pool(index_dir: Path, seed: int, min_sentences: int, min_title_tokens: int, keep) -> list[str]:
+    """The documents that may be topics (the pin's filters) and that ``keep`` accepts, in the
+    seeded order every protocol samples in (sha256 of ``seed:docid``)."""
+    import sqlite3
+
+    from ..corpus.store import FILENAME, topic_candidates
+
+    db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
+    try:
+        pool = [d for d in topic_candidates(db, min_sentences, min_title_tokens) if keep(d)]
+    finally:
+        db.close()
+    return sorted(pool, key=lambda d: hashlib.sha256(f"{seed}:{d}".encode()).digest())
+
+
+def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: Path, progress: bool | None
+              ) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
+    """(topics, qrels, sources, stats) that ``protocol`` makes now from the documents ``ids`` (a
+    high-recall S_ref searches the index as it is; no topic when none keeps a pseudo-relevant one)."""
+    if not ids:
+        return {}, {}, {}, {}
     if protocol == "focused":
+        from ..corpus.store import FILENAME, DocStore
         from ..topics.focused import focused_topics
 
         store = DocStore(Path(index_dir) / FILENAME)
@@ -405,15 +400,12 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
             topics, qrels = focused_topics(store, ids)
         finally:
             store.close()
-        sources = {q: q for q in topics}
-    else:
-        from ..protocols.highrecall import HighRecallSpec, highrecall_topics
+        return topics, qrels, {q: q for q in topics}, {}
+    from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
 
-        hspec = HighRecallSpec(n_topics=len(ids), seed=seed)
-        try:
-            topics, qrels, _, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(None), work, hspec,
-                                                             progress)
-        except InputError:  # no fresh topic kept a pseudo-relevant document
-            topics, qrels, sources = {}, {}, {}
-    status["used"] = len(topics)
-    return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
+    try:
+        topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(None), work,
+                                                             HighRecallSpec(n_topics=len(ids), seed=seed), progress)
+    except InputError:  # (no topic kept a pseudo-relevant document)
+        return {}, {}, {}, {}
+    return topics, qrels, sources, stats
