@@ -80,6 +80,9 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
                f"  nteval systems            # the shipped system sets and every algorithm's parameters\n"
                f"  nteval export --from {out / 'focused'} --format beir --out my-beir   # run your own system on it,\n"
                f"    then: nteval focused ... --runs DIR_OF_YOUR_RUNS (docs/any-system.md)\n"
+               f"  nteval pin --index {index_dir} --topics 300 --out my-pin   # a release gate: pin topics once,\n"
+               f"    then: nteval gate --index {index_dir} --pin my-pin --task known-item --baseline LIVE "
+               f"--candidate NEXT --out my-gate (docs/gate.md)\n"
                f"  nteval protocols          # every protocol (cross-lingual, MeSH…) and its parameters\n"
                f"Your own corpus: Medline baseline/update files (pubmed*.xml.gz, from NLM's PubMed FTP) or a BEIR "
                f"corpus.jsonl:\n  nteval index FILES... --out my-index")
