@@ -269,7 +269,7 @@ CONDENSED = ("pinned topics are scored on condensed rankings (Sakai 2007): the d
              "stays comparable across index updates, and the fresh topics score the new documents")
 
 
-def result_index_changed(pin: Pin, manifest: dict[str, Any]) -> bool:
+def index_changed(pin: Pin, manifest: dict[str, Any]) -> bool:
     return pin.meta["index"]["fingerprint"] != manifest["fingerprint"]
 
 
@@ -301,7 +301,7 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
                                 "fresh topics need systems nteval runs (a run file answers only the topics it was made for)")
             continue
         scored = runs
-        if applied.kind == "pinned" and result_index_changed(pin, manifest):
+        if applied.kind == "pinned" and index_changed(pin, manifest):
             scored = condensed(runs, [base, *cands], known)
             entry["condensed"] = CONDENSED
         scores = _scores(scored, applied.qrels, [base, *cands], measure)
@@ -348,7 +348,7 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
                 "topic_set": pin.meta["protocols"][spec.protocol]["topic_set"],
                 "made_on": pin.meta["index"]["fingerprint"], "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
         "baseline": base, "candidates": candidates, "labels": labels, "engines": engines,
-        "systems": {n: {"algorithm": i.system.algorithm, "params": _public_params(i.system.params)}
+        "systems": {n: {"algorithm": i.system.algorithm, "params": i.system.params}  # (remote kinds keep ${ENV} unexpanded)
                     for n, i in pinned_infos.items()},
         "sets": out_sets, "spec": asdict(spec),
         "rule": {"margin": rule.mmd.describe().replace("the better system's", "the baseline's"), "alpha": rule.alpha,
@@ -385,11 +385,6 @@ def _biases(protocol: str, configs: dict[str, dict[str, Any]], base: str, cands:
                           f"by {v['bias'] * 100:+.0f} points on {col['label']} ({col['kind']}); part of this difference "
                           "may not be the users'", "advice": note.get("advice", "")}
     return out
-
-
-def _public_params(params: dict[str, Any]) -> dict[str, Any]:
-    """A system's parameters as outputs show them (never a secret: remote kinds keep ${ENV} unexpanded)."""
-    return {k: v for k, v in params.items() if k not in ("fn",)}
 
 
 def _multiplicity(k: int, looks_worse: int, alpha: float) -> str:
@@ -450,15 +445,6 @@ def exit_status(result: dict[str, Any]) -> int:
     return status
 
 
-def load_result(out: str | Path) -> dict[str, Any]:
-    """gate.json of a finished gate."""
-    p = Path(out) / "gate.json"
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise InputError(p, f"not a finished gate's output ({err})") from None
-
-
 def write_json(path: Path, result: dict[str, Any]) -> None:
     write_text(path, json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
 
@@ -505,7 +491,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
             where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
             runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
             infos_all += infos
-            if a.kind == "pinned" and result_index_changed(pin, manifest):
+            if a.kind == "pinned" and index_changed(pin, manifest):
                 runs = condensed(runs, [sys_.name], pin.known())
                 entry["condensed"] = CONDENSED
             per_topic[a.kind] = _scores(runs, a.qrels, [sys_.name], measure)
