@@ -66,7 +66,8 @@ def test_documents_without_a_title_are_searched_but_never_topics(cisi_blank, tmp
     topics = {line.split("\t")[0] for line in (tmp_path / "f" / "topics.tsv").read_text().splitlines()}
     assert topics and topics <= titled  # only titled documents can be topics ...
     assert res["collection"] == {"all": 100, "nt": 100, "searched": "nt", "documents_policy": "any-text",
-                                 "with_title_and_abstract": 30}
+                                 "with_title_and_abstract": 30, "without_title": 70, "without_abstract": 0,
+                                 "skipped_without_title_or_abstract": 0}
     run = (tmp_path / "f" / "runs" / "bm25.run").read_text().split()
     assert set(run[2::6]) - titled  # ... but the systems search (and find) the untitled ones too
 
