@@ -25,7 +25,7 @@ demo: install
 	$(VENV)/bin/nteval demo
 
 test: install
-	@echo "nteval: the whole suite, about 700 tests: 11-16 min on 2 cores (make test-fast: the fast tier); each test's name shows while it runs"
+	@echo "nteval: the whole suite, about 810 tests: 9-12 min on 2 cores (make test-fast: the fast tier); each test's name shows while it runs"
 	$(VENV)/bin/pytest -v --durations=10
 
 # The fast tier (under a minute): lint, types, and the tests not marked slow (tests/conftest.py).
