@@ -76,6 +76,17 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _seal(meta: dict[str, Any]) -> str:
+    """pin.json's own content (everything but the seal) as 16 hex digits: an edited pin.json (its
+    seed, its list of files and their sha256) is refused like an edited topic file."""
+    return hashlib.sha256(json.dumps({k: v for k, v in meta.items() if k != "seal"}, sort_keys=True).encode()
+                          ).hexdigest()[:16]
+
+
+def _files_digest(files: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+
+
 def pin_topics(index_dir: str | Path, out: str | Path, spec: PinSpec | None = None, force: bool = False,
                progress: bool | None = None) -> dict[str, Any]:
     """Sample and freeze the topics of both tasks on ``index_dir`` into the pin directory ``out``
@@ -166,8 +177,9 @@ def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple]
                   "known_documents": len(known),
                   "sources": [s.get("sha256") for s in manifest.get("sources", [])]},
         "spec": asdict(spec), "protocols": protocols, "files": files,
-        "digest": hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16], **extra,
+        "digest": _files_digest(files), **extra,
     }
+    meta["seal"] = _seal(meta)
     (tmp / PIN_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return meta
 
@@ -281,7 +293,13 @@ def read_pin(path: str | Path) -> Pin:
     if meta.get("format", 0) > PIN_FORMAT:
         raise InputError(meta_path, f"--pin: made by a newer nteval (pin format {meta.get('format')}, this nteval reads "
                                     f"{PIN_FORMAT}): upgrade nteval")
-    for name, sha in meta["files"].items():
+    files = meta["files"]
+    if (not isinstance(files, dict) or set(files) != set(_FILES) or meta.get("digest") != _files_digest(files)
+            or ("seal" in meta and meta["seal"] != _seal(meta))):
+        # (pins made before the seal have none: their list of files is still checked against their digest)
+        raise InputError(meta_path, f"--pin: {PIN_FILE} changed since it was made (its content is not what nteval "
+                                    "sealed); a pinned topic set must not be edited: make a new pin instead")
+    for name, sha in files.items():
         f = path / name
         if not f.is_file():
             raise InputError(f, "--pin: a file of the pin is missing; a pin is used whole or not at all")

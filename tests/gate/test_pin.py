@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import FIRST100, FIRST200, cli, one_line_error
 
+from nteval.errors import InputError
 from nteval.gate.pin import PinSpec, apply_pin, extend_pin, fresh_topics, pin_topics, read_pin
 
 
@@ -71,6 +72,17 @@ def test_pin_is_deterministic_and_verified(base_index, pinned, tmp_path):
     r = cli("gate", "--index", base_index, "--pin", edited, "--task", "known-item", "--baseline", "bm25",
             "--candidate", "qld_mu1000", "--out", tmp_path / "g")
     one_line_error(r, "topics.tsv", "changed since it was made")
+    # pin.json itself: a changed seed, or a file taken off its list so that the file goes unchecked
+    for edit in (lambda m: m["spec"].update(seed=8), lambda m: m["files"].pop("focused/topics.tsv"),
+                 lambda m: m.update(digest="0" * 16)):
+        meta_edited = tmp_path / "meta_edited"
+        shutil.rmtree(meta_edited, ignore_errors=True)
+        shutil.copytree(pinned, meta_edited)
+        m = json.loads((meta_edited / "pin.json").read_text())
+        edit(m)
+        (meta_edited / "pin.json").write_text(json.dumps(m))
+        with pytest.raises(InputError, match="pin.json changed since it was made"):
+            read_pin(meta_edited)
     one_line_error(cli("gate", "--index", base_index, "--pin", tmp_path, "--task", "known-item", "--baseline", "bm25",
                        "--candidate", "qld_mu1000", "--out", tmp_path / "g"), "not a pin directory")
 
