@@ -198,6 +198,10 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     out = Path(out)
     import time
 
+    if history is not None:
+        from .history import check_history
+
+        check_history(history)
     started, utc = time.perf_counter(), _now()
     with session(out, index_dir, execution.scheduler) as index_dir:
         pin = pin if isinstance(pin, Pin) else read_pin(pin)
@@ -462,7 +466,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
     from ..runs import Searched
     from ..session import session
     from ..settings import Execution
-    from .history import mean_ci, record_gate
+    from .history import check_history, mean_ci, record_gate
 
     execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
     runs_dir = options.pop("runs_dir", None)
@@ -470,6 +474,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
     if options:
         raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
     out = Path(out)
+    check_history(history)
     started, utc = time.perf_counter(), _now()
     with session(out, index_dir, execution.scheduler) as index_dir:
         pin = pin if isinstance(pin, Pin) else read_pin(pin)

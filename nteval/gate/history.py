@@ -395,6 +395,20 @@ def open_history(where: str | Path, create: bool = True) -> History:
     return PostgresHistory(str(where)) if is_postgres(where) else SQLiteHistory(where, create=create)
 
 
+def check_history(where: str | Path) -> None:
+    """Refuse a history that a gate could not append to, before anything is searched: a directory,
+    a missing directory, a file that is not an nteval history (or a newer one), a server that does
+    not answer. A new SQLite file is not created here (only by the gate's append)."""
+    if is_postgres(where) or Path(where).exists():
+        with opened(where, create=False):
+            return
+    path = Path(where)
+    if not path.parent.is_dir():
+        raise InputError(path, "--history: its directory does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise InputError(path, "--history: its directory is not writable")
+
+
 @contextmanager
 def opened(where: str | Path, create: bool = True) -> Iterator[History]:
     h = open_history(where, create)

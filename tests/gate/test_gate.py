@@ -100,6 +100,12 @@ def test_bad_input_is_one_line(sample_index, pin, tmp_path):
     (tmp_path / "dir.sqlite").mkdir()
     one_line_error(gate(sample_index, pin, tmp_path / "f", "--task", "known-item", "--history", tmp_path / "dir.sqlite",
                         *base), "is a directory")
+    one_line_error(gate(sample_index, pin, tmp_path / "f2", "--task", "known-item", "--history",
+                        tmp_path / "no" / "h.sqlite", *base), "directory does not exist")
+    one_line_error(cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25",
+                       "--history", tmp_path / "dir.sqlite", "--out", tmp_path / "f3"), "is a directory")
+    # refused before anything is searched: no runs left behind
+    assert not any((tmp_path / d).exists() for d in ("f", "f2", "f3"))
     other = tmp_path / "other.run"
     other.write_text("12345 Q0 999 1 1.0 other\n")
     one_line_error(gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25",
