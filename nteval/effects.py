@@ -66,9 +66,13 @@ class MMD:
             raise InputError(None, f"--mmd {raw!r}: must be a finite number")
         if v < 0:
             raise InputError(None, f"--mmd {raw!r}: must be ≥ 0")
-        if v >= (100 if relative else 1e9):
-            raise InputError(None, f"--mmd {raw!r}: must be below " + ("100 %" if relative else
-                                                                       "1e9 (an absolute difference in the measure's units)"))
+        if relative and v >= 100:
+            raise InputError(None, f"--mmd {raw!r}: must be below 100 %")
+        if not relative and v >= 1:
+            # (every measure nteval decides on lies in [0, 1]: a difference of 1 or more would make any
+            # two systems equivalent, and a forgotten % sign would pass any release)
+            raise InputError(None, f"--mmd {raw!r}: must be below 1 as an absolute difference (scores lie in [0, 1]); "
+                                   f"for a share of the score write {raw}%")
         return cls(v / 100 if relative else v, relative)
 
     def threshold(self, a: float, b: float) -> float:

@@ -69,6 +69,13 @@ def release_line(records: list, topics_kind: str = "pinned", failed: set[str] = 
     return [r for r in timeline(records, topics_kind) if released(r, failed)]
 
 
+def earlier_releases(rec, before: list) -> list:
+    """The releases ``rec`` is compared with: those recorded before it, less the other candidates of
+    its own gate (alternatives to one another, not a sequence: which of them passes first must not
+    depend on the order they were given in)."""
+    return [x for x in before if not (rec.gate_id and x.gate_id == rec.gate_id and x.role == "candidate")]
+
+
 def _dedupe(line: list) -> list:
     """One point per label and index state (a baseline recorded again by a later gate is not a
     new release)."""
@@ -154,7 +161,7 @@ def check_alerts(history, new_records: list, result: dict[str, Any], alpha: floa
     line = _dedupe(release_line(every, "pinned", failed))
     for i, rec in enumerate(line):
         if rec.id in new_ids and rec.role in ("candidate", "checked"):
-            a = below_best(rec, line[:i], mmd, alpha)
+            a = below_best(rec, earlier_releases(rec, line[:i]), mmd, alpha)
             if a and a["fired"]:
                 fired.append(a)
     if any(r.topics_kind == "fresh" for r in new_records):

@@ -115,6 +115,32 @@ def resolve_system(ref: str, systems_file: str | Path | None, role: str):
     return named
 
 
+#: a run file answering fewer of the pinned topics than this share is refused (a run of another
+#: topic set, or one cut short, would otherwise be scored 0 on the rest and decide the gate)
+MIN_RUN_COVERAGE = 0.5
+
+
+def answered(runs: dict[str, dict[str, list]], systems: list, topics: dict[str, str], kind: str) -> dict[str, int]:
+    """How many of ``topics`` each system answered (one hit or more). A system that answered none,
+    or a run file answering fewer than :data:`MIN_RUN_COVERAGE` of them, is one line: an empty or
+    truncated run must not pass (as a baseline) or fail (as a candidate) a release."""
+    n = len(topics)
+    out: dict[str, int] = {}
+    for s in systems:
+        got = sum(1 for q in topics if runs.get(s.name, {}).get(q))
+        out[s.name] = got
+        run_file = None if s.kind.computed else s.params.get("run")
+        if n and got == 0:
+            raise InputError(run_file, f"system {s.name} answered none of the {n:,} {kind} topics (an empty or cut-short "
+                                       "run?): there is nothing to decide on")
+        if run_file and n and got < MIN_RUN_COVERAGE * n:
+            raise InputError(run_file, f"this run answers {got:,} of the {n:,} {kind} topics: a run of another topic set, "
+                                       "or one cut short? A gate decides on runs over the pin's topics (PIN/"
+                                       "focused/topics.tsv or PIN/highrecall/topics.tsv); a topic it does not answer "
+                                       "would score 0")
+    return out
+
+
 def _with_inputs(system, file: Path | None) -> list:
     """A system and, first, the systems its run is made from (fusions), from the same file."""
     from ..systems.base import load_systems
@@ -224,6 +250,7 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
         cache = Path(runs_dir) if runs_dir else out / "runs"
         runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
+        pinned.status["answered"] = answered(runs, [base_sys, *[c[0] for c in cands]], pinned.topics, "pinned")
         from ..leak import refuse_leaks
 
         refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
@@ -495,6 +522,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
                 continue
             where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
             runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
+            entry["answered"] = answered(runs, [sys_], a.topics, a.kind)[sys_.name]
             infos_all += infos
             if a.kind == "pinned" and index_changed(pin, manifest):
                 runs = condensed(runs, [sys_.name], pin.known())

@@ -105,6 +105,22 @@ class Record:
                 json.dumps(self.details, default=str), __version__)
 
 
+def _schema_version(value: Any, where: str) -> int:
+    try:
+        return int(value)
+    except (ValueError, TypeError):
+        raise InputError(where, f"--history: a damaged history (its schema version is {value!r}): restore a copy; "
+                                "nteval left it as it is") from None
+
+
+def _score(value: Any) -> float:
+    """A score read back: a finite number in [0, 1] (every measure nteval records), or ValueError."""
+    v = float(value)
+    if not 0.0 <= v <= 1.0:  # (NaN fails too)
+        raise ValueError(f"score {value!r} is not in [0, 1]")
+    return v
+
+
 def mean_ci(scores: dict[str, float], level: float = 0.95) -> tuple[float, float]:
     """A ``level`` interval of a mean of per-topic scores in [0, 1]: the betting bounds of the gate
     (:func:`nteval.gate.decide.bounds`, (1 − level)/2 each side, topics in the bets' fixed order),
@@ -123,7 +139,8 @@ def mean_ci(scores: dict[str, float], level: float = 0.95) -> tuple[float, float
 
 def redact(url: str) -> str:
     """A history's place as outputs show it: a URL without its password."""
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", str(url))
+    text = re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", str(url))  # user:password@
+    return re.sub(r"((?:^|[?&\s])password=)[^&\s]*", r"\1***", text)  # ?password=… (libpq's URL parameters)
 
 
 def is_postgres(where: str | Path) -> bool:
@@ -234,10 +251,18 @@ class History:
         out = []
         for row in rows:
             d = dict(zip(("id", *COLUMNS), row))
+            try:
+                details = json.loads(d["details"] or "{}")
+                if not isinstance(details, dict):
+                    raise ValueError("details are not a JSON object")
+                for col in ("mean", "ci_low", "ci_high"):
+                    _score(d[col])
+            except (ValueError, TypeError) as err:
+                self._damaged(f"record {d['id']}: {err}")
             rec = Record(d["system"], d["label"], d["role"], d["task"], d["measure"], d["pin_id"], d["topic_set"],
                          d["topics_kind"], d["index_fingerprint"], {}, kind=d["kind"], engine=d["engine"],
                          index_documents=d["index_documents"], decision=d["decision"], baseline=d["baseline"],
-                         margin=d["margin"], gate_id=d["gate_id"], details=json.loads(d["details"] or "{}"),
+                         margin=d["margin"], gate_id=d["gate_id"], details=details,
                          utc=d["utc"], ci=(d["ci_low"], d["ci_high"]), id=d["id"])
             rec.details["_mean"], rec.details["_n"] = d["mean"], d["n_topics"]
             out.append(rec)
@@ -249,10 +274,17 @@ class History:
         by_id = {r.id: r for r in recs}
         cur = self.conn.cursor()
         cur.execute(self._sql("SELECT record_id, qid, value FROM scores ORDER BY record_id, qid"))
-        for rid, qid, value in cur.fetchall():
-            if rid in by_id:
-                by_id[rid].scores[qid] = value
+        rows = cur.fetchall()
         self.conn.commit()
+        for rid, qid, value in rows:
+            if rid in by_id:
+                try:
+                    by_id[rid].scores[qid] = _score(value)
+                except (ValueError, TypeError) as err:
+                    self._damaged(f"record {rid}, topic {qid}: {err}")
+
+    def _damaged(self, what: str) -> None:
+        raise InputError(self.where, f"--history: a damaged history ({what}): restore a copy; nteval left it as it is")
 
     def meta(self) -> dict[str, str]:
         cur = self.conn.cursor()
@@ -317,7 +349,7 @@ class SQLiteHistory(History):
         if "meta" not in tables:
             return None
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return int(row[0]) if row else None
+        return _schema_version(row[0], self.where) if row else None
 
     def _insert_id(self, cur: Any, sql: str, row: tuple) -> int:
         cur.execute(sql, row)
@@ -378,7 +410,7 @@ class PostgresHistory(History):
         meta = dict(cur.fetchall())
         if meta.get("app") != APP:
             raise InputError(None, f"--history {self.where}: its schema {PG_SCHEMA} is not an nteval history")
-        return int(meta["schema_version"])
+        return _schema_version(meta.get("schema_version"), self.where)
 
     def _insert_id(self, cur: Any, sql: str, row: tuple) -> int:
         cur.execute(sql + " RETURNING id", row)
@@ -392,6 +424,8 @@ def _pg_error(err: Exception) -> str:
 
 def open_history(where: str | Path, create: bool = True) -> History:
     """The history at ``where``: a postgresql:// URL or a SQLite file (created when missing)."""
+    if "://" in str(where) and not is_postgres(where):
+        raise InputError(None, f"--history {redact(str(where))}: give a SQLite file or a postgresql:// URL")
     return PostgresHistory(str(where)) if is_postgres(where) else SQLiteHistory(where, create=create)
 
 
@@ -399,10 +433,12 @@ def check_history(where: str | Path) -> None:
     """Refuse a history that a gate could not append to, before anything is searched: a directory,
     a missing directory, a file that is not an nteval history (or a newer one), a server that does
     not answer. A new SQLite file is not created here (only by the gate's append)."""
-    if is_postgres(where) or Path(where).exists():
+    path = Path(where)
+    if "://" in str(where) or path.exists():
+        if path.is_file() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            raise InputError(path, "--history: not writable (the file or its directory): nothing could be recorded")
         with opened(where, create=False):
             return
-    path = Path(where)
     if not path.parent.is_dir():
         raise InputError(path, "--history: its directory does not exist")
     if not os.access(path.parent, os.W_OK):
@@ -453,10 +489,16 @@ def _fresh_id(result: dict[str, Any], per: dict[str, dict[str, float]]) -> str:
 def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     """Append a gate's (or check's) records to the history at ``where``; check the alert rules on
     them. Returns where, the new record ids and the alerts raised."""
+    import sqlite3
+
     from .alerts import check_alerts
 
     recs = gate_records(result)
-    with opened(where) as h:
-        ids = h.append(recs)
-        alerts = check_alerts(h, recs, result)
+    try:
+        with opened(where) as h:
+            ids = h.append(recs)
+            alerts = check_alerts(h, recs, result)
+    except sqlite3.Error as err:  # (a file made read-only, a disk full: the history is left as it was)
+        raise InputError(where, f"--history: cannot append to it (sqlite: {' '.join(str(err).split())}); nothing was "
+                                "recorded") from None
     return {"where": redact(str(where)), "records": ids, "alerts": alerts}

@@ -30,7 +30,7 @@ def junit_xml(result: dict[str, Any]) -> str:
                           tests=str(len(cases)), failures=str(failures), errors="0", skipped=str(skipped),
                           timestamp=result.get("utc", ""), time=f"{result.get('seconds', 0):.3f}")
     props = ET.SubElement(suite, "properties")
-    for key, value in (("outcome", result["outcome"]), ("baseline", result["baseline"]), ("pin", result["pin"]["id"]),
+    for key, value in (("outcome", result["outcome"]), ("exit", result.get("exit", "")), ("baseline", result["baseline"]), ("pin", result["pin"]["id"]),
                        ("topic_set", result["pin"]["topic_set"]), ("index_fingerprint", result["index_fingerprint"]),
                        ("margin", result["rule"]["margin"]), ("multiplicity", result["rule"]["multiplicity"])):
         ET.SubElement(props, "property", name=key, value=str(value))
@@ -49,6 +49,18 @@ def junit_xml(result: dict[str, Any]) -> str:
             ET.SubElement(case, "skipped", message=f"{summary}; {more.get('note', 'not decided')}")
         out = ET.SubElement(case, "system-out")
         out.text = summary
+    hist = result.get("history")
+    if hist is not None:  # the history's alert rules, as one more case: an alert fails it (exit status 5)
+        alerts = hist.get("alerts") or []
+        case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
+                             name=f"history alert rules ({hist['where']})", time="0")
+        if alerts:
+            f = ET.SubElement(case, "failure", type="alert", message=alerts[0]["text"])
+            f.text = "\n".join(a["text"] for a in alerts)
+        n_fail = failures + (1 if alerts else 0)
+        for el in (suites, suite):
+            el.set("tests", str(len(cases) + 1))
+            el.set("failures", str(n_fail))
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
 

@@ -295,8 +295,7 @@ def read_pin(path: str | Path) -> Pin:
                                     f"{PIN_FORMAT}): upgrade nteval")
     files = meta["files"]
     if (not isinstance(files, dict) or set(files) != set(_FILES) or meta.get("digest") != _files_digest(files)
-            or ("seal" in meta and meta["seal"] != _seal(meta))):
-        # (pins made before the seal have none: their list of files is still checked against their digest)
+            or meta.get("seal") != _seal(meta)):
         raise InputError(meta_path, f"--pin: {PIN_FILE} changed since it was made (its content is not what nteval "
                                     "sealed); a pinned topic set must not be edited: make a new pin instead")
     for name, sha in files.items():

@@ -107,6 +107,10 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
                  + ("" if not result["pin"]["index_changed"] else
                     " (the index changed since the pin: " + pinned.get("condensed", "") + ")"))
+    short_runs = {n: a for n, a in pinned["status"].get("answered", {}).items() if a < pinned["topics"]}
+    if short_runs:
+        lines.append("  not every topic answered: " + ", ".join(f"{n} {a:,} of {pinned['topics']:,}" for n, a in short_runs.items())
+                     + " (a topic a system does not answer scores 0)")
     fresh = result["sets"].get("fresh")
     if fresh:
         st = fresh["status"]
@@ -173,7 +177,12 @@ def markdown(result: dict[str, Any]) -> str:
     topics that moved most, the method."""
     m = result["measure"]
     icon = {"pass": "✅", "regression": "❌", "inconclusive": "⚠️"}[result["outcome"]]
-    lines = [f"### {icon} nteval gate: {result['outcome']}", "", result["headline"]["text"], "",
+    alerts = (result.get("history") or {}).get("alerts") or []
+    title = result["outcome"] + (", with a history alert" if alerts and result["outcome"] == "pass" else "")
+    if alerts and result["outcome"] == "pass":
+        icon = "⚠️"
+    lines = [f"### {icon} nteval gate: {title}", "", result["headline"]["text"], "",
+             *[f"> **ALERT** (exit status 5): {a['text']}" for a in alerts], *([""] if alerts else []),
              f"Task: **{result['task']}** search ({m}); pin `{result['pin']['id']}` (topic set "
              f"`{result['pin']['topic_set']}`); baseline **{_who(result, result['baseline'])}**.", "",
              f"| candidate | topics | {m} candidate | {m} baseline | difference [CI] | margin | decision |",

@@ -9,7 +9,18 @@ from typing import Any
 from ..atomic import write_text
 from ..effects import MMD
 from ..errors import InputError
-from .alerts import ALERT_ALPHA, WINDOW, _dedupe, below_best, failed_labels, fresh_drift, release_line, released, timeline
+from .alerts import (
+    ALERT_ALPHA,
+    WINDOW,
+    _dedupe,
+    below_best,
+    earlier_releases,
+    failed_labels,
+    fresh_drift,
+    release_line,
+    released,
+    timeline,
+)
 from .history import opened
 
 
@@ -39,7 +50,7 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
     points: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
     for i, r in enumerate(line):
-        earlier = [x for x in line[:i] if released(x, failed)]
+        earlier = earlier_releases(r, [x for x in line[:i] if released(x, failed)])
         a = below_best(r, earlier, m, ALERT_ALPHA) if earlier and released(r, failed) and r.role != "baseline" else None
         fired = bool(a and a["fired"])
         if a is not None and fired:

@@ -130,3 +130,61 @@ def test_check_appends_to_the_history(sample_index, pin, tmp_path):
     assert res["sets"]["pinned"]["mean"] == pytest.approx(rec.mean, abs=1e-6)
     one_line_error(cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25",
                        "--out", tmp_path / "c2"), "--history")
+
+
+def test_an_alert_reaches_every_output_and_siblings_are_alternatives(sample_index, pin, tmp_path):
+    """Candidates of one gate are alternatives: neither is the other's "earlier release", whatever
+    their order. A release that passes its gate but falls below the best earlier release by more than
+    the margin exits 5, and says so in gate.md, junit.xml and gate.json, not only on the terminal."""
+    copy = tmp_path / "d1copy.yaml"
+    copy.write_text("- name: d1copy\n  algorithm: disjunctive\n  params: {max_words: 1}\n")
+    cache = tmp_path / "cache"
+    for order in ((copy, "bm25"), ("bm25", copy)):
+        hist = tmp_path / f"sib-{order[0] == 'bm25'}.sqlite"
+        r = gate(sample_index, pin, tmp_path / "sib", "--task", "known-item", "--baseline", "disjunctive_1",
+                 "--candidate", order[0], "--candidate", order[1], "--history", hist, "--runs-cache", cache)
+        assert r.exit_code == 0 and "ALERT" not in r.output, r.output
+    hist = tmp_path / "line.sqlite"
+    r = gate(sample_index, pin, tmp_path / "g1", "--task", "known-item", "--baseline", "disjunctive_1", "--candidate",
+             "bm25", "--history", hist, "--runs-cache", cache)
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "g2"
+    r = gate(sample_index, pin, out, "--task", "known-item", "--baseline", "disjunctive_1", "--candidate", copy,
+             "--history", hist, "--runs-cache", cache)
+    assert r.exit_code == 5 and "ALERT: release d1copy" in r.output, r.output
+    res = json.loads((out / "gate.json").read_text())
+    (alert,) = res["history"]["alerts"]
+    assert res["exit"] == 5 and alert["best"] == "bm25"
+    md = (out / "gate.md").read_text()
+    assert md.startswith("### ⚠️ nteval gate: pass, with a history alert") and alert["text"] in md
+    xml = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
+    cases = [c for s in (list(xml) if isinstance(xml, junitparser.JUnitXml) else [xml]) for c in s]
+    failed = [c for c in cases if any(type(x).__name__ == "Failure" for x in c.result)]
+    assert len(cases) == 2 and [c.name for c in failed] == [f"history alert rules ({hist})"]
+    assert failed[0].result[0].type == "alert" and failed[0].result[0].message == alert["text"]
+
+
+def test_empty_or_partial_runs_do_not_decide_a_gate(sample_index, pin, tmp_path):
+    """An empty run file, or one answering fewer than half the pinned topics, is bad input (it would
+    pass as a baseline, fail as a candidate); one answering most of them is decided, and the topics it
+    did not answer are said."""
+    r = gate(sample_index, pin, tmp_path / "g0", "--task", "known-item", "--baseline", "bm25", "--candidate",
+             "bm25_k1.2_b0.75", "--runs-cache", tmp_path / "cache")
+    assert r.exit_code == 0, r.output
+    lines = (tmp_path / "cache" / "pinned" / "bm25.run").read_text().splitlines()
+    qids = sorted({x.split()[0] for x in lines})
+    empty = tmp_path / "empty.run"
+    empty.write_text("")
+    half = tmp_path / "half.run"
+    half.write_text("".join(x.replace(" bm25", " half") + "\n" for x in lines if x.split()[0] in set(qids[:100])))
+    most = tmp_path / "most.run"
+    most.write_text("".join(x.replace(" bm25", " most") + "\n" for x in lines if x.split()[0] in set(qids[:270])))
+    for run, words in ((empty, "empty"), (half, "answers 100 of the 300 pinned topics")):
+        for role in ("--baseline", "--candidate"):
+            other = "--candidate" if role == "--baseline" else "--baseline"
+            out = tmp_path / f"{run.stem}{role}"
+            one_line_error(gate(sample_index, pin, out, "--task", "known-item", role, run, other, "bm25"), words)
+            assert not (out / "gate.json").exists()
+    r = gate(sample_index, pin, tmp_path / "most", "--task", "known-item", "--baseline", "bm25", "--candidate", most)
+    assert r.exit_code in (0, 3, 4), r.output
+    assert "not every topic answered: most 270 of 300" in r.output

@@ -153,6 +153,42 @@ def _truncated(p: Path) -> None:
     p.write_bytes(data[: len(data) // 3])
 
 
+def test_passwords_are_redacted_in_every_form_of_url(tmp_path):
+    for url in ("postgresql://alice:s3cr3t@h:5/db", "postgresql://alice@h:5/db?password=s3cr3t",
+                "postgresql:///db?host=x&password=s3cr3t&sslmode=require"):
+        assert "s3cr3t" not in redact(url) and "***" in redact(url)
+    # a URL of another database is one line, not a missing directory
+    one_line_error(cli("history", "mysql://x:pw@y/z"), "give a SQLite file or a postgresql:// URL")
+
+
+def _edited(sql: str):
+    def make(p: Path) -> None:
+        with opened(p) as h:
+            h.append([record("v1", _scores(1), role="baseline"), record("v2", _scores(2), decision="non-inferior")])
+        c = sqlite3.connect(p)
+        c.execute(sql)
+        c.commit()
+        c.close()
+    return make
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("UPDATE meta SET value = 'abc' WHERE key = 'schema_version'", "its schema version is 'abc'"),
+    ("UPDATE records SET details = '{not json' WHERE id = 2", "record 2"),
+    ("UPDATE scores SET value = 7.5 WHERE record_id = 2 AND qid = 'q007'", "record 2, topic q007: score 7.5 is not in"),
+    ("UPDATE records SET mean = 7.5 WHERE id = 1", "record 1: score 7.5"),
+])
+def test_damaged_contents_are_refused_in_one_line(tmp_path, sql, words):
+    """A history whose contents were edited by hand (a schema version, a record's details, a score
+    out of [0, 1]) is refused in one line naming the file, and left as it is."""
+    path = tmp_path / "h.sqlite"
+    _edited(sql)(path)
+    before = path.read_bytes()
+    r = cli("history", path, "--out", tmp_path / "t")
+    one_line_error(r, str(path), words)
+    assert path.read_bytes() == before and not (tmp_path / "t").exists()
+
+
 _WRITER = """
 import sys, numpy as np
 sys.path.insert(0, {tests!r})
