@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import InputError
 from ..gate.gate import GateSpec
 from ..gate.pin import PinSpec
 from .app import friendly_errors, main
@@ -20,7 +21,7 @@ SYSTEMS_FILE = click.option("--systems", "systems", default=None, type=click.Pat
                                  "shipped sets).")
 PIN = click.option("--pin", "pin", required=True, type=click.Path(path_type=Path), help="A pin directory made by "
                                                                                         "`nteval pin`.")
-RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path),
+RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
                           help="Where runs are cached across gates (default: OUT/runs): the live system's runs on the "
                                "pinned topics are computed once per index.")
 
@@ -43,6 +44,11 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
 
     spec = PinSpec(**kw)
     if extend is not None:
+        from click.core import ParameterSource
+
+        if click.get_current_context().get_parameter_source("seed") not in (ParameterSource.DEFAULT, None):
+            raise InputError(None, "--seed: an extension keeps its pin's seed (the seeded order its topics came from); "
+                                   "leave --seed out with --extend")
         meta = extend_pin(extend, index_dir, out, spec.n_topics, force=force, progress=progress(quiet))
     else:
         meta = pin_topics(index_dir, out, spec, force=force, progress=progress(quiet))

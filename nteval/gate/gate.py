@@ -66,6 +66,14 @@ class GateSpec:
         if self.task is None:
             raise InputError(None, "--task: declare the task your users do: known-item (find the one document a "
                                    "description points to) or topical (find everything on a topic)")
+        for flag, label in (("--label", self.label), ("--baseline-label", self.baseline_label)):
+            if label is not None and (not label.strip() or len(label) > 100 or not label.isprintable()
+                                      or any(c in label for c in "|`<>")):
+                raise InputError(None, f"{flag} {label!r}: a version label is one line of up to 100 printable "
+                                       "characters, without | ` < > (it is shown in tables, pages and the history)")
+        if self.label is not None and self.label == self.baseline_label:
+            raise InputError(None, f"--label and --baseline-label are both {self.label!r}: a candidate is another "
+                                   "release than the one live")
         return self
 
     @property
@@ -228,8 +236,11 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         from .history import check_history
 
         check_history(history)
+    from .outputs import claim_out
+
     started, utc = time.perf_counter(), _now()
     with session(out, index_dir, execution.scheduler) as index_dir:
+        claim_out(out, "gate")  # (under OUT's lock)
         pin = pin if isinstance(pin, Pin) else read_pin(pin)
         manifest = read_manifest(index_dir)
         base_sys, base_file = resolve_system(baseline, systems, "baseline")
@@ -375,7 +386,7 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
         "gate": "nteval gate", "task": spec.task, "protocol": spec.protocol, "measure": measure,
         "index": str(Path(index_dir)), "index_fingerprint": manifest["fingerprint"],
         "index_documents": manifest["indexes"]["nt"]["documents"],
-        "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path),
+        "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path), "sampled": pin.meta["spec"]["n_topics"],
                 "topic_set": pin.meta["protocols"][spec.protocol]["topic_set"],
                 "made_on": pin.meta["index"]["fingerprint"], "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
         "baseline": base, "candidates": candidates, "labels": labels, "engines": engines,
@@ -502,8 +513,11 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
         raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
     out = Path(out)
     check_history(history)
+    from .outputs import claim_out
+
     started, utc = time.perf_counter(), _now()
     with session(out, index_dir, execution.scheduler) as index_dir:
+        claim_out(out, "gate")  # (under OUT's lock)
         pin = pin if isinstance(pin, Pin) else read_pin(pin)
         manifest = read_manifest(index_dir)
         sys_, file = resolve_system(system, systems, "system")

@@ -11,6 +11,43 @@ from typing import Any
 from ..atomic import write_text
 from .report import candidate_clause, gate_lines, markdown
 
+#: the files each command writes into its OUT; the first is the mark of an OUT it wrote
+OWN = {"gate": ("gate.json", "gate.md", "junit.xml", "gate.txt", "per_topic.tsv", "check.json"),
+       "history": ("history.json", "history.html", "history.png")}
+_MARKS = {"gate": ("gate.json", "check.json"), "history": ("history.json",)}
+
+
+def claim_out(out: Path, kind: str) -> None:
+    """Make ``out`` ready for a ``kind`` ("gate" or "history") command, before any work: a new or
+    empty directory, or one this command wrote before, whose earlier files move to OUT/previous/
+    (a run that then fails on bad input leaves no stale pass behind for CI to post, and loses
+    nothing). A directory holding anything else is one line: nteval writes only into its own
+    outputs (a user's folder, an index, a pin, the current directory are never written into)."""
+    import os
+    import shutil
+
+    from ..errors import InputError
+
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(out, "--out exists and is not a directory")
+    if not out.exists():
+        return
+    entries = [e for e in os.listdir(out) if not e.startswith(".")]
+    if not entries:
+        return
+    if not any((out / m).is_file() for m in _MARKS[kind]):
+        shown = ", ".join(sorted(entries)[:3]) + (", …" if len(entries) > 3 else "")
+        raise InputError(out, f"--out: a directory nteval did not write as `nteval {kind}` output (it holds {shown}); "
+                              "choose a new or empty directory")
+    earlier = [f for f in OWN[kind] if (out / f).is_file()]
+    if earlier:
+        prev = out / "previous"
+        shutil.rmtree(prev, ignore_errors=True) if prev.is_dir() else None
+        prev.mkdir(exist_ok=True)
+        for f in earlier:
+            os.replace(out / f, prev / f)
+
 
 def junit_xml(result: dict[str, Any]) -> str:
     """The gate as JUnit XML (the schema Jenkins, GitLab and GitHub's test reporters read)."""

@@ -117,6 +117,7 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
     from ..session import session
 
     pin = read_pin(old)
+    check_pin_index(pin, index_dir)
     base = pin.meta["spec"]
     if n_topics <= base["n_topics"]:
         raise InputError(None, f"--topics {n_topics}: an extension must sample more documents than the pin's "
@@ -139,8 +140,29 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
 
 @contextlib.contextmanager
 def _pin_dir(out: Path, force: bool):
-    with atomic_dir(out, force=force, replaceable=lambda p: (p / PIN_FILE).is_file(), what="a pin (no pin.json)") as tmp:
+    with atomic_dir(out, force=force, replaceable=_replaceable_pin, what="a pin") as tmp:
         yield tmp
+
+
+#: what a pin directory holds (anything else is a user's, and ``--force`` does not replace it)
+_ENTRIES = {PIN_FILE, "focused", "highrecall", "documents.tsv", "known.txt.gz"}
+
+
+def _replaceable_pin(path: Path) -> bool:
+    """``--force`` replaces a pin nteval made, whole: its pin.json sealed and nothing else in it."""
+    if not path.is_dir() or path.is_symlink() or not (path / PIN_FILE).is_file():
+        return False
+    try:
+        meta = json.loads((path / PIN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(meta, dict) or meta.get("seal") != _seal(meta):
+        return False
+    foreign = [e.name for e in path.iterdir() if e.name not in _ENTRIES and not e.name.startswith(".")]
+    if foreign:
+        raise InputError(path, f"--force refused: this pin holds files nteval did not write ({', '.join(sorted(foreign)[:3])}"
+                               f"{', …' if len(foreign) > 3 else ''}); move them away first")
+    return True
 
 
 def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple], known: list[str],
@@ -320,10 +342,27 @@ class AppliedTopics:
     status: dict[str, Any]           # retired, revised, judgments dropped, …
 
 
+def check_pin_index(pin: Pin, index_dir: str | Path) -> None:
+    """A pin is used on the index it was made on, or on that index updated since (its source files
+    are all still the index's): one line for a pin of another collection, or of a later version of
+    this one (documents it judged would look deleted)."""
+    from ..index import read_manifest
+
+    made = [s for s in pin.meta["index"].get("sources", []) if s]
+    now = {s.get("sha256") for s in read_manifest(index_dir).get("sources", [])}
+    missing = [s for s in made if s not in now]
+    if missing:
+        raise InputError(pin.path, f"--pin: made on another index, or on a later version of this one ({len(missing)} of "
+                                   f"the {len(made)} source files it was made from are not in {index_dir}); use it on "
+                                   f"{pin.meta['index']['path']} (or that index updated since), or make a new pin")
+
+
 def apply_pin(pin: Pin, index_dir: Path, protocol: str) -> AppliedTopics:
     """The pinned topics of ``protocol`` on the index as it is now (see the module: retired,
     revised, judgments of deleted documents dropped)."""
     from ..corpus.store import FILENAME, DocStore, known_docids
+
+    check_pin_index(pin, index_dir)
 
     topics, qrels, sources = pin.topic_set(protocol)
     digests = pin.digests()

@@ -78,6 +78,16 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     return {"outcome": outcome, "text": text}
 
 
+def extend_command(result: dict[str, Any], needed: int, used: int) -> str:
+    """The `pin --extend` command that would likely give ``needed`` topics where ``used`` of the
+    pin's sampled documents gave topics (not every sampled document makes a topic of each task)."""
+    import math
+
+    sampled = int(result["pin"].get("sampled") or used)
+    n = max(sampled + 1, math.ceil(needed * sampled / max(used, 1)))
+    return (f"nteval pin --extend {result['pin']['path']} --index {result['index']} --topics {n} --out PIN2")
+
+
 def _line_for(result: dict[str, Any], name: str, kind: str) -> list[str]:
     s = result["sets"].get(kind) or {}
     d = (s.get("candidates") or {}).get(name)
@@ -88,9 +98,12 @@ def _line_for(result: dict[str, Any], name: str, kind: str) -> list[str]:
              f"{_s(d['diff'])} [{_s(d['ci'][0])}, {_s(d['ci'][1])}]  margin {_s(-d['margin'])}  → {d['decision']}"
              + ("" if s.get("decided", True) else "  (shown, not decided on)")]
     more = d.get("more_topics")
-    if more and more.get("topics"):
-        lines.append(f"            inconclusive: {more['note']}: nteval pin --extend {result['pin']['path']} --index "
-                     f"{result['index']} --topics {more['topics']} --out PIN2, then this gate with --pin PIN2")
+    if more and more.get("topics") and kind == "fresh":
+        lines.append(f"            inconclusive: {more['note']}: this gate with --fresh {more['topics']} (fresh topics "
+                     "come from the documents added since the pin: more appear with each update)")
+    elif more and more.get("topics"):
+        lines.append(f"            inconclusive: {more['note']}: {extend_command(result, more['topics'], d['topics'])}, "
+                     "then this gate with --pin PIN2")
     elif more:
         lines.append(f"            inconclusive: {more['note']}")
     return lines

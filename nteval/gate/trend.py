@@ -30,6 +30,10 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
     record), each release with its mean, 95 % interval, decision, the best release before it, and
     the alerts the rules raise there; with ``out``, history.png, history.html and history.json."""
     m = MMD.parse(mmd)
+    if out is not None:
+        from .outputs import claim_out
+
+        claim_out(Path(out), "history")
     with opened(where, create=False) as h:
         every = h.records(scores=True)
         meta = h.meta()

@@ -188,3 +188,35 @@ def test_empty_or_partial_runs_do_not_decide_a_gate(sample_index, pin, tmp_path)
     r = gate(sample_index, pin, tmp_path / "most", "--task", "known-item", "--baseline", "bm25", "--candidate", most)
     assert r.exit_code in (0, 3, 4), r.output
     assert "not every topic answered: most 270 of 300" in r.output
+
+
+def test_out_is_new_empty_or_nteval_s_own(sample_index, pin, tmp_path):
+    """A gate writes only into a new or empty OUT or one a gate wrote; its earlier files move to
+    OUT/previous/ first, so a rerun that fails on bad input leaves no stale pass behind."""
+    base = ["--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75"]
+    user = tmp_path / "user"
+    user.mkdir()
+    (user / "gate.md").write_text("my notes")
+    one_line_error(gate(sample_index, pin, user, *base), "did not write")
+    assert (user / "gate.md").read_text() == "my notes" and sorted(p.name for p in user.iterdir()) == ["gate.md"]
+    one_line_error(gate(sample_index, pin, sample_index, *base), "did not write")
+    out = tmp_path / "g"
+    assert gate(sample_index, pin, out, *base).exit_code == 0
+    first = (out / "gate.md").read_text()
+    r = gate(sample_index, pin, out, "--task", "known-item", "--baseline", "bm25", "--candidate", "nosuch")
+    one_line_error(r, "--candidate")
+    assert not (out / "gate.md").exists() and (out / "previous" / "gate.md").read_text() == first
+    assert not (out / "junit.xml").exists() and (out / "runs").is_dir()  # (the run cache stays)
+    for flag, label, words in (("--label", "v2\nPASS — release: evil", "one line"), ("--label", "v2|x", "without |"),
+                               ("--baseline-label", "v2", "both 'v2'")):
+        extra = ["--label", "v2"] if flag == "--baseline-label" else []
+        one_line_error(gate(sample_index, pin, tmp_path / "l", *base, flag, label, *extra), words)
+
+
+def test_the_advice_to_extend_asks_for_more_than_the_pin_holds():
+    from nteval.gate.report import extend_command
+
+    res = {"pin": {"path": "pin", "sampled": 300}, "index": "idx"}
+    assert extend_command(res, 1232, 280).endswith("--topics 1320 --out PIN2")   # 1232 × 300/280, rounded up
+    assert extend_command(res, 67, 44).endswith("--topics 457 --out PIN2")
+    assert extend_command(res, 100, 300).endswith("--topics 301 --out PIN2")      # always more than the pin's

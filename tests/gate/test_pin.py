@@ -97,6 +97,14 @@ def test_pinned_topics_survive_an_update(base_index, pinned, tmp_path):
     upd, deleted, revised = _update_file(pinned, tmp_path)
     update_index(idx, [FIRST200, upd])
     p = read_pin(pinned)
+    # a pin made on the updated index is not one of the index before the update (its judged
+    # documents would look deleted): one line, here as in extensions
+    later = tmp_path / "later-pin"
+    pin_topics(idx, later, PinSpec(n_topics=30, seed=7))
+    with pytest.raises(InputError, match="made on another index, or on a later version"):
+        apply_pin(read_pin(later), base_index.absolute(), "focused")
+    one_line_error(cli("pin", "--index", base_index, "--extend", later, "--topics", 40, "--out", tmp_path / "x"),
+                   "made on another index")
     focused = apply_pin(p, idx.absolute(), "focused")
     assert focused.status["retired"] == [deleted] and focused.status["revised"] == [revised]
     assert "1 retired" in focused.status["note"] and "1 revised" in focused.status["note"]
@@ -130,6 +138,25 @@ def test_extend_keeps_the_pinned_topics(base_index, pinned, tmp_path):
     assert meta["extended_from"] == old.id and new.known() == old.known()
     one_line_error(cli("pin", "--index", base_index, "--extend", pinned, "--topics", 10, "--out", tmp_path / "x"),
                    "must sample more documents")
+
+
+def test_force_replaces_only_a_pin_nteval_made(base_index, pinned, tmp_path):
+    """`pin --force` replaces a sealed pin with nothing else in it; a directory with a pin.json
+    nteval did not seal, or a pin holding a user's files, is refused and left as it was."""
+    fake = tmp_path / "fake"
+    (fake / "src").mkdir(parents=True)
+    (fake / "pin.json").write_text('{"pinned_versions": {}}')
+    (fake / "src" / "main.py").write_text("code")
+    one_line_error(cli("pin", "--index", base_index, "--topics", 20, "--out", fake, "--force"), "--force refused")
+    assert (fake / "src" / "main.py").read_text() == "code"
+    mine = tmp_path / "mine"
+    shutil.copytree(pinned, mine)
+    (mine / "NOTES.md").write_text("notes")
+    one_line_error(cli("pin", "--index", base_index, "--topics", 20, "--out", mine, "--force"), "NOTES.md")
+    assert (mine / "NOTES.md").read_text() == "notes" and read_pin(mine).id == read_pin(pinned).id
+    # an extension keeps its pin's seed: a --seed beside --extend is refused, not ignored
+    one_line_error(cli("pin", "--index", base_index, "--extend", pinned, "--topics", 40, "--seed", 8, "--out",
+                       tmp_path / "x"), "--seed")
 
 
 def test_pin_command(base_index, tmp_path):
