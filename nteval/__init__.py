@@ -27,9 +27,12 @@ _VERBS = {
     "evaluate_files": "nteval.evaluate", "load_systems": "nteval.systems.base", "make_system": "nteval.systems.system",
     "callable_system": "nteval.systems.external", "command_system": "nteval.systems.external",
     "run_sref_sensitivity": "nteval.experiment", "run_tune": "nteval.tune",
+    "pin_topics": "nteval.gate.pin", "extend_pin": "nteval.gate.pin", "run_gate": "nteval.gate.gate",
+    "run_check": "nteval.gate.gate", "history_report": "nteval.gate.trend",
     # the spec objects the verbs take (their fields are also accepted as plain keywords)
     "RunSettings": "nteval.settings", "Execution": "nteval.settings", "SystemSet": "nteval.settings",
     "HumanJudgments": "nteval.settings", "GridSpec": "nteval.grid.spec", "CorrelateSpec": "nteval.correlate.spec",
+    "PinSpec": "nteval.gate.pin", "GateSpec": "nteval.gate.gate",
 }
 #: Modules one attribute away: ``nteval.frames.means(results)`` (DataFrames), ``nteval.pyterrier``.
 _MODULES = {"frames": "nteval.report.frames", "pyterrier": "nteval.pyterrier"}

@@ -61,11 +61,24 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
 
 
 def _gate_options(fn):
+    return _shared(fn, SYSTEMS_FILE, declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")))
+
+
+def _check_options(fn):
+    return _shared(fn, click.option("--systems", "systems", default=None, type=click.Path(path_type=Path),
+                                    help="A systems YAML where the name of --system is looked up (then the shipped sets)."),
+                   click.option("--mmd", default="5%", show_default=True, metavar="SHARE%|DIFF",
+                                help="The alert rules' margin: a release below the best earlier one by more than this "
+                                     "alerts (a share of that release's score, or an absolute difference)."),
+                   declared(GateSpec, ("fresh", "depth")),
+                   click.option("--label", default=None, help="The system's version label (default: its system name)."))
+
+
+def _shared(fn, *specific):
     for deco in reversed([
         INDEX, PIN,
         declared(GateSpec, ("task",)),
-        SYSTEMS_FILE,
-        declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")),
+        *specific,
         HISTORY, RUNS_CACHE,
         click.option("--out", required=True, type=click.Path(path_type=Path), help="Output directory."),
         ALLOW_CODE, QUIET,
@@ -100,7 +113,7 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
 @main.command("check")
 @click.option("--system", required=True, metavar="SYSTEM",
               help="The system to check (a name, a one-system YAML or a run file), e.g. what is live.")
-@_gate_options
+@_check_options
 @friendly_errors
 def check_cmd(system, quiet, **kw) -> None:
     """Score one system on a pin's topics and append it to the history (--history, required):

@@ -223,7 +223,8 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     if options:
         raise InputError(None, f"run_gate: unknown parameter {next(iter(options))!r}")
     rule = DecisionRule.of(spec.mmd, spec.alpha)
-    candidates = [candidates] if isinstance(candidates, str) else list(candidates)
+    _check_types(pin=pin, baseline=baseline, history=history, candidates=candidates)
+    candidates = [candidates] if isinstance(candidates, (str, Path)) else list(candidates)
     if not candidates:
         raise InputError(None, "--candidate: give at least one candidate system")
     if spec.label and len(candidates) > 1:
@@ -491,6 +492,22 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
     write_text(path, json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+def _check_types(**given: Any) -> None:
+    """The Python API's arguments, checked as the CLI's options are: one line, not a TypeError."""
+    for name, value in given.items():
+        ok = {"pin": (str, Path, Pin), "baseline": (str, Path), "history": (str, Path, type(None)),
+              "system": (str, Path)}.get(name)
+        if name == "candidates":
+            good = isinstance(value, (str, Path)) or (isinstance(value, (list, tuple))
+                                                       and all(isinstance(v, (str, Path)) for v in value))
+        else:
+            good = ok is None or isinstance(value, ok)
+        if not good:
+            raise InputError(None, f"{name}={value!r}: give " + {"pin": "a pin directory", "history": "a SQLite file or "
+                                   "a postgresql:// URL", "candidates": "a system (name, YAML or run file) or a list of "
+                                   "them"}.get(name, "a system: a name, a one-system YAML or a run file"))
+
+
 def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, system: str, history: str | Path,
               spec: GateSpec | None = None, systems: str | Path | None = None, **options: Any) -> dict[str, Any]:
     """``nteval check``: one system (the live one, say) on ``pin``'s topics of ``spec.task`` (and
@@ -511,6 +528,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
     spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
     if options:
         raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
+    _check_types(pin=pin, system=system, history=history)
     out = Path(out)
     check_history(history)
     from .outputs import claim_out

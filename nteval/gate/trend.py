@@ -119,7 +119,9 @@ def write_files(out: Path, report: dict[str, Any]) -> None:
     from ..report.trend import trend_plot
 
     out.mkdir(parents=True, exist_ok=True)
-    title = f"{report['task']} search ({report['measure']}), pin {report['pin']}: {len(report['releases'])} releases"
+    n_rel = sum(1 for r in report["releases"] if r["released"])
+    title = (f"{report['task']} search ({report['measure']}), pin {report['pin']}: {n_rel} releases"
+             + (f" ({len(report['releases']) - n_rel} candidates that did not ship)" if len(report["releases"]) > n_rel else ""))
     trend_plot(report["releases"], report["fresh"], out / "history.png", title, report["measure"])
     write_text(out / "history.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report, out / "history.png")))
