@@ -48,7 +48,8 @@ OWN = {("*", "--index"), ("*", "--out"), ("*", "--quiet"), ("*", "--allow-code")
        ("rank-baselines", "--pool-depth"), ("rank-baselines", "--trials"), ("export", "--from"),
        ("export", "--format"), ("demo", "--out"), ("--config", "--config"),
        ("gate", "--baseline"), ("gate", "--candidate"), ("check", "--system"), ("gate", "--systems"),
-       ("check", "--systems"), ("*", "--history"), ("*", "--pin"), ("*", "--runs-cache"), ("pin", "--extend")}
+       ("check", "--systems"), ("*", "--history"), ("*", "--pin"), ("*", "--runs-cache"), ("pin", "--extend"),
+       ("check", "--mmd"), ("check", "--label")}  # (check decides nothing: its margin is the alerts', its label the system's)
 
 
 def _same_help(option_help: str, declared_help: str) -> bool:
