@@ -139,8 +139,20 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
 
 @contextlib.contextmanager
 def _pin_dir(out: Path, force: bool):
-    with atomic_dir(out, force=force, replaceable=lambda p: (p / PIN_FILE).is_file(), what="a pin (no pin.json)") as tmp:
+    with atomic_dir(out, force=force, replaceable=lambda p: (p / PIN_FILE).is_file(), what="a pin (no pin.json)",
+                    foreign=_foreign) as tmp:
         yield tmp
+
+
+def _foreign(path: Path) -> list[str]:
+    """What pin directory ``path`` holds besides the files a pin writes (``--force`` would delete it)."""
+    ours = {PIN_FILE, *_FILES, *PINNED}
+    out: list[str] = []
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        if rel not in ours and not any(rel.startswith(o.rstrip("/") + "/") for o in out):
+            out.append(rel + "/" if p.is_dir() and not p.is_symlink() else rel)
+    return out
 
 
 def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple], known: list[str],
