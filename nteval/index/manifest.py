@@ -84,10 +84,12 @@ def is_index_dir(path: Path) -> bool:
 
 #: What nteval itself writes at the top of an index directory: the Lucene indexes, the document
 #: store (with SQLite's side files), the manifest, the engine and dense-vector caches (when
-#: NTEVAL_ENGINE_CACHE / NTEVAL_DENSE_CACHE do not move them) and a build's staging area. ``--force``
+#: NTEVAL_ENGINE_CACHE / NTEVAL_DENSE_CACHE do not move them), a build's staging area, and the
+#: ``.NAME.lock`` files that :func:`nteval.atomic.read_lock` leaves beside each. ``--force``
 #: and ``--update`` replace the directory whole: anything else in it is a user's and stops them.
-INDEX_ENTRIES = frozenset({"all", "nt", MANIFEST, STORE_FILENAME, *(f"{STORE_FILENAME}-{s}" for s in ("wal", "shm", "journal")),
-                           "engines", "dense", ".collections"})
+_OWN = ("all", "nt", MANIFEST, STORE_FILENAME, *(f"{STORE_FILENAME}-{s}" for s in ("wal", "shm", "journal")),
+        "engines", "dense", ".collections")
+INDEX_ENTRIES = frozenset({*_OWN, *(f".{name}.lock" for name in _OWN)})  # (the locks of readers of INDEX/nt…)
 #: the first level of the caches: ``<index>-<engine or model id>-<fingerprint>`` (``.partial``),
 #: their ``.NAME.lock`` files, and the engines' answer caches
 _CACHE_ENTRY = re.compile(r"^\.?(all|nt)-[^/]+$")

@@ -26,7 +26,9 @@ def _copy(sample_index: Path, where: Path) -> Path:
 
 
 def _caches(idx: Path) -> None:
-    """Caches as nteval leaves them inside an index (engine index, answer cache, dense vectors)."""
+    """What nteval leaves inside an index besides it: caches (engine index, answer cache, dense
+    vectors), their locks, a reader's lock."""
+    (idx / ".nt.lock").write_text("")  # (read_lock of INDEX/nt leaves it)
     (idx / "engines" / f"all-pisa-{FP}").mkdir(parents=True)
     (idx / "engines" / f"all-pisa-{FP}" / "meta.json").write_text("{}")
     (idx / "engines" / f".all-pisa-{FP}.lock").write_text("")
