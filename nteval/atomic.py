@@ -215,13 +215,19 @@ def partial_dir(final: str | os.PathLike[str]) -> Path:
 def atomic_dir(final: Path, force: bool = False,
                replaceable: Callable[[Path], bool] = _replaceable_default,
                what: str = "a directory this command made",
-               resumable: bool = False, keep: Callable[[BaseException], bool] | None = None) -> Iterator[Path]:
+               resumable: bool = False, keep: Callable[[BaseException], bool] | None = None,
+               foreign: Callable[[Path], list[str]] | None = None, doing: str = "--force") -> Iterator[Path]:
     """Yield a fresh temporary directory beside ``final``; rename it to ``final`` on success.
 
     On any exception (including KeyboardInterrupt) the temporary directory is removed and ``final``
     is untouched. With ``force`` an existing ``final`` is moved aside first and deleted only after
     the new one is in place — and only if ``replaceable(final)`` (e.g. it is an nteval index or an
-    empty directory): ``--force`` never deletes a user's folder or file. The whole build holds
+    empty directory): ``--force`` never deletes a user's folder or file. ``foreign(final)`` lists
+    what a replaceable ``final`` holds that nteval did not write (a user's notes put in an index):
+    if anything, the replacement is refused (:func:`refuse_foreign`) before the block runs, and
+    again at the rename — the user's entries are never moved into a temporary directory that a
+    crash would leave for :func:`sweep_stale` to delete. ``doing`` names the option in that
+    refusal (``--force``, ``--update``). The whole build holds
     :func:`out_lock`, and ``final`` is checked again at the rename, so two builds of the same
     ``final`` never silently replace each other.
 
@@ -232,7 +238,7 @@ def atomic_dir(final: Path, force: bool = False,
     final = Path(final)
     _check_target(final)
     with out_lock(final):
-        _check_existing(final, force, replaceable, what)
+        _check_existing(final, force, replaceable, what, foreign, doing)
         final.parent.mkdir(parents=True, exist_ok=True)
         sweep_stale(final.parent, final.name)
         if resumable:
@@ -245,7 +251,7 @@ def atomic_dir(final: Path, force: bool = False,
             os.chmod(tmp, _DIR_MODE)  # (mkdtemp's 0700 would become the finished directory's mode)
         try:
             yield tmp
-            _check_existing(final, force, replaceable, what)  # again: it may have appeared meanwhile
+            _check_existing(final, force, replaceable, what, foreign, doing)  # again: it may have appeared meanwhile
             old = None
             if final.exists():
                 old = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-{os.getpid()}-", dir=final.parent))
@@ -265,7 +271,19 @@ def atomic_dir(final: Path, force: bool = False,
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _check_existing(final: Path, force: bool, replaceable: Callable[[Path], bool], what: str) -> None:
+def refuse_foreign(final: Path, entries: list[str], doing: str = "--force", limit: int = 5) -> None:
+    """The one-line refusal to replace directory ``final`` that holds ``entries`` nteval did not
+    write (nothing when there are none)."""
+    if not entries:
+        return
+    names = ", ".join(entries[:limit]) + (f" and {len(entries) - limit} more" if len(entries) > limit else "")
+    raise InputError(final, f"{doing} refused: it holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} "
+                            f"nteval did not write ({names}), which replacing it would delete; move them out of it "
+                            "first (nothing was changed)")
+
+
+def _check_existing(final: Path, force: bool, replaceable: Callable[[Path], bool], what: str,
+                    foreign: Callable[[Path], list[str]] | None = None, doing: str = "--force") -> None:
     if not (final.exists() or final.is_symlink()):
         return
     if not force:
@@ -275,6 +293,8 @@ def _check_existing(final: Path, force: bool, replaceable: Callable[[Path], bool
         kind = "a file" if not final.is_dir() else ("a symbolic link" if final.is_symlink() else "a directory")
         raise InputError(final, f"--force refused: it is {kind} that is not {what} and not empty; "
                                 "nteval only replaces its own output (move it away or choose another --out)")
+    if foreign is not None and final.is_dir() and not final.is_symlink():
+        refuse_foreign(final, foreign(final), doing)
 
 
 def _umask() -> int:

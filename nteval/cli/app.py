@@ -110,7 +110,86 @@ class _OneLineUsageError(click.UsageError):
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 
 
+def _takes(opt: click.Option, rest: list[str]) -> int:
+    """How many of the tokens ``rest`` after option ``opt`` (given without ``=value``) click takes
+    as its value: none for a flag; none for an option whose value is optional when the next token
+    is an option; else its nargs."""
+    if opt.is_flag or opt.count:
+        return 0
+    if getattr(opt, "_flag_needs_value", False) and rest and rest[0][:1] == "-" and len(rest[0]) > 1:
+        return 0
+    return opt.nargs
+
+
+def _refuse_repeats(cmd: click.Command, ctx: click.Context, args: list[str]) -> None:
+    """A single-valued option given more than once is refused in one line (click would keep the
+    last silently): ``--baseline bm25 --baseline disjunctive_1``, ``-q --quiet``, ``--x --no-x``.
+    Options declared ``multiple=True`` and counted flags may repeat. The tokens are read as click
+    reads them: ``--opt value``, ``--opt=value``, short options (``-q``, ``-qv``, ``-ovalue``),
+    ``--`` ending the options, a group's options ending at its subcommand. With ``-h``/``--help``
+    among them nothing is refused (the help is shown)."""
+    opts: dict[str, click.Option] = {}
+    for param in cmd.get_params(ctx):
+        if isinstance(param, click.Option):
+            for o in (*param.opts, *param.secondary_opts):
+                opts[o] = param
+    given: dict[str, list[tuple[str, str | None]]] = {}
+
+    def seen(opt: click.Option, spelled: str, value: str | None) -> None:
+        if not (opt.multiple or opt.count or (opt.is_flag and opt.is_eager)):
+            given.setdefault(opt.name or spelled, []).append((spelled, value))
+
+    i = 0
+    while i < len(args):
+        tok = args[i]
+        i += 1
+        if tok == "--":
+            break
+        if tok in ctx.help_option_names:
+            return
+        if tok[:1] != "-" or tok == "-":
+            if isinstance(cmd, click.Group):
+                break  # (the subcommand: its options are its own)
+            continue
+        name, eq, inline = tok.partition("=")
+        if name in opts or tok.startswith("--"):
+            opt = opts.get(name)
+            if opt is None:
+                continue  # (click says it has no such option)
+            n = 0 if eq else _takes(opt, args[i:])
+            seen(opt, name, inline if eq else " ".join(args[i:i + n]) if n else None)
+            i += n
+            continue
+        for j in range(1, len(tok)):  # -abc: flags, then perhaps one taking the rest (or the next token)
+            opt = opts.get(f"-{tok[j]}")
+            if opt is None:
+                break
+            if _takes(opt, args[i:] if j == len(tok) - 1 else [tok[j + 1:]]):
+                if j < len(tok) - 1:
+                    seen(opt, f"-{tok[j]}", tok[j + 1:])
+                else:
+                    seen(opt, f"-{tok[j]}", " ".join(args[i:i + opt.nargs]))
+                    i += opt.nargs
+                break
+            seen(opt, f"-{tok[j]}", None)
+    for uses in given.values():
+        if len(uses) < 2:
+            continue
+        spelled = list(dict.fromkeys(s for s, _ in uses))
+        times = "twice" if len(uses) == 2 else f"{len(uses)} times"
+        values = [v for _, v in uses if v is not None]
+        shown = f" ({', '.join(repr(v) for v in values)})" if values else ""
+        if len(spelled) == 1:
+            raise _OneLineUsageError(f"{spelled[0]} given {times}{shown}: give it once", ctx)
+        raise _OneLineUsageError(f"{' and '.join(spelled)} given together{shown}: they set the same option; give one "
+                                 "of them once", ctx)
+
+
 class _Command(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        _refuse_repeats(self, ctx, args)
+        return super().parse_args(ctx, args)
+
     def make_context(self, *args, **kwargs):
         try:
             return super().make_context(*args, **kwargs)

@@ -140,29 +140,31 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
 
 @contextlib.contextmanager
 def _pin_dir(out: Path, force: bool):
-    with atomic_dir(out, force=force, replaceable=_replaceable_pin, what="a pin") as tmp:
+    with atomic_dir(out, force=force, replaceable=_replaceable_pin, what="a pin nteval made (a sealed pin.json)",
+                    foreign=_foreign) as tmp:
         yield tmp
 
 
-#: what a pin directory holds (anything else is a user's, and ``--force`` does not replace it)
-_ENTRIES = {PIN_FILE, "focused", "highrecall", "documents.tsv", "known.txt.gz"}
-
-
 def _replaceable_pin(path: Path) -> bool:
-    """``--force`` replaces a pin nteval made, whole: its pin.json sealed and nothing else in it."""
+    """``--force`` replaces a pin nteval made: its pin.json sealed (anything else in it: :func:`_foreign`)."""
     if not path.is_dir() or path.is_symlink() or not (path / PIN_FILE).is_file():
         return False
     try:
         meta = json.loads((path / PIN_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         return False
-    if not isinstance(meta, dict) or meta.get("seal") != _seal(meta):
-        return False
-    foreign = [e.name for e in path.iterdir() if e.name not in _ENTRIES and not e.name.startswith(".")]
-    if foreign:
-        raise InputError(path, f"--force refused: this pin holds files nteval did not write ({', '.join(sorted(foreign)[:3])}"
-                               f"{', …' if len(foreign) > 3 else ''}); move them away first")
-    return True
+    return isinstance(meta, dict) and meta.get("seal") == _seal(meta)
+
+
+def _foreign(path: Path) -> list[str]:
+    """What pin directory ``path`` holds besides the files a pin writes (``--force`` would delete it)."""
+    ours = {PIN_FILE, *_FILES, *PINNED}
+    out: list[str] = []
+    for p in sorted(path.rglob("*")):
+        rel = p.relative_to(path).as_posix()
+        if rel not in ours and not any(rel.startswith(o.rstrip("/") + "/") for o in out):
+            out.append(rel + "/" if p.is_dir() and not p.is_symlink() else rel)
+    return out
 
 
 def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple], known: list[str],

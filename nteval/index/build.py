@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..atomic import atomic_dir
+from ..atomic import atomic_dir, refuse_foreign
 from ..corpus.document import Deletion, Document, Skipped
 from ..corpus.sentences import split_abstract
 from ..corpus.store import FILENAME as STORE_FILENAME
@@ -35,6 +35,7 @@ from .manifest import (
     check_documents,
     documents_policy,
     fingerprint,
+    foreign_entries,
     is_index_dir,
     read_manifest,
     sha256_file,
@@ -382,7 +383,7 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
 
     try:
         with atomic_dir(out, force=force, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})",
-                        resumable=True, keep=keep) as tmp:
+                        resumable=True, keep=keep, foreign=foreign_entries) as tmp:
             pipe = indexer.PipelinedIndexer({"all": tmp / "all", "nt": tmp / "nt"}, tmp / ".collections",
                                             workers=jobs, progress=progress)
             ckpt = _Checkpoints.open(tmp, files, pipe, out, documents)
@@ -651,7 +652,9 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 
     Built beside ``index_dir`` — Lucene files hard-linked (Lucene never rewrites a file), the
     store copied — and swapped in by rename: a failure or Ctrl-C leaves ``index_dir`` as it was.
-    Caches inside the index keyed on the old fingerprint (``dense/``) are not carried over.
+    Caches inside the index keyed on the old fingerprint (``engines/``, ``dense/``) are not carried
+    over. An index holding anything nteval did not write (:func:`~.manifest.foreign_entries`) is
+    refused in one line before any work: the swap would delete it.
     """
     import os
     import shutil
@@ -665,10 +668,12 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
     if not is_index_dir(index_dir):
         raise InputError(index_dir, f"not an nteval index directory (no {MANIFEST}); --update applies update files "
                                     "to an index made by nteval index")
+    refuse_foreign(index_dir, foreign_entries(index_dir), "--update")  # (before any work; again under the lock)
     from ..corpus.sources import expand  # (lxml: not loaded by `nteval --help`)
     files = expand(list(sources))
     shas = [sha256_file(p) for p in files]
-    with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})") as tmp:
+    with atomic_dir(index_dir, force=True, replaceable=is_index_dir, what=f"an nteval index (no {MANIFEST})",
+                    foreign=foreign_entries, doing="--update") as tmp:
         old = read_manifest(index_dir)  # (again, under the lock)
         _check_update(index_dir, old, files, shas)
         for name in ("all", "nt"):

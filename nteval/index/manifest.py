@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from ..corpus.store import FILENAME as STORE_FILENAME
 from ..corpus.store import DocStore
 
 __all__ = ["DEFAULT_DOCUMENTS", "DOCUMENT_POLICIES", "MANIFEST", "SKIP_REASONS", "check_documents", "documents_policy",
-           "fingerprint", "is_index_dir", "read_manifest", "require_store_features", "sha256_file"]
+           "fingerprint", "foreign_entries", "is_index_dir", "read_manifest", "require_store_features", "sha256_file"]
 
 MANIFEST = "manifest.json"
 
@@ -79,6 +80,42 @@ def is_index_dir(path: Path) -> bool:
     """An nteval index directory (what ``--force`` may replace): a real directory with a manifest."""
     path = Path(path)
     return path.is_dir() and not path.is_symlink() and (path / MANIFEST).is_file()
+
+
+#: What nteval itself writes at the top of an index directory: the Lucene indexes, the document
+#: store (with SQLite's side files), the manifest, the engine and dense-vector caches (when
+#: NTEVAL_ENGINE_CACHE / NTEVAL_DENSE_CACHE do not move them), a build's staging area, and the
+#: ``.NAME.lock`` files that :func:`nteval.atomic.read_lock` leaves beside each. ``--force``
+#: and ``--update`` replace the directory whole: anything else in it is a user's and stops them.
+_OWN = ("all", "nt", MANIFEST, STORE_FILENAME, *(f"{STORE_FILENAME}-{s}" for s in ("wal", "shm", "journal")),
+        "engines", "dense", ".collections")
+INDEX_ENTRIES = frozenset({*_OWN, *(f".{name}.lock" for name in _OWN)})  # (the locks of readers of INDEX/nt…)
+#: the first level of the caches: ``<index>-<engine or model id>-<fingerprint>`` (``.partial``),
+#: their ``.NAME.lock`` files, and the engines' answer caches
+_CACHE_ENTRY = re.compile(r"^\.?(all|nt)-[^/]+$")
+
+
+def foreign_entries(path: Path) -> list[str]:
+    """What index directory ``path`` holds that nteval did not write (a user's notes, a folder):
+    its top-level entries outside :data:`INDEX_ENTRIES`, and the first-level entries of its
+    ``engines/`` and ``dense/`` caches that are not caches; sorted, directories ending in "/"."""
+    path = Path(path)
+
+    def shown(p: Path) -> str:
+        rel = p.relative_to(path).as_posix()
+        return rel + "/" if p.is_dir() and not p.is_symlink() else rel
+
+    out: list[str] = []
+    try:
+        for p in path.iterdir():
+            if p.name not in INDEX_ENTRIES:
+                out.append(shown(p))
+            elif p.name in ("engines", "dense") and p.is_dir() and not p.is_symlink():
+                out += [shown(c) for c in p.iterdir()
+                        if not (_CACHE_ENTRY.match(c.name) or (p.name == "engines" and c.name == "answers"))]
+    except OSError:
+        return out
+    return sorted(out)
 
 
 def _indexes_below(path: Path, limit: int = 3) -> str:

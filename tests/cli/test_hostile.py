@@ -36,7 +36,7 @@ def test_a_writer_is_refused_while_a_protocol_reads_the_index_and_the_other_way_
     idx = _copy_index(first200_index, tmp_path / "idx")
     with read_lock(idx):  # what every protocol run, grid, correlate and export holds
         r = subprocess.run([*NTEVAL, "index", "--update", str(idx), str(FIRST100)], capture_output=True, text=True)
-        assert r.returncode == 2 and "another nteval process is reading this index" in r.stderr
+        assert r.returncode == 2 and "another nteval process is reading this index" in r.stderr, r.stderr
         r = subprocess.run([*NTEVAL, "index", str(FIRST100), "--out", str(idx), "--force"], capture_output=True, text=True)
         assert r.returncode == 2 and "reading this index" in r.stderr
     # a writer in another process (what index --update / --force hold while they build)

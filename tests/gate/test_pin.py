@@ -169,3 +169,10 @@ def test_pin_command(base_index, tmp_path):
     (tmp_path / "mine" / "notes.txt").write_text("mine")
     one_line_error(cli("pin", "--index", base_index, "--out", tmp_path / "mine", "--force"), "--force refused")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "mine"
+    # a user's file or folder put into a pin: --force is refused, listing them, and keeps them
+    (tmp_path / "p" / "NOTES.txt").write_text("mine")
+    (tmp_path / "p" / "focused" / "runs").mkdir()
+    (tmp_path / "p" / "focused" / "runs" / "a.run").write_text("mine")
+    one_line_error(cli("pin", "--index", base_index, "--topics", 20, "--out", tmp_path / "p", "--force"),
+                   "--force refused", "2 entries", "NOTES.txt", "focused/runs/", "nothing was changed")
+    assert (tmp_path / "p" / "NOTES.txt").read_text() == (tmp_path / "p" / "focused" / "runs" / "a.run").read_text() == "mine"
