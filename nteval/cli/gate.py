@@ -118,13 +118,10 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
 def check_cmd(system, quiet, **kw) -> None:
     """Score one system on a pin's topics and append it to the history (--history, required):
     no decision, only the record and the alert rules. Exit status 0, or 5 on an alert."""
-    from ..errors import InputError
     from ..gate.gate import run_check
 
-    history = kw.pop("history")
-    if history is None:
-        raise InputError(None, "--history: `nteval check` appends to a history; give a SQLite file or a postgresql:// URL")
-    res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, history, progress=progress(quiet), **kw)
+    res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
+                    progress=progress(quiet), **kw)
     for kind, st in res["sets"].items():
         if "mean" in st:
             click.echo(f"{res['labels'][res['system']]} ({res['system']}) on {st['topics']:,} {kind} topics: "

@@ -14,8 +14,11 @@ the history, 2 bad input (as every nteval command), 1 a failure of nteval or the
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -193,6 +196,39 @@ def _scores(runs, qrels: dict, names: list[str], measure: str) -> dict[str, dict
     return sc.of(measure)
 
 
+def _settings(verb: str, spec: GateSpec | None, options: dict[str, Any]) -> tuple[GateSpec, Any, Any]:
+    """A gate's or check's (spec, execution, runs cache) from the Python API's keywords: any field of
+    :class:`GateSpec`, ``execution`` (or ``progress``) and ``runs_dir``; one line for anything else."""
+    from dataclasses import replace
+
+    from ..settings import Execution
+
+    execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
+    runs_dir = options.pop("runs_dir", None)
+    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
+    if options:
+        raise InputError(None, f"{verb}: unknown parameter {next(iter(options))!r}")
+    return spec, execution, runs_dir
+
+
+@contextlib.contextmanager
+def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: str | Path | None,
+            execution: Any) -> Iterator[tuple[Path, Pin, dict[str, Any]]]:
+    """What a gate or check works in: the history checked before anything is searched, then the
+    session (OUT locked, the index read-locked), OUT claimed under its lock, the pin read and the
+    index's manifest. Yields (index_dir, pin, manifest)."""
+    from ..index import read_manifest
+    from ..session import session
+    from .history import check_history
+    from .outputs import claim_out
+
+    if history is not None:
+        check_history(history)
+    with session(out, index_dir, execution.scheduler) as index_path:
+        claim_out(out, "gate")
+        yield index_path, pin if isinstance(pin, Pin) else read_pin(pin), read_manifest(index_path)
+
+
 def _run_set(applied: AppliedTopics, systems: list, where, runs_dir: Path, depth: int, execution):
     from ..runs import run_all
 
@@ -209,19 +245,10 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     (:class:`~nteval.settings.Execution`), ``runs_dir`` (a run cache shared by gates), and any
     field of :class:`GateSpec` as a keyword. Returns gate.json's content; its ``exit`` is the
     status :data:`EXIT` gives."""
-    from dataclasses import replace
-
-    from ..index import read_manifest
     from ..runs import Searched
-    from ..session import session
-    from ..settings import Execution
 
     history = options.pop("history", None)
-    execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
-    runs_dir = options.pop("runs_dir", None)
-    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
-    if options:
-        raise InputError(None, f"run_gate: unknown parameter {next(iter(options))!r}")
+    spec, execution, runs_dir = _settings("run_gate", spec, options)
     rule = DecisionRule.of(spec.mmd, spec.alpha)
     _check_types(pin=pin, baseline=baseline, history=history, candidates=candidates)
     candidates = [candidates] if isinstance(candidates, (str, Path)) else list(candidates)
@@ -231,19 +258,8 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         raise InputError(None, "--label names the release of one candidate; with several candidates, their system names "
                                "are their labels")
     out = Path(out)
-    import time
-
-    if history is not None:
-        from .history import check_history
-
-        check_history(history)
-    from .outputs import claim_out
-
     started, utc = time.perf_counter(), _now()
-    with session(out, index_dir, execution.scheduler) as index_dir:
-        claim_out(out, "gate")  # (under OUT's lock)
-        pin = pin if isinstance(pin, Pin) else read_pin(pin)
-        manifest = read_manifest(index_dir)
+    with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
         base_sys, base_file = resolve_system(baseline, systems, "baseline")
         cands = [resolve_system(c, systems, "candidate") for c in candidates]
         names = [base_sys.name] + [c[0].name for c in cands]
@@ -492,20 +508,23 @@ def write_json(path: Path, result: dict[str, Any]) -> None:
     write_text(path, json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
 
 
+#: the Python API's arguments: the types each takes, and what to give instead
+_ARGUMENTS: dict[str, tuple[tuple[type, ...], str]] = {
+    "pin": ((str, Path, Pin), "a pin directory"),
+    "history": ((str, Path, type(None)), "a SQLite file or a postgresql:// URL"),
+    "baseline": ((str, Path), "a system: a name, a one-system YAML or a run file"),
+    "system": ((str, Path), "a system: a name, a one-system YAML or a run file"),
+    "candidates": ((str, Path, list, tuple), "a system (name, YAML or run file) or a list of them"),
+}
+
+
 def _check_types(**given: Any) -> None:
     """The Python API's arguments, checked as the CLI's options are: one line, not a TypeError."""
     for name, value in given.items():
-        ok = {"pin": (str, Path, Pin), "baseline": (str, Path), "history": (str, Path, type(None)),
-              "system": (str, Path)}.get(name)
-        if name == "candidates":
-            good = isinstance(value, (str, Path)) or (isinstance(value, (list, tuple))
-                                                       and all(isinstance(v, (str, Path)) for v in value))
-        else:
-            good = ok is None or isinstance(value, ok)
-        if not good:
-            raise InputError(None, f"{name}={value!r}: give " + {"pin": "a pin directory", "history": "a SQLite file or "
-                                   "a postgresql:// URL", "candidates": "a system (name, YAML or run file) or a list of "
-                                   "them"}.get(name, "a system: a name, a one-system YAML or a run file"))
+        types, what = _ARGUMENTS[name]
+        if not isinstance(value, types) or (isinstance(value, (list, tuple))
+                                            and not all(isinstance(v, (str, Path)) for v in value)):
+            raise InputError(None, f"{name}={value!r}: give {what}")
 
 
 def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, system: str, history: str | Path,
@@ -514,30 +533,16 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
     fresh topics with ``spec.fresh``), its scores appended to ``history`` and the alert rules
     checked: no decision, only the record and its alerts. OUT/check.json; ``exit`` 0, or 5 on an
     alert."""
-    import time
-    from dataclasses import replace
-
-    from ..index import read_manifest
     from ..runs import Searched
-    from ..session import session
-    from ..settings import Execution
-    from .history import check_history, mean_ci, record_gate
+    from .history import mean_ci, record_gate
 
-    execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
-    runs_dir = options.pop("runs_dir", None)
-    spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
-    if options:
-        raise InputError(None, f"run_check: unknown parameter {next(iter(options))!r}")
+    spec, execution, runs_dir = _settings("run_check", spec, options)
     _check_types(pin=pin, system=system, history=history)
+    if history is None:
+        raise InputError(None, "--history: `nteval check` appends to a history; give a SQLite file or a postgresql:// URL")
     out = Path(out)
-    check_history(history)
-    from .outputs import claim_out
-
     started, utc = time.perf_counter(), _now()
-    with session(out, index_dir, execution.scheduler) as index_dir:
-        claim_out(out, "gate")  # (under OUT's lock)
-        pin = pin if isinstance(pin, Pin) else read_pin(pin)
-        manifest = read_manifest(index_dir)
+    with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
         sys_, file = resolve_system(system, systems, "system")
         to_run = _with_inputs(sys_, file)
         proto, measure = spec.protocol, spec.measure

@@ -105,14 +105,6 @@ class Record:
                 json.dumps(self.details, default=str), __version__)
 
 
-def _schema_version(value: Any, where: str) -> int:
-    try:
-        return int(value)
-    except (ValueError, TypeError):
-        raise InputError(where, f"--history: a damaged history (its schema version is {value!r}): restore a copy; "
-                                "nteval left it as it is") from None
-
-
 def _score(value: Any) -> float:
     """A score read back: a finite number in [0, 1] (every measure nteval records), or ValueError."""
     v = float(value)
@@ -258,7 +250,7 @@ class History:
                 for col in ("mean", "ci_low", "ci_high"):
                     _score(d[col])
             except (ValueError, TypeError) as err:
-                self._damaged(f"record {d['id']}: {err}")
+                raise self._damaged(f"record {d['id']}: {err}") from None
             rec = Record(d["system"], d["label"], d["role"], d["task"], d["measure"], d["pin_id"], d["topic_set"],
                          d["topics_kind"], d["index_fingerprint"], {}, kind=d["kind"], engine=d["engine"],
                          index_documents=d["index_documents"], decision=d["decision"], baseline=d["baseline"],
@@ -281,10 +273,16 @@ class History:
                 try:
                     by_id[rid].scores[qid] = _score(value)
                 except (ValueError, TypeError) as err:
-                    self._damaged(f"record {rid}, topic {qid}: {err}")
+                    raise self._damaged(f"record {rid}, topic {qid}: {err}") from None
 
-    def _damaged(self, what: str) -> None:
-        raise InputError(self.where, f"--history: a damaged history ({what}): restore a copy; nteval left it as it is")
+    def _damaged(self, what: str) -> InputError:
+        return InputError(self.where, f"--history: a damaged history ({what}): restore a copy; nteval left it as it is")
+
+    def _schema_version(self, value: Any) -> int:
+        try:
+            return int(value)
+        except (ValueError, TypeError):
+            raise self._damaged(f"its schema version is {value!r}") from None
 
     def meta(self) -> dict[str, str]:
         cur = self.conn.cursor()
@@ -349,7 +347,7 @@ class SQLiteHistory(History):
         if "meta" not in tables:
             return None
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        return _schema_version(row[0], self.where) if row else None
+        return self._schema_version(row[0]) if row else None
 
     def _insert_id(self, cur: Any, sql: str, row: tuple) -> int:
         cur.execute(sql, row)
@@ -410,7 +408,7 @@ class PostgresHistory(History):
         meta = dict(cur.fetchall())
         if meta.get("app") != APP:
             raise InputError(None, f"--history {self.where}: its schema {PG_SCHEMA} is not an nteval history")
-        return _schema_version(meta.get("schema_version"), self.where)
+        return self._schema_version(meta.get("schema_version"))
 
     def _insert_id(self, cur: Any, sql: str, row: tuple) -> int:
         cur.execute(sql + " RETURNING id", row)

@@ -43,8 +43,8 @@ def claim_out(out: Path, kind: str) -> None:
     earlier = [f for f in OWN[kind] if (out / f).is_file()]
     if earlier:
         prev = out / "previous"
-        shutil.rmtree(prev, ignore_errors=True) if prev.is_dir() else None
-        prev.mkdir(exist_ok=True)
+        shutil.rmtree(prev, ignore_errors=True)
+        prev.mkdir()
         for f in earlier:
             os.replace(out / f, prev / f)
 

@@ -191,9 +191,9 @@ def markdown(result: dict[str, Any]) -> str:
     m = result["measure"]
     icon = {"pass": "✅", "regression": "❌", "inconclusive": "⚠️"}[result["outcome"]]
     alerts = (result.get("history") or {}).get("alerts") or []
-    title = result["outcome"] + (", with a history alert" if alerts and result["outcome"] == "pass" else "")
+    title = result["outcome"]
     if alerts and result["outcome"] == "pass":
-        icon = "⚠️"
+        icon, title = "⚠️", "pass, with a history alert"
     lines = [f"### {icon} nteval gate: {title}", "", result["headline"]["text"], "",
              *[f"> **ALERT** (exit status 5): {a['text']}" for a in alerts], *([""] if alerts else []),
              f"Task: **{result['task']}** search ({m}); pin `{result['pin']['id']}` (topic set "

@@ -130,20 +130,22 @@ def test_foreign_damaged_or_newer_files_are_refused(tmp_path, make, words, sampl
     one_line_error(r, str(path))
 
 
-def _foreign(p: Path) -> None:
+def _execute(p: Path, sql: str) -> None:
+    """``sql`` run on the SQLite file ``p`` by hand, as a person or another program would."""
     c = sqlite3.connect(p)
-    c.execute("CREATE TABLE people (name TEXT)")
+    c.execute(sql)
     c.commit()
     c.close()
+
+
+def _foreign(p: Path) -> None:
+    _execute(p, "CREATE TABLE people (name TEXT)")
 
 
 def _newer(p: Path) -> None:
     with opened(p) as h:
         h.append([record("v1", _scores(1))])
-    c = sqlite3.connect(p)
-    c.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    c.commit()
-    c.close()
+    _execute(p, "UPDATE meta SET value = '99' WHERE key = 'schema_version'")
 
 
 def _truncated(p: Path) -> None:
@@ -165,10 +167,7 @@ def _edited(sql: str):
     def make(p: Path) -> None:
         with opened(p) as h:
             h.append([record("v1", _scores(1), role="baseline"), record("v2", _scores(2), decision="non-inferior")])
-        c = sqlite3.connect(p)
-        c.execute(sql)
-        c.commit()
-        c.close()
+        _execute(p, sql)
     return make
 
 
