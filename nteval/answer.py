@@ -190,7 +190,7 @@ def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[
                 "neighbourhood, which expansion reaches) and the focused one penalises it (expansion drifts away "
                 "from the one document); the validation study measured the high-recall protocol overstating it on a "
                 "precise-task collection — trust the verdict of your task")
-    dense = {"dense", "hybrid"}
+    dense = {"dense", "hybrid", "neural", "static_hybrid"}
     if fa in dense and fb not in dense and not exp_a and not exp_b:  # high-recall understates dense and hybrid
         return ("dense or hybrid retrieval: the high-recall pseudo-qrels come from lexical reference systems (BM25, "
                 "QLD), which understates dense and hybrid systems (measured in the validation study)")

@@ -1,7 +1,8 @@
 """Reader for BEIR-layout corpora: ``corpus.jsonl[.gz]`` lines of ``{"_id", "title", "text"}``.
 
 Judged collections (SciFact, TREC-COVID, ...) are distributed this way. ``text`` is the abstract;
-BEIR has no sections, so it is one part.
+BEIR has no sections, so it is one part. A line may also carry MeSH headings (``mesh_major``,
+``mesh_minor``: :func:`beir_mesh`), as the CF collection does.
 """
 from __future__ import annotations
 
@@ -86,6 +87,25 @@ def _first_bad_line(path: Path, opener) -> int | None:
     return None
 
 
+def beir_mesh(path: Path, obj: dict, lineno: int) -> list[dict]:
+    """MeSH headings a BEIR line may carry (the CF collection's layout): ``mesh_major`` and
+    ``mesh_minor``, lists of descriptor names (qualifiers dropped). A descriptor in both lists is
+    one major heading. The corpus gives no descriptor UI, so the name stands for it."""
+    heads: dict[str, bool] = {}
+    for key, major in (("mesh_major", True), ("mesh_minor", False)):
+        raw = obj.get(key)
+        if raw is None:
+            continue
+        if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            raise InputError(path, f'"{key}" must be a list of MeSH descriptor names, got {short(raw)}',
+                             place=f"line {lineno}")
+        for name in raw:
+            name = " ".join(check_unicode(path, name, f'"{key}"', lineno).split())
+            if name:
+                heads[name] = heads.get(name, False) or major
+    return [{"name": n, "ui": n, "descriptor_major": m, "major": m, "qualifiers": []} for n, m in heads.items()]
+
+
 def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Document | Skipped]:
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
@@ -109,6 +129,9 @@ def read_beir(path: str | Path, max_chars: int | None = None) -> Iterator[Docume
                     yield Skipped(docid, "no_text")
                 else:  # (a document without a title or without text: see nteval.index.DOCUMENT_POLICIES)
                     meta = {k: v for k, v in (obj.get("metadata") or {}).items()} if isinstance(obj.get("metadata"), dict) else {}
+                    mesh = beir_mesh(path, obj, lineno)
+                    if mesh:
+                        meta["mesh"] = mesh
                     yield Document(docid=docid, title=title, abstract_parts=[text] if text else [], meta=meta)
     except (EOFError, zlib.error, gzip.BadGzipFile) as err:
         raise InputError(path, f"truncated or corrupt gzip stream: {err}", place=f"after line {lineno}") from None

