@@ -435,6 +435,7 @@ class HttpKind(SystemKind):
               VERSION_PATH, VERSION, *HOW)
     summary = "any search engine behind an HTTP JSON API: Elasticsearch, OpenSearch, Solr, a service of yours"
     needs_lucene = False
+    live = True
 
     def may_see_titles(self, system: System) -> bool:
         return True  # (an engine nteval did not index: the title-leak rules check its runs)
@@ -502,7 +503,8 @@ class HttpKind(SystemKind):
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
             cache = AnswerCache(path, key)
-            job = Job(system.name, system.params, depth, f"{label}|{version}", cache, secrets, target.progress)
+            job = Job(system.name, system.params, depth, f"{label}|{version}", cache, secrets, target.progress,
+                      target.answers)
             answers, notes = ask_all(job, topics, client.search, ctx.tick)
         finally:
             client.close()

@@ -153,6 +153,7 @@ class PostgresFts(SystemKind):
     params = (URL, CONFIG, RANK, NORMALIZATION, OPERATOR, TABLE, ID_COLUMN, TEXT_COLUMN, TSVECTOR_COLUMN, VERSION, *HOW)
     summary = "PostgreSQL full-text search (websearch_to_tsquery, ts_rank): nteval's table or yours, by URL"
     needs_lucene = False
+    live = True
 
     def may_see_titles(self, system: System) -> bool:
         return bool(system.params.get("table"))  # (a table of yours; nteval's own holds the nt texts)
@@ -198,7 +199,7 @@ class PostgresFts(SystemKind):
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
             cache = AnswerCache(path, key)
-            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress)
+            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress, target.answers)
             config, rank_norm = p["config"], int(p["normalization"])
 
             def ask(text: str) -> Answer:

@@ -1,0 +1,141 @@
+"""`nteval check` and `gate` of a live engine (the `http` kind in front of a real HTTP server on
+127.0.0.1, tests/engine_server.py): each asks the engine now, so a change behind the same engine
+version shows in the next check; earlier answers are replayed only with --reuse-answers, and the
+first line says how many and from when; a check cut short resumes, and says so."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli
+from engine_server import EngineServer, LuceneBackend
+
+
+class Reversed:
+    """The engine after a bad release: the same hits, in the reverse order."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    def search(self, text: str, k: int) -> list[tuple[str, float]]:
+        hits = self.backend.search(text, k)
+        return [(d, float(len(hits) - i)) for i, (d, _s) in enumerate(reversed(hits))]
+
+
+@pytest.fixture(scope="module")
+def pin(first200_index, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("live-gate") / "pin"
+    r = cli("pin", "--index", first200_index, "--topics", 60, "--out", out, "--quiet")
+    assert r.exit_code == 0, r.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def lucene(first200_index):
+    backend = LuceneBackend(first200_index)
+    yield backend
+    backend.close()
+
+
+@pytest.fixture
+def server(lucene, tmp_path, monkeypatch):
+    monkeypatch.setenv("NTEVAL_ENGINE_CACHE", str(tmp_path / "engine-cache"))
+    srv = EngineServer(lucene).start()
+    yield srv
+    srv.stop()
+
+
+def _yaml(tmp_path: Path, url: str, **extra) -> Path:
+    params = {"preset": "elasticsearch", "url": url + "/pubmed", "field": "abstract", "retries": 0, **extra}
+    p = tmp_path / "es.yaml"
+    p.write_text(f"- {{name: es, algorithm: http, params: {json.dumps(params)}}}\n")
+    return p
+
+
+def _check(first200_index, pin, tmp_path, yaml, out, *args):
+    return cli("check", "--index", first200_index, "--pin", pin, "--task", "known-item", "--system", yaml,
+               "--history", tmp_path / "h.sqlite", "--out", tmp_path / out, "--quiet", *args)
+
+
+def _rr(output: str) -> float:
+    line = next(x for x in output.splitlines() if " on " in x and "pinned topics: RR " in x)
+    return float(line.split("RR ")[1].split()[0])
+
+
+def test_a_check_asks_the_live_engine_now_and_replays_only_when_told(first200_index, pin, server, tmp_path):
+    yaml = _yaml(tmp_path, server.url)
+    r = _check(first200_index, pin, tmp_path, yaml, "c1")
+    assert r.exit_code == 0, r.output
+    n = server.searches
+    good = _rr(r.output)
+    assert n > 30 and good > 0.5
+    # the engine changes behind the same version (a re-index, a ranking change): the next check sees it
+    server.backend = Reversed(server.backend)
+    r = _check(first200_index, pin, tmp_path, yaml, "c2")
+    assert r.exit_code == 0, r.output
+    assert server.searches == 2 * n and _rr(r.output) < good - 0.1
+    assert not r.output.startswith("Not asked now")
+    used = json.loads((tmp_path / "c2" / "check.json").read_text())["answers"]
+    assert used["systems"]["es"]["asked"] == n and used["systems"]["es"]["from_earlier"] == 0 and used["note"] is None
+    # --reuse-answers: nothing asked, and the first line and check.json say what was replayed, and from when
+    r = _check(first200_index, pin, tmp_path, yaml, "c3", "--reuse-answers")
+    assert r.exit_code == 0, r.output
+    assert server.searches == 2 * n
+    first = r.output.splitlines()[0]
+    assert first.startswith(f"Not asked now: {n} of {n} answers of es replayed, kept ") and "UTC" in first
+    assert first.endswith("(--reuse-answers).")
+    res = json.loads((tmp_path / "c3" / "check.json").read_text())
+    assert res["answers"]["systems"]["es"]["from_earlier"] == n and res["answers"]["systems"]["es"]["as"] == "replayed"
+    assert res["answers"]["systems"]["es"]["kept"][0].startswith("20") and res["spec"]["reuse_answers"] is True
+    # a gate whose baseline is the live engine asks it too; its headline says nothing of replays
+    server.backend = server.backend.backend
+    g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", yaml,
+            "--candidate", "bm25", "--out", tmp_path / "g", "--quiet")
+    assert g.exit_code in (0, 4), g.output
+    assert server.searches == 3 * n and "Not asked now" not in g.output
+    # with --reuse-answers the gate's headline (gate.md's too) says so
+    g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", yaml,
+            "--candidate", "bm25", "--out", tmp_path / "g2", "--quiet", "--reuse-answers")
+    assert server.searches == 3 * n
+    head = json.loads((tmp_path / "g2" / "gate.json").read_text())["headline"]["text"]
+    assert f"Not asked now: {n} of {n} answers of es replayed" in head and head in g.output.splitlines()[0]
+    assert f"Not asked now: {n} of {n} answers of es replayed" in (tmp_path / "g2" / "gate.md").read_text()
+
+
+def test_a_check_cut_short_resumes_and_says_so(first200_index, pin, server, tmp_path):
+    yaml = _yaml(tmp_path, server.url, concurrency=1)
+    topics = (pin / "focused" / "topics.tsv").read_text().splitlines()
+    server.faults.fail_query = topics[20].split("\t", 1)[1]
+    r = _check(first200_index, pin, tmp_path, yaml, "c1")
+    assert r.exit_code == 2 and "HTTP 500" in r.output, r.output
+    asked = server.searches - 1  # (the failed one is not kept)
+    assert asked >= 10
+    server.faults.fail_query = ""
+    r = _check(first200_index, pin, tmp_path, yaml, "c2")
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith(f"Not asked now: {asked} of ") and "resumed from a run cut short, kept " in r.output
+    n = server.searches - asked - 1
+    # that run finished: the next check asks everything again
+    r = _check(first200_index, pin, tmp_path, yaml, "c3")
+    assert r.exit_code == 0 and not r.output.startswith("Not asked now")
+    assert server.searches - asked - 1 - n == n + asked
+
+
+def test_a_fusion_of_a_live_engine_is_not_reused_when_the_engine_is_asked_again(first200_index, server, tmp_path):
+    from nteval.runs import Searched, run_all
+    from nteval.settings import Execution
+    from nteval.systems.base import load_systems
+
+    p = tmp_path / "s.yaml"
+    p.write_text(_yaml(tmp_path, server.url).read_text() + "- {name: bm25, algorithm: bm25}\n"
+                 "- {name: fused, algorithm: rrf, params: {systems: [es, bm25]}}\n")
+    systems = load_systems(p)
+    topics = {f"q{i}": w for i, w in enumerate(["cancer cells", "protein binding", "heart disease", "blood pressure",
+                                               "gene expression", "clinical trial", "brain injury", "liver"])}
+    where = Searched.of(first200_index, "nt")
+    for answers, reused in (("replay", False), ("replay", True), ("ask", False), ("reuse", False)):
+        _, infos = run_all(where, topics, systems, tmp_path / "runs", 100, Execution(progress=False, answers=answers))
+        got = {i.system.name: i.reused for i in infos if i.system.name != "bm25"}
+        assert got == {"es": reused, "fused": reused}, (answers, got)
+    assert server.searches == 2 * len(topics)  # (the first run and the one that asked again; reuse replays)
