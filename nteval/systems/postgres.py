@@ -121,6 +121,17 @@ class Connections:
             except Exception:  # noqa: BLE001,S110  (already broken)
                 pass
 
+    def cancel(self) -> None:
+        """Cancel the statement running on every connection (an interrupt: no worker waits for its
+        statement_timeout)."""
+        with self.lock:
+            conns = list(self.all)
+        for conn in conns:
+            try:
+                conn.cancel_safe(timeout=5)
+            except Exception:  # noqa: BLE001,S110  (closed, or the server is gone: nothing runs there)
+                pass
+
     def close(self) -> None:
         with self.lock:
             for conn in self.all:
@@ -199,7 +210,8 @@ class PostgresFts(SystemKind):
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
             cache = AnswerCache(path, key)
-            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress, target.answers)
+            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress, target.answers,
+                      conns.cancel)
             config, rank_norm = p["config"], int(p["normalization"])
 
             def ask(text: str) -> Answer:

@@ -1,10 +1,17 @@
 """`nteval check` and `gate` of a live engine (the `http` kind in front of a real HTTP server on
 127.0.0.1, tests/engine_server.py): each asks the engine now, so a change behind the same engine
 version shows in the next check; earlier answers are replayed only with --reuse-answers, and the
-first line says how many and from when; a check cut short resumes, and says so."""
+first line says how many and from when; a check cut short resumes, and says so. An engine that
+trickles its answer meets a total deadline per request, and SIGTERM ends a check at once (a real
+signal to a real `nteval check` process)."""
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +146,47 @@ def test_a_fusion_of_a_live_engine_is_not_reused_when_the_engine_is_asked_again(
         got = {i.system.name: i.reused for i in infos if i.system.name != "bm25"}
         assert got == {"es": reused, "fused": reused}, (answers, got)
     assert server.searches == 2 * len(topics)  # (the first run and the one that asked again; reuse replays)
+
+
+def _check_process(first200_index, pin, tmp_path, yaml, out) -> subprocess.Popen:
+    env = {**os.environ, "NTEVAL_ENGINE_CACHE": str(tmp_path / "engine-cache")}
+    return subprocess.Popen([sys.executable, "-m", "nteval", "check", "--index", str(first200_index), "--pin", str(pin),
+                             "--task", "known-item", "--system", str(yaml), "--history", str(tmp_path / "h.sqlite"),
+                             "--out", str(tmp_path / out), "--quiet"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _ended(proc: subprocess.Popen, seconds: float) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"nteval was still running {seconds:g} s later: {err[-500:]}") from None
+
+
+def test_a_trickled_answer_meets_its_deadline_and_sigterm_ends_the_check(first200_index, pin, server, tmp_path):
+    """Each read of a trickled answer is on time (one byte every 0.2 s), so only a total deadline
+    per request ends it: one line, exit 2, in seconds. With a long timeout, SIGTERM ends the check
+    with the usual line and status, the requests in flight cut, no worker left blocking the exit."""
+    server.faults.trickle = "*"
+    t0 = time.monotonic()
+    proc = _check_process(first200_index, pin, tmp_path, _yaml(tmp_path, server.url, timeout=1, retries=1, concurrency=2),
+                          "deadline")
+    _out, err = _ended(proc, 60)
+    assert proc.returncode == 2, err
+    line = err.strip()
+    assert "\n" not in line and "system 'es': topic '" in line and "no complete answer from " in line, line
+    assert "within 1 s (timeout: the answer began, then did not end) (after 2 tries)" in line and time.monotonic() - t0 < 30
+    base = server.searches
+    proc = _check_process(first200_index, pin, tmp_path, _yaml(tmp_path, server.url, timeout=600, concurrency=4),
+                          "signal")
+    deadline = time.monotonic() + 60
+    while server.searches < base + 4 and time.monotonic() < deadline:  # (4 requests of the check in flight)
+        time.sleep(0.1)
+    assert proc.poll() is None and server.searches == base + 4
+    t0 = time.monotonic()
+    os.kill(proc.pid, signal.SIGTERM)
+    _out, err = _ended(proc, 20)
+    assert proc.returncode == 143 and err.strip().splitlines()[-1] == "nteval: interrupted", err
+    assert time.monotonic() - t0 < 10

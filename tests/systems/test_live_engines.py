@@ -211,6 +211,18 @@ def test_429_and_500_are_retried_honouring_retry_after(first200_index, topics, s
     assert f"topic '{list(topics)[3]}':" in line
 
 
+def test_an_answer_that_never_ends_is_cut_at_max_answer_mb(first200_index, topics, server, tmp_path):
+    """A body that never ends, sent as fast as it is read, is read up to max_answer_mb (64 MB by
+    default), then the run stops in one line; nothing of it is kept."""
+    server.faults.endless = topics[list(topics)[2]]
+    for extra, mb in (({"max_answer_mb": 2}, "2"), ({}, "64")):
+        t0 = time.monotonic()
+        systems = _systems(tmp_path, _es(server.url, concurrency=1, retries=1, **extra))
+        _fails(first200_index, topics, systems, tmp_path / "runs", f"topic '{list(topics)[2]}': the answer from "
+               f"{server.url}/pubmed/_search is larger than max_answer_mb ({mb} MB; it had not ended there)")
+        assert time.monotonic() - t0 < 30
+
+
 @pytest.mark.parametrize("fault, said", [
     ("malformed", "an answer that is not JSON"),
     ("empty", "an empty answer (HTTP 200 without a body)"),
@@ -432,6 +444,36 @@ def test_postgres_sessions_cut_are_retried_and_a_server_killed_mid_run_is_one_li
         assert cached >= 5 and asked + cached == len(topics) and runs2["pg"] == runs["pg"]
     finally:
         own.stop()
+
+
+def test_an_interrupt_cancels_the_statements_running(pg_url):
+    """An interrupt's abort of a ``postgres`` run: the statements running on the server are
+    cancelled at once (no worker waits for its statement_timeout)."""
+    import threading
+
+    import psycopg
+
+    from nteval.systems.postgres import Connections
+    from nteval.systems.remote import Secrets
+
+    conns = Connections(psycopg, pg_url, 600.0, Secrets("pg"), "pg")
+    said: list[BaseException] = []
+
+    def sleep() -> None:
+        try:
+            conns.get().execute("SELECT pg_sleep(60)")
+        except psycopg.Error as err:
+            said.append(err)
+
+    worker = threading.Thread(target=sleep)
+    worker.start()
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    conns.cancel()
+    worker.join(10)
+    conns.close()
+    assert not worker.is_alive() and time.monotonic() - t0 < 5
+    assert isinstance(said[0], psycopg.errors.QueryCanceled)
 
 
 # -- sqlite_fts5 ----------------------------------------------------------------------------------
