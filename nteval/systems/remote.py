@@ -65,11 +65,17 @@ _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 class Secrets:
     """``${NAME}`` placeholders of one system's parameters: expanded from the environment at request
-    time, and the values put back as placeholders in anything shown or written."""
+    time, and the values put back as placeholders in anything shown or written.
+
+    A value's trailing line breaks are dropped (a secret read from a file, or pasted into a CI
+    secret store, often ends with one; no request may carry it); any other control character is
+    refused in one line naming the variable, never showing its value. What is put back is every
+    form a message may show a value in: as given and without its line breaks, escaped as Python
+    and JSON write it, as bytes, and URL-encoded."""
 
     def __init__(self, system: str):
         self.system = system
-        self.values: dict[str, str] = {}
+        self._forms: dict[str, str] = {}  # a form of a value as a message may show it → its ${NAME}
 
     def expand(self, text: str) -> str:
         def value(m: re.Match) -> str:
@@ -78,11 +84,26 @@ class Secrets:
             if v is None:
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} is not set (its "
                                        f"parameters use ${{{name}}})")
-            if v:
-                self.values[name] = v
+            if v.rstrip("\r\n"):
+                self._remember(name, v)
+            v = v.rstrip("\r\n")
+            if any(c < " " or c == "\x7f" for c in v):
+                raise InputError(None, f"system {short(self.system)}: environment variable {name} holds a control "
+                                       "character (a line break or a tab inside it?): a value sent in a request is one "
+                                       "line of printable characters (its value is not shown)")
             return v
 
         return _ENV.sub(value, text)
+
+    def _remember(self, name: str, given: str) -> None:
+        from urllib.parse import quote, quote_plus
+
+        for v in {given, given.rstrip("\r\n")}:
+            forms = {v, repr(v)[1:-1], repr(v.encode("utf-8", "surrogateescape"))[2:-1], json.dumps(v)[1:-1],
+                     json.dumps(v, ensure_ascii=False)[1:-1], quote(v, safe=""), quote_plus(v), quote(v)}
+            for f in forms:
+                if f:
+                    self._forms[f] = f"${{{name}}}"
 
     def expand_all(self, value: Any) -> Any:
         """Every string of a JSON-like value expanded (keys too)."""
@@ -95,9 +116,10 @@ class Secrets:
         return value
 
     def redact(self, text: str) -> str:
-        """``text`` with every expanded secret replaced by its ``${NAME}`` (longest values first)."""
-        for name, v in sorted(self.values.items(), key=lambda kv: -len(kv[1])):
-            text = text.replace(v, f"${{{name}}}")
+        """``text`` with every form of every expanded secret replaced by its ``${NAME}`` (longest
+        forms first)."""
+        for form, placeholder in sorted(self._forms.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(form, placeholder)
         return text
 
 

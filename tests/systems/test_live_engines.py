@@ -328,6 +328,39 @@ def test_a_secret_reaches_no_file_and_no_log_line(first200_index, server, tmp_pa
     assert "${NTEVAL_TEST_TOKEN}" in (out / "runs" / "es.meta.json").read_text()
 
 
+def test_a_secret_with_a_line_break_is_never_shown(first200_index, topics, server, tmp_path, monkeypatch):
+    """A trailing line break (a secret read from a file, pasted into a CI store) is dropped; a line
+    break inside, or another control character, is one line naming the variable, never its value.
+    Every form a message may show a secret in is put back as its ${NAME}."""
+    from nteval.systems.remote import Secrets
+
+    key = "sEcReT-7f3a9"
+    server.faults.api_key = key
+    systems = _systems(tmp_path, _es(server.url, headers={"Authorization": "ApiKey ${NTEVAL_TEST_KEY}"}))
+    for given in (key + "\n", key + "\r\n", key + "\n\n"):
+        monkeypatch.setenv("NTEVAL_TEST_KEY", given)
+        runs, _ = _run(first200_index, topics, systems, tmp_path / f"runs{len(given)}")
+        assert len(runs["es"]) == len(topics)
+    for given in (key + "\r\nX-Injected: yes", "\t" + key, key[:4] + "\x1b" + key[4:]):
+        monkeypatch.setenv("NTEVAL_TEST_KEY", given)
+        with pytest.raises(InputError) as err:
+            _run(first200_index, topics, systems, tmp_path / "bad")
+        line = str(err.value)
+        assert line == ("system 'es': environment variable NTEVAL_TEST_KEY holds a control character (a line break or a "
+                        "tab inside it?): a value sent in a request is one line of printable characters (its value is "
+                        "not shown)"), line
+    monkeypatch.setenv("NTEVAL_TEST_KEY", "k'e\\y é&=/ " + key + "\n")
+    secrets = Secrets("s")
+    secrets.expand("${NTEVAL_TEST_KEY}")
+    v = os.environ["NTEVAL_TEST_KEY"]
+    from urllib.parse import quote, quote_plus
+
+    for form in (v, v.rstrip("\n"), repr(v), repr(v.encode()), json.dumps(v), json.dumps(v, ensure_ascii=False),
+                 quote(v), quote_plus(v.rstrip("\n")), repr(v.rstrip("\n").encode())):
+        shown = secrets.redact(f"said: {form}!")
+        assert key not in shown and "${NTEVAL_TEST_KEY}" in shown, (form, shown)
+
+
 # -- postgres -------------------------------------------------------------------------------------
 
 def _pg_direct(url: str, table: str, topics: dict[str, str], depth: int) -> dict[str, list[tuple[str, float]]]:
