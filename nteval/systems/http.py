@@ -49,6 +49,7 @@ from .remote import (
     collection_docids,
     file_digest,
     finish,
+    hide_password,
     load_id_map,
     printable,
     resolve_path,
@@ -163,14 +164,15 @@ def resolved(system: System) -> dict[str, Any]:
     preset = PRESETS[p["preset"]]
     out = {k: (copy.deepcopy(p[k]) if p.get(k) not in ("", None) else copy.deepcopy(preset.get(k)))
            for k in ("method", "headers", "query_string", "body", "hits", "id", "score", "total", "version_path")}
-    parts = urlsplit(str(p["url"]))
+    url = getattr(p["url"], "given", p["url"])  # (a password written in it: the URL as given, for the requests)
+    parts = urlsplit(url)
     base = parts._replace(path=parts.path.rstrip("/"), query="", fragment="").geturl()
     if preset.get("path"):  # (the preset's path goes before the URL's query string: ?token=…)
         out["url"] = parts._replace(path=parts.path.rstrip("/") + preset["path"]).geturl()
     else:
-        out["url"] = str(p["url"])
+        out["url"] = url
     root = f"{parts.scheme}://{parts.netloc}"
-    vurl = p.get("version_url") or preset.get("version_url") or ""
+    vurl = getattr(p.get("version_url"), "given", p.get("version_url")) or preset.get("version_url") or ""
     tail = f"?{parts.query}" if parts.query and vurl.startswith(("{root}", "{url}")) else ""
     vurl = vurl.replace("{root}", root).replace("{url}", base)
     out["version_url"] = vurl + (("&" if "?" in vurl else "?") + tail[1:] if tail else "")
@@ -297,7 +299,8 @@ class Client:
 
         p = system.params
         self.system, self.spec, self.secrets, self.depth = system.name, spec, secrets, depth
-        self.url = secrets.expand(spec["url"])
+        secrets.given(spec["version_url"])  # (a password written in a URL: redacted from every message)
+        self.url = secrets.expand(secrets.given(spec["url"]))
         self.headers = {str(k): str(v) for k, v in (secrets.expand_all(spec["headers"] or {})).items()}
         self.query_string = secrets.expand_all(spec["query_string"] or {})
         self.body = secrets.expand_all(spec["body"]) if spec["body"] is not None else None
@@ -496,7 +499,7 @@ def _fill_url(url: str, query: str, k: int, field: str) -> str:
 
 def _where(url: str) -> str:
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _reason(err: Exception) -> str:
@@ -591,6 +594,8 @@ class HttpKind(SystemKind):
         return True  # (an engine nteval did not index: the title-leak rules check its runs)
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        for key in ("url", "version_url"):  # (a password written in one reaches no output)
+            params[key] = hide_password(params[key])
         url = params["url"]
         if not url:
             raise InputError(where, f"system {short(name)}: http needs url: the engine's address (e.g. "

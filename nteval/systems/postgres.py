@@ -52,6 +52,7 @@ from .remote import (
     cache_file,
     collection_docids,
     finish,
+    hide_password,
     printable,
 )
 
@@ -170,6 +171,7 @@ class PostgresFts(SystemKind):
         return bool(system.params.get("table"))  # (a table of yours; nteval's own holds the nt texts)
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        params["url"] = hide_password(params["url"])  # (a password written in it reaches no output)
         if not str(params["url"]).startswith(("postgresql://", "postgres://")):
             raise InputError(where, f"system {short(name)}: postgres needs url: postgresql://user@host:port/database "
                                     f"(got {short(params['url'])})", place="params.url")
@@ -203,7 +205,7 @@ class PostgresFts(SystemKind):
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
-        conns = Connections(pg, secrets.expand(p["url"]), float(p["timeout"]), secrets, system.name)
+        conns = Connections(pg, secrets.expand(secrets.given(p["url"])), float(p["timeout"]), secrets, system.name)
         try:
             version, table, sql = self._prepare(pg, conns, target, system)
             label = p.get("version") or ""

@@ -85,7 +85,7 @@ class Secrets:
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} is not set (its "
                                        f"parameters use ${{{name}}})")
             if v.rstrip("\r\n"):
-                self._remember(name, v)
+                self._remember(f"${{{name}}}", v)
             v = v.rstrip("\r\n")
             if any(c < " " or c == "\x7f" for c in v):
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} holds a control "
@@ -95,15 +95,25 @@ class Secrets:
 
         return _ENV.sub(value, text)
 
-    def _remember(self, name: str, given: str) -> None:
-        from urllib.parse import quote, quote_plus
+    def _remember(self, placeholder: str, given: str) -> None:
+        from urllib.parse import quote, quote_plus, unquote
 
-        for v in {given, given.rstrip("\r\n")}:
+        for v in {given, given.rstrip("\r\n"), unquote(given)}:
             forms = {v, repr(v)[1:-1], repr(v.encode("utf-8", "surrogateescape"))[2:-1], json.dumps(v)[1:-1],
                      json.dumps(v, ensure_ascii=False)[1:-1], quote(v, safe=""), quote_plus(v), quote(v)}
             for f in forms:
                 if f:
-                    self._forms[f] = f"${{{name}}}"
+                    self._forms[f] = placeholder
+
+    def given(self, url: str) -> str:
+        """The URL a connection uses: as written in the systems file (:func:`hide_password`), its
+        password then redacted (``***``) from every message, as a secret's value is."""
+        from ..errors import url_passwords
+
+        url = getattr(url, "given", url)
+        for pw in url_passwords(url):
+            self._remember("***", pw)
+        return url
 
     def expand_all(self, value: Any) -> Any:
         """Every string of a JSON-like value expanded (keys too)."""
@@ -121,6 +131,28 @@ class Secrets:
         for form, placeholder in sorted(self._forms.items(), key=lambda kv: -len(kv[0])):
             text = text.replace(form, placeholder)
         return text
+
+
+class HiddenPassword(str):
+    """A URL with a password written in it, as every output shows it: the password replaced by
+    ``***`` (:func:`nteval.errors.redact_url`). ``given`` is the URL as written, for the connection
+    only (:meth:`Secrets.given`). A ``str``, so whatever writes a system's parameters (its run's
+    metadata, results.json, gate.json and check.json, reports, cache keys) writes the redacted URL
+    without knowing it held one."""
+
+    given: str
+
+
+def hide_password(url: Any) -> Any:
+    """``url`` as a :class:`HiddenPassword` when a password is written in it (``user:pw@``,
+    ``password=``), else as it is."""
+    from ..errors import redact_url
+
+    if not isinstance(url, str) or isinstance(url, HiddenPassword) or redact_url(url) == url:
+        return url
+    out = HiddenPassword(redact_url(url))
+    out.given = url
+    return out
 
 
 def uses_env(value: Any) -> list[str]:

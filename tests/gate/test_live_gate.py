@@ -190,3 +190,44 @@ def test_a_trickled_answer_meets_its_deadline_and_sigterm_ends_the_check(first20
     _out, err = _ended(proc, 20)
     assert proc.returncode == 143 and err.strip().splitlines()[-1] == "nteval: interrupted", err
     assert time.monotonic() - t0 < 10
+
+
+def test_a_password_written_in_a_system_url_reaches_no_output(first200_index, pin, server, pg_server, tmp_path,
+                                                             monkeypatch):
+    """A `postgres` system whose URL holds its password, and an `http` one with user:password@, in
+    a gate, a check and a protocol run: the runs work, and neither password is in any file they
+    write (gate.json, check.json, results.json, runs/*.meta.json, reports) nor in their output;
+    the URLs show `user:***@`."""
+    import servers
+
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    http_pw = "h77p-s3cr3t"
+    pg = pg_server.url(with_password=True)
+    yaml = tmp_path / "sys.yaml"
+    yaml.write_text(f"- {{name: pg, algorithm: postgres, params: {{url: \"{pg}\"}}}}\n"
+                    + _yaml(tmp_path, server.url.replace("://", f"://reader:{http_pw}@")).read_text())
+    out = []
+    g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--systems", yaml,
+            "--baseline", "es", "--candidate", "pg", "--out", tmp_path / "g", "--quiet")
+    out.append(g.output)
+    assert g.exit_code in (0, 3, 4), g.output
+    c = cli("check", "--index", first200_index, "--pin", pin, "--task", "known-item", "--systems", yaml, "--system",
+            "pg", "--history", tmp_path / "h.sqlite", "--out", tmp_path / "c", "--quiet")
+    out.append(c.output)
+    assert c.exit_code == 0, c.output
+    f = cli("focused", "--index", first200_index, "--topics", 30, "--min-topics", 10, "--systems", yaml, "--out",
+            tmp_path / "f", "--quiet")
+    out.append(f.output)
+    assert f.exit_code == 0, f.output
+    files = [p for d in ("g", "c", "f") for p in (tmp_path / d).rglob("*") if p.is_file()]
+    assert len(files) > 10 and any(p.name == "pg.meta.json" for p in files)
+    for p in files:
+        data = p.read_bytes()
+        assert servers.PASSWORD.encode() not in data and http_pw.encode() not in data, p
+    for text in out:
+        assert servers.PASSWORD not in text and http_pw not in text
+    gate = json.loads((tmp_path / "g" / "gate.json").read_text())
+    assert gate["systems"]["pg"]["params"]["url"] == pg.replace(servers.PASSWORD, "***")
+    assert "reader:***@" in gate["systems"]["es"]["params"]["url"]
+    meta = json.loads((tmp_path / "f" / "runs" / "pg.meta.json").read_text())
+    assert meta["notes"]["url"] == pg.replace(servers.PASSWORD, "***")
