@@ -11,7 +11,7 @@ and a plain service of one's own (``GET /search?q=&n=`` → ``{"results": [{"doc
 Fault modes (:class:`Faults`, changed at run time with ``POST /_nteval/faults``): slow answers,
 HTTP 500/429 (with ``Retry-After``), malformed JSON, an empty body, a body cut short, ids not in the
 collection, an id twice, a short page, an API key required, death after N requests, an answer
-trickled one byte at a time, an answer that never ends.
+trickled one byte at a time, an answer that never ends, a NaN total.
 ``GET /_nteval/stats`` says how many searches it answered, for which queries.
 
 Run as a program (``python tests/engine_server.py --backend recorded --answers F --port-file P``),
@@ -59,6 +59,7 @@ class Faults:
     trickle: str = ""                 # ... answered with its headers, then one byte every 0.2 s: each read is on
                                       # time, the answer never ends
     endless: str = ""                 # ... with a chunked body that never ends, sent as fast as it is read
+    nan_total: str = ""               # ... with its total (the matches it counts) NaN
 
     def hits(self, name: str, text: str) -> bool:
         v = getattr(self, name)
@@ -281,6 +282,8 @@ class EngineServer:
                                 "docs": [{"id": d, "score": s} for d, s in ids]}}
         else:
             doc = {"results": [{"doc": d, "relevance": s} for d, s in ids], "count": total}
+        if f.hits("nan_total", text) and shape == "es":
+            doc["hits"]["total"]["value"] = float("nan")
         body = json.dumps(doc).encode()
         if f.hits("truncate", text):
             return self.send(h, 200, body[: len(body) // 2], length=len(body))

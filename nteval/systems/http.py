@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import socket
 import threading
@@ -421,6 +422,8 @@ class Client:
         total = None
         if self.total is not None:
             t = self.total(doc)
+            if isinstance(t, float) and not math.isfinite(t):
+                raise EngineError(f"its total (the matches it counts, at {self.total.expr}) is {t}, not a number")
             total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
         return Answer(out[0], out[1], total)
 
@@ -529,14 +532,24 @@ def _status_error(status: int, headers: dict, data: bytes) -> EngineError:
     if status in RETRY_STATUS:
         value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
         if value is not None:
-            import urllib3
-
-            try:
-                retry_after = urllib3.util.Retry().parse_retry_after(str(value))
-            except urllib3.exceptions.InvalidHeader:
-                retry_after = None
+            retry_after = _retry_after(str(value))
     return EngineError(f"HTTP {status}" + (f": {said}" if said else ""), retry=status in RETRY_STATUS,
                        retry_after=retry_after)
+
+
+def _retry_after(value: str) -> float | None:
+    """The seconds a ``Retry-After`` header asks for, as the engine said them (seconds, or an HTTP
+    date; not capped as urllib3's parser caps them); None when it is neither."""
+    import email.utils
+
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo is not None else None
 
 
 def _engine_said(data: bytes) -> str:

@@ -410,8 +410,8 @@ class _Asker:
         if err.retry_after is None:
             return self.backoff * 2 ** attempt
         if err.retry_after > MAX_RETRY_AFTER:
-            raise EngineError(f"{err.said}; it asks to wait {err.retry_after:.0f} s before trying again (nteval waits at "
-                              f"most {MAX_RETRY_AFTER:.0f} s)") from None
+            raise EngineError(f"{err.said}; it asks to wait {err.retry_after:,.0f} s before trying again (nteval waits "
+                              f"at most {MAX_RETRY_AFTER:.0f} s)") from None
         return err.retry_after
 
     def failed(self, qid: str, err: BaseException) -> None:

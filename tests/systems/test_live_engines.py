@@ -223,7 +223,21 @@ def test_an_answer_that_never_ends_is_cut_at_max_answer_mb(first200_index, topic
         assert time.monotonic() - t0 < 30
 
 
+@pytest.mark.parametrize("retry_after, said", [("100000", "100,000 s"), ("Fri, 31 Dec 2100 23:59:59 GMT", "")])
+def test_a_retry_after_beyond_the_limit_says_what_the_engine_asked(first200_index, topics, server, tmp_path, retry_after,
+                                                                   said):
+    """An engine asking to wait longer than nteval waits: one line with the wait the engine asked for
+    (urllib3's parser caps it at 21,600 s)."""
+    server.faults.fail_first, server.faults.fail_status, server.faults.retry_after = 10_000, 429, retry_after
+    systems = _systems(tmp_path, _es(server.url, concurrency=1))
+    line = _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 429: ", "before trying again (nteval waits "
+                  "at most 300 s)")
+    waited = float(line.split("it asks to wait ")[1].split(" s ")[0].replace(",", ""))
+    assert said in line and (waited == 100_000 if said else waited > 2_000_000_000), line
+
+
 @pytest.mark.parametrize("fault, said", [
+    ("nan_total", "its total (the matches it counts, at hits.total.value) is nan, not a number"),
     ("malformed", "an answer that is not JSON"),
     ("empty", "an empty answer (HTTP 200 without a body)"),
     ("truncate", "broke mid-answer"),
