@@ -1,6 +1,7 @@
 """One exception type for bad user input: the CLI prints it as one line and exits non-zero."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from os import PathLike
 
@@ -44,6 +45,27 @@ class LuceneError(RuntimeError):
     """A Lucene builder JVM failed (not the input's fault: e.g. a full disk). The CLI says it in one
     line, exit status 1; a build keeps its parsed files, so the same command resumes once the cause
     is fixed."""
+
+
+#: a password written in a URL: ``user:PASSWORD@`` (the userinfo of ``scheme://``: up to the last @
+#: before the path, as URL parsers read it), or a
+#: ``password=PASSWORD`` parameter (libpq's URL parameters, a keyword string); a ``${NAME}``
+#: placeholder is not one (it is replaced when a request is made, and shows as written)
+_URL_PASSWORDS = (re.compile(r"(://[^:/?#\s]*:)(?!\$\{[A-Za-z_][A-Za-z0-9_]*\}@)([^/?#\s]*)(@)"),
+                  re.compile(r"((?:^|[?&\s])password=)(?!\$\{[A-Za-z_][A-Za-z0-9_]*\}(?:[&\s]|$))([^&\s]*)()"))
+
+
+def url_passwords(text: str) -> list[str]:
+    """The passwords written in the URLs of ``text`` (see :func:`redact_url`)."""
+    return [m.group(2) for p in _URL_PASSWORDS for m in p.finditer(str(text)) if m.group(2)]
+
+
+def redact_url(text: str) -> str:
+    """``text`` (a URL, or a line holding one) as outputs show it: the passwords written in it
+    (``user:***@``, ``password=***``) replaced by ``***``."""
+    for p in _URL_PASSWORDS:
+        text = p.sub(lambda m: f"{m.group(1)}***{m.group(3)}" if m.group(2) else m.group(0), str(text))
+    return str(text)
 
 
 def read_json_file(path: str | PathLike[str], label: str, fix: str):

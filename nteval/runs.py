@@ -66,6 +66,16 @@ def _cached_meta(path: Path, meta_path: Path, key: str) -> dict | None:
     return meta if stamp == meta["file"] else None
 
 
+def _ask_again(system: System, answers: str, asked_now: set[str]) -> bool:
+    """Whether ``system``'s cached run must not be reused: it is a live engine that is to be asked
+    now (``answers`` not ``replay``: its cached run would hide a change, and a reused run's answers
+    could not be counted), or it is made from one that was (a fusion). Adds it to ``asked_now``."""
+    if (system.kind.live and answers != "replay") or any(d in asked_now for d in system.kind.inputs(system)):
+        asked_now.add(system.name)
+        return True
+    return False
+
+
 def _run_keys(systems: list[System], fingerprint: str, index_name: str, tkey: str, depth: int) -> dict[str, str]:
     keys: dict[str, str] = {}
     for s in systems:
@@ -199,8 +209,9 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     tkey = topics_key(topics)
     runs = RunSet(topics)
     infos: list[RunInfo] = []
+    asked_now: set[str] = set()
     keys = _run_keys(systems, fingerprint, where.key_name or index_name, tkey, depth)
-    target = Target(index_dir, index_name, fingerprint, label=label, progress=progress)
+    target = Target(index_dir, index_name, fingerprint, label=label, progress=progress, answers=ex.answers)
     remote = None
     if scheduler:
         todo = [s for s in systems if s.kind.needs_lucene
@@ -218,7 +229,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
             meta_path = runs_dir / f"{s.name}.meta.json"
             key = keys[s.name]
             bar.set_postfix_str(s.name)
-            meta = _cached_meta(path, meta_path, key)
+            meta = None if _ask_again(s, ex.answers, asked_now) else _cached_meta(path, meta_path, key)
             if meta is not None:
                 runs.add(s.name, path)
                 infos.append(RunInfo(s, path, key, True, meta.get("seconds", 0.0), meta.get("empty_queries", 0),

@@ -34,6 +34,13 @@ AUTO_BUDGET = 5000
 MAX_DEPTH = 100_000
 
 
+#: what a live engine's earlier answers are (:attr:`Execution.answers`): ``replay``: reused, as any
+#: cached run; ``ask``: not reused, the engine is asked now (the answers of a run that did not
+#: finish are resumed); ``reuse``: reused, never through a cached run file, so each answer replayed
+#: is counted and dated in the run's notes
+ANSWERS = ("replay", "ask", "reuse")
+
+
 @dataclass(frozen=True)
 class Execution:
     """How the work runs (never what it computes). ``progress``: bars on stderr (None: only on a
@@ -47,6 +54,11 @@ class Execution:
     scheduler: str | None = param(
         None, "a Dask scheduler: its workers compute the runs (grid: the cells) instead of this machine; the index "
               "must be at the same path on every worker (docs/dask.md)", metavar="tcp://HOST:PORT")
+    answers: str = param(
+        "replay", "a live engine's (http, postgres) runs and answers kept by earlier runs: replay (reuse them: an "
+                  "experiment repeated asks nothing), ask (ask the engine now; only the answers of a run that did not "
+                  "finish are resumed: what a gate and a check do) or reuse (replay them, and count them in the notes)",
+        choices=ANSWERS, flag="")
 
     def __post_init__(self) -> None:
         check_declared(self, as_options=True)

@@ -10,7 +10,8 @@ and a plain service of one's own (``GET /search?q=&n=`` → ``{"results": [{"doc
 
 Fault modes (:class:`Faults`, changed at run time with ``POST /_nteval/faults``): slow answers,
 HTTP 500/429 (with ``Retry-After``), malformed JSON, an empty body, a body cut short, ids not in the
-collection, an id twice, a short page, an API key required, death after N requests.
+collection, an id twice, a short page, an API key required, death after N requests, an answer
+trickled one byte at a time, an answer that never ends, a NaN total.
 ``GET /_nteval/stats`` says how many searches it answered, for which queries.
 
 Run as a program (``python tests/engine_server.py --backend recorded --answers F --port-file P``),
@@ -55,6 +56,10 @@ class Faults:
     die_after: int = 0                # the process ends (os._exit) at search request N + 1
     api_key: str = ""                 # required as "Authorization: ApiKey KEY" when set
     id_prefix: str = ""               # the engine's ids: prefix + docid (an id map turns them back)
+    trickle: str = ""                 # ... answered with its headers, then one byte every 0.2 s: each read is on
+                                      # time, the answer never ends
+    endless: str = ""                 # ... with a chunked body that never ends, sent as fast as it is read
+    nan_total: str = ""               # ... with its total (the matches it counts) NaN
 
     def hits(self, name: str, text: str) -> bool:
         v = getattr(self, name)
@@ -150,6 +155,7 @@ class EngineServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.thread: threading.Thread | None = None
+        self.stopping = False
 
     @property
     def url(self) -> str:
@@ -161,6 +167,7 @@ class EngineServer:
         return self
 
     def stop(self) -> None:
+        self.stopping = True
         self.httpd.shutdown()
         self.httpd.server_close()
 
@@ -249,6 +256,8 @@ class EngineServer:
             reason = f"field [{fld}] holds titles: search [{FIELD}]" if fld else "no field"
             return self.json(h, 400, {"error": {"root_cause": [{"type": "query_shard_exception", "reason": reason}],
                                                 "type": "query_shard_exception", "reason": reason}, "status": 400})
+        if f.hits("trickle", text) or f.hits("endless", text):
+            return self.never_ends(h, trickle=f.hits("trickle", text))
         if f.hits("malformed", text):
             return self.send(h, 200, b'{"hits": {"total": {"value": 3}, "hits": [{"_id": "1", "_sc')
         if f.hits("empty", text):
@@ -273,10 +282,32 @@ class EngineServer:
                                 "docs": [{"id": d, "score": s} for d, s in ids]}}
         else:
             doc = {"results": [{"doc": d, "relevance": s} for d, s in ids], "count": total}
+        if f.hits("nan_total", text) and shape == "es":
+            doc["hits"]["total"]["value"] = float("nan")
         body = json.dumps(doc).encode()
         if f.hits("truncate", text):
             return self.send(h, 200, body[: len(body) // 2], length=len(body))
         return self.send(h, 200, body)
+
+    def never_ends(self, h: BaseHTTPRequestHandler, trickle: bool) -> None:
+        """An answer that does not end (until the client goes, the server stops, or 10 minutes):
+        one byte every 0.2 s of a 1 MB answer, or 1 MB chunks as fast as they are read."""
+        h.send_response(200)
+        h.send_header("Content-Type", "application/json")
+        h.send_header(*(("Content-Length", "1000000") if trickle else ("Transfer-Encoding", "chunked")))
+        h.end_headers()
+        chunk = b" " * (1 << 20)
+        frame = b"%x\r\n" % len(chunk) + chunk + b"\r\n"
+        h.close_connection = True
+        end = time.monotonic() + 600
+        try:
+            while not self.stopping and time.monotonic() < end:
+                h.wfile.write(b" " if trickle else frame)
+                h.wfile.flush()
+                if trickle:
+                    time.sleep(0.2)
+        except OSError:
+            pass
 
 
 def _die_with_parent() -> None:

@@ -23,7 +23,10 @@ PIN = click.option("--pin", "pin", required=True, type=click.Path(path_type=Path
                                                                                         "`nteval pin`.")
 RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
                           help="Where runs are cached across gates (default: OUT/runs): the live system's runs on the "
-                               "pinned topics are computed once per index.")
+                               "pinned topics are computed once per index (a live engine, http or postgres, is asked "
+                               "again each time unless --reuse-answers).")
+
+REUSE = declared(GateSpec, ("reuse_answers",), reuse_answers={"is_flag": True})
 
 
 @main.command("pin")
@@ -61,7 +64,7 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
 
 
 def _gate_options(fn):
-    return _shared(fn, SYSTEMS_FILE, declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")))
+    return _shared(fn, SYSTEMS_FILE, declared(GateSpec, ("mmd", "alpha", "fresh", "label", "depth", "changed")), REUSE)
 
 
 def _check_options(fn):
@@ -71,7 +74,8 @@ def _check_options(fn):
                                 help="The alert rules' margin: a release below the best earlier one by more than this "
                                      "alerts (a share of that release's score, or an absolute difference)."),
                    declared(GateSpec, ("fresh", "depth")),
-                   click.option("--label", default=None, help="The system's version label (default: its system name)."))
+                   click.option("--label", default=None, help="The system's version label (default: its system name)."),
+                   REUSE)
 
 
 def _shared(fn, *specific):
@@ -122,6 +126,8 @@ def check_cmd(system, quiet, **kw) -> None:
 
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
                     progress=progress(quiet), **kw)
+    if res["answers"]["note"]:
+        click.echo(res["answers"]["note"])
     for kind, st in res["sets"].items():
         if "mean" in st:
             click.echo(f"{res['labels'][res['system']]} ({res['system']}) on {st['topics']:,} {kind} topics: "

@@ -60,6 +60,8 @@ class GateSpec:
     changed: int = param(10, "topics listed as most worse and most better", min=0, max=1000)
     label: str | None = param(None, "the candidate's version label (e.g. v2.4; default: its system name)")
     baseline_label: str | None = param(None, "the baseline's version label (default: its system name)")
+    reuse_answers: bool = param(False, "replay the answers a live engine (http, postgres) gave earlier gates and checks "
+                                       "instead of asking it now (the headline says how many, and from when)")
 
     def __post_init__(self) -> None:
         check_declared(self, as_options=True)
@@ -208,7 +210,20 @@ def _settings(verb: str, spec: GateSpec | None, options: dict[str, Any]) -> tupl
     spec = replace(spec or GateSpec(), **{k: options.pop(k) for k in list(options) if k in GateSpec.__dataclass_fields__}).checked()
     if options:
         raise InputError(None, f"{verb}: unknown parameter {next(iter(options))!r}")
+    # a live engine is asked now: its answers to earlier gates and checks are replayed only when asked for
+    execution = replace(execution, answers="reuse" if spec.reuse_answers else "ask")
     return spec, execution, runs_dir
+
+
+def _answers(result: dict[str, Any], infos: list) -> None:
+    """``result["answers"]``: what the live engines answered now and what came from earlier; when
+    any answer was not asked now, the headline says so."""
+    from ..systems.remote import answers_used
+
+    result["answers"] = answers_used(infos)
+    note = result["answers"]["note"]
+    if note and "headline" in result:
+        result["headline"]["text"] += f" {note}"
 
 
 @contextlib.contextmanager
@@ -296,6 +311,7 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
                 sets.append((fresh, None, []))
         result = _decide_all(spec, rule, pin, sets, base_sys.name, [c[0].name for c in cands], manifest, index_dir)
         result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
+        _answers(result, [i for _, _, inf in sets for i in inf])
         from ..experiment import check_unchanged
 
         check_unchanged(index_dir, manifest, [i for _, _, inf in sets for i in inf])
@@ -581,6 +597,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
             "sets": {k: {**v, "candidates": {sys_.name: {}} if k in per_topic else {}} for k, v in sets.items()},
             "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
         }
+        _answers(result, infos_all)
         from ..experiment import check_unchanged
 
         check_unchanged(index_dir, manifest, infos_all)

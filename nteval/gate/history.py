@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -130,9 +129,10 @@ def mean_ci(scores: dict[str, float], level: float = 0.95) -> tuple[float, float
 
 
 def redact(url: str) -> str:
-    """A history's place as outputs show it: a URL without its password."""
-    text = re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", str(url))  # user:password@
-    return re.sub(r"((?:^|[?&\s])password=)[^&\s]*", r"\1***", text)  # ?password=… (libpq's URL parameters)
+    """A history's place as outputs show it: a URL without its password (``user:***@``, ``password=***``)."""
+    from ..errors import redact_url
+
+    return redact_url(url)
 
 
 def is_postgres(where: str | Path) -> bool:

@@ -17,14 +17,17 @@ _INDEXES: dict[str, Target] = {}
 class Target:
     """What systems search: one Lucene index (``all`` or ``nt``) of an nteval index directory.
     The Lucene index is opened on first use only (dense and external systems do not need it).
-    ``notes`` collects what non-Lucene systems report (encoding cache, recall vs flat, foreign hits)."""
+    ``notes`` collects what non-Lucene systems report (encoding cache, recall vs flat, foreign hits);
+    ``answers``: whether a live engine's earlier answers are replayed or it is asked now
+    (:data:`nteval.settings.ANSWERS`)."""
 
     def __init__(self, index_dir: str | Path, index_name: str, fingerprint: str | None = None,
-                 label: str | None = None, progress: bool | None = None):
+                 label: str | None = None, progress: bool | None = None, answers: str = "replay"):
         self.index_dir, self.index_name = Path(index_dir), index_name
         self._fingerprint = fingerprint
         self.label = label or index_name
         self.progress = progress
+        self.answers = answers
         self.notes: dict[str, dict[str, Any]] = {}
         self._lucene = None
 

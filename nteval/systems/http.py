@@ -25,7 +25,11 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
+import socket
+import threading
+import time
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
@@ -46,6 +50,7 @@ from .remote import (
     collection_docids,
     file_digest,
     finish,
+    hide_password,
     load_id_map,
     printable,
     resolve_path,
@@ -98,6 +103,8 @@ TOTAL = Param("total", "", "JMESPath to the number of matches (empty: the preset
 ID_MAP = Param("id_map", "", "a file of engine_id<TAB>docid lines mapping the engine's ids to the collection's")
 VERSION_URL = Param("version_url", "", "where the engine reports its version (empty: the preset's)")
 VERSION_PATH = Param("version_path", "", "JMESPath to the version in that answer (empty: the preset's)")
+MAX_ANSWER = Param("max_answer_mb", 64, "the largest answer read, in MB: a bigger one (an answer that never ends) "
+                                        "fails the run in one line", min=1, max=4096)
 
 _SPACE = re.compile(r"\s")
 #: statuses tried again (with backoff, or after Retry-After)
@@ -158,14 +165,15 @@ def resolved(system: System) -> dict[str, Any]:
     preset = PRESETS[p["preset"]]
     out = {k: (copy.deepcopy(p[k]) if p.get(k) not in ("", None) else copy.deepcopy(preset.get(k)))
            for k in ("method", "headers", "query_string", "body", "hits", "id", "score", "total", "version_path")}
-    parts = urlsplit(str(p["url"]))
+    url = getattr(p["url"], "given", p["url"])  # (a password written in it: the URL as given, for the requests)
+    parts = urlsplit(url)
     base = parts._replace(path=parts.path.rstrip("/"), query="", fragment="").geturl()
     if preset.get("path"):  # (the preset's path goes before the URL's query string: ?token=…)
         out["url"] = parts._replace(path=parts.path.rstrip("/") + preset["path"]).geturl()
     else:
-        out["url"] = str(p["url"])
+        out["url"] = url
     root = f"{parts.scheme}://{parts.netloc}"
-    vurl = p.get("version_url") or preset.get("version_url") or ""
+    vurl = getattr(p.get("version_url"), "given", p.get("version_url")) or preset.get("version_url") or ""
     tail = f"?{parts.query}" if parts.query and vurl.startswith(("{root}", "{url}")) else ""
     vurl = vurl.replace("{root}", root).replace("{url}", base)
     out["version_url"] = vurl + (("&" if "?" in vurl else "?") + tail[1:] if tail else "")
@@ -186,6 +194,104 @@ def _fill(value: Any, query: str, k: int, field: str) -> Any:
     return value
 
 
+#: the request a thread is making (its connection is recorded on it when the request is sent)
+_CURRENT = threading.local()
+
+
+class Ticket:
+    """One request in flight: its deadline, the connection it is sent on, whether its answer
+    ``began`` (the status line and headers came), and whether its deadline passed (``expired``) or
+    it was ``aborted``."""
+
+    __slots__ = ("deadline", "conn", "began", "expired", "aborted")
+
+    def __init__(self, deadline: float):
+        self.deadline, self.conn, self.began, self.expired, self.aborted = deadline, None, False, False, False
+
+    def cut(self) -> None:
+        """Shut its connection down: the read blocked on it returns at once (from any thread)."""
+        sock = getattr(self.conn, "sock", None)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class InFlight:
+    """The requests of one client in flight. A watchdog thread cuts each one whose deadline passed
+    (a total deadline: urllib3's read timeout is per read, and an answer trickled one byte at a time
+    never ends); :meth:`abort` cuts them all (an interrupt)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tickets: set[Ticket] = set()
+        self.aborted = self.closed = False
+        self.watchdog: threading.Thread | None = None
+
+    def start(self, seconds: float) -> Ticket:
+        ticket = Ticket(time.monotonic() + seconds)
+        with self.lock:
+            if self.aborted:
+                raise EngineError("stopped (interrupted)")
+            self.tickets.add(ticket)
+            if self.watchdog is None:
+                self.watchdog = threading.Thread(target=self._watch, name="nteval-http-deadlines", daemon=True)
+                self.watchdog.start()
+        _CURRENT.ticket = ticket
+        return ticket
+
+    def end(self, ticket: Ticket) -> None:
+        _CURRENT.ticket = None
+        with self.lock:
+            self.tickets.discard(ticket)
+
+    def abort(self) -> None:
+        with self.lock:
+            self.aborted = True
+            for t in self.tickets:
+                t.aborted = True
+                t.cut()
+
+    def close(self) -> None:
+        self.closed = True
+
+    def _watch(self) -> None:
+        while not self.closed:
+            time.sleep(0.1)
+            now = time.monotonic()
+            with self.lock:
+                for t in self.tickets:
+                    if now > t.deadline and not t.expired:
+                        t.expired = True
+                        t.cut()
+
+
+_POOLS: dict[str, type] = {}
+
+
+def _pool_classes() -> dict[str, type]:
+    """urllib3's connection pools, whose connections record themselves on the request a thread is
+    making (so that its deadline can cut it)."""
+    if not _POOLS:
+        import urllib3
+        from urllib3.connection import HTTPConnection, HTTPSConnection
+
+        def tracked(base: type) -> type:
+            class Tracked(base):
+                def request(self, *args: Any, **kwargs: Any) -> Any:
+                    ticket = getattr(_CURRENT, "ticket", None)
+                    if ticket is not None:
+                        ticket.conn = self
+                    return super().request(*args, **kwargs)
+
+            return Tracked
+
+        _POOLS["http"] = type("HTTPPool", (urllib3.HTTPConnectionPool,), {"ConnectionCls": tracked(HTTPConnection)})
+        _POOLS["https"] = type("HTTPSPool", (urllib3.HTTPSConnectionPool,), {"ConnectionCls": tracked(HTTPSConnection)})
+    return dict(_POOLS)
+
+
 class Client:
     """The requests of one run: the template expanded (${ENV}) once, a pool of connections."""
 
@@ -194,7 +300,8 @@ class Client:
 
         p = system.params
         self.system, self.spec, self.secrets, self.depth = system.name, spec, secrets, depth
-        self.url = secrets.expand(spec["url"])
+        secrets.given(spec["version_url"])  # (a password written in a URL: redacted from every message)
+        self.url = secrets.expand(secrets.given(spec["url"]))
         self.headers = {str(k): str(v) for k, v in (secrets.expand_all(spec["headers"] or {})).items()}
         self.query_string = secrets.expand_all(spec["query_string"] or {})
         self.body = secrets.expand_all(spec["body"]) if spec["body"] is not None else None
@@ -213,28 +320,75 @@ class Client:
         self.id = Path_(spec["id"], system.name, "id") if spec["id"] else None
         self.score = Path_(spec["score"], system.name, "score") if spec["score"] else None
         self.total = Path_(spec["total"], system.name, "total") if spec["total"] else None
-        timeout = float(p["timeout"])
+        self.timeout = float(p["timeout"])
+        self.max_bytes = int(float(p.get("max_answer_mb") or MAX_ANSWER.default) * 1_000_000)
         self.pool = urllib3.PoolManager(num_pools=4, maxsize=int(p["concurrency"]), block=True, retries=False,
-                                        timeout=urllib3.Timeout(connect=min(timeout, 10.0), read=timeout))
+                                        timeout=urllib3.Timeout(connect=min(self.timeout, 10.0), read=self.timeout))
+        self.pool.pool_classes_by_scheme = _pool_classes()
+        self.flight = InFlight()
 
     def close(self) -> None:
+        self.flight.close()
         self.pool.clear()
 
+    def abort(self) -> None:
+        """End every request in flight now, and any made after (an interrupt: no worker stays blocked)."""
+        self.flight.abort()
+
     def request(self, method: str, url: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, dict, bytes]:
+        """(status, headers, body) of one request, in :attr:`timeout` seconds in all (connecting,
+        the headers and the whole body: an engine that trickles its answer is cut), its body read up
+        to :attr:`max_bytes`."""
         import urllib3
 
+        ticket = self.flight.start(self.timeout)
         try:
-            r = self.pool.request(method, url, body=body, headers=headers, redirect=False, preload_content=True)
-        except urllib3.exceptions.NewConnectionError as err:
-            raise EngineError(f"cannot connect to {_where(url)} ({_reason(err)})", retry=True) from None
-        except (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError):
-            raise EngineError(f"no answer from {_where(url)} within {self.pool.connection_pool_kw['timeout'].read_timeout:g} s "
-                              "(timeout)", retry=True) from None
-        except urllib3.exceptions.ProtocolError as err:
-            raise EngineError(f"the connection to {_where(url)} broke mid-answer ({_reason(err)})", retry=True) from None
+            r = self.pool.request(method, url, body=body, headers=headers, redirect=False, preload_content=False)
+            ticket.began = True
+            try:
+                return r.status, dict(r.headers), self._read_body(r, url, ticket)
+            except BaseException:
+                r.close()  # (the rest of the answer unread: its connection is not reused as it is)
+                raise
+            finally:
+                self.flight.end(ticket)
+                r.release_conn()
         except urllib3.exceptions.HTTPError as err:
-            raise EngineError(f"{type(err).__name__} from {_where(url)}: {_reason(err)}", retry=False) from None
-        return r.status, dict(r.headers), r.data
+            raise self._failed(err, url, ticket) from None
+        finally:
+            self.flight.end(ticket)
+
+    def _read_body(self, r: Any, url: str, ticket: Ticket) -> bytes:
+        length = r.headers.get("Content-Length", "")
+        if length.isdigit() and int(length) > self.max_bytes:
+            raise self._too_big(url, f"it announces {int(length) / 1e6:,.0f} MB")
+        data = bytearray()
+        for chunk in r.stream(1 << 16):
+            data += chunk
+            if len(data) > self.max_bytes:
+                raise self._too_big(url, "it had not ended there")
+        return bytes(data)
+
+    def _too_big(self, url: str, why: str) -> EngineError:
+        return EngineError(f"the answer from {_where(url)} is larger than max_answer_mb ({self.max_bytes / 1e6:g} MB; "
+                           f"{why}): an answer that never ends? (a bigger answer: raise max_answer_mb)")
+
+    def _failed(self, err: Exception, url: str, ticket: Ticket) -> EngineError:
+        """What a failed request says, and whether trying again may help."""
+        import urllib3
+
+        if ticket.aborted:
+            return EngineError("stopped (interrupted)")
+        if isinstance(err, urllib3.exceptions.NewConnectionError):  # (a ConnectTimeoutError to urllib3)
+            return EngineError(f"cannot connect to {_where(url)} ({_reason(err)})", retry=True)
+        if ticket.expired or isinstance(err, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError)):
+            if ticket.began:
+                return EngineError(f"no complete answer from {_where(url)} within {self.timeout:g} s (timeout: the answer "
+                                   "began, then did not end)", retry=True)
+            return EngineError(f"no answer from {_where(url)} within {self.timeout:g} s (timeout)", retry=True)
+        if isinstance(err, urllib3.exceptions.ProtocolError):
+            return EngineError(f"the connection to {_where(url)} broke mid-answer ({_reason(err)})", retry=True)
+        return EngineError(f"{type(err).__name__} from {_where(url)}: {_reason(err)}", retry=False)
 
     def search(self, query: str) -> Answer:
         k, field = self.depth, self.spec["field"]
@@ -268,6 +422,8 @@ class Client:
         total = None
         if self.total is not None:
             t = self.total(doc)
+            if isinstance(t, float) and not math.isfinite(t):
+                raise EngineError(f"its total (the matches it counts, at {self.total.expr}) is {t}, not a number")
             total = int(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None
         return Answer(out[0], out[1], total)
 
@@ -346,7 +502,7 @@ def _fill_url(url: str, query: str, k: int, field: str) -> str:
 
 def _where(url: str) -> str:
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}{parts.path}"
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _reason(err: Exception) -> str:
@@ -376,14 +532,24 @@ def _status_error(status: int, headers: dict, data: bytes) -> EngineError:
     if status in RETRY_STATUS:
         value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
         if value is not None:
-            import urllib3
-
-            try:
-                retry_after = urllib3.util.Retry().parse_retry_after(str(value))
-            except urllib3.exceptions.InvalidHeader:
-                retry_after = None
+            retry_after = _retry_after(str(value))
     return EngineError(f"HTTP {status}" + (f": {said}" if said else ""), retry=status in RETRY_STATUS,
                        retry_after=retry_after)
+
+
+def _retry_after(value: str) -> float | None:
+    """The seconds a ``Retry-After`` header asks for, as the engine said them (seconds, or an HTTP
+    date; not capped as urllib3's parser caps them); None when it is neither."""
+    import email.utils
+
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, when.timestamp() - time.time()) if when.tzinfo is not None else None
 
 
 def _engine_said(data: bytes) -> str:
@@ -432,14 +598,17 @@ def reported_version(system: System) -> str:
 class HttpKind(SystemKind):
     name = "http"
     params = (PRESET, URL, FIELD, METHOD, HEADERS, QUERY_STRING, BODY, HITS, ID, SCORE, TOTAL, ID_MAP, VERSION_URL,
-              VERSION_PATH, VERSION, *HOW)
+              VERSION_PATH, VERSION, *HOW, MAX_ANSWER)
     summary = "any search engine behind an HTTP JSON API: Elasticsearch, OpenSearch, Solr, a service of yours"
     needs_lucene = False
+    live = True
 
     def may_see_titles(self, system: System) -> bool:
         return True  # (an engine nteval did not index: the title-leak rules check its runs)
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        for key in ("url", "version_url"):  # (a password written in one reaches no output)
+            params[key] = hide_password(params[key])
         url = params["url"]
         if not url:
             raise InputError(where, f"system {short(name)}: http needs url: the engine's address (e.g. "
@@ -473,7 +642,7 @@ class HttpKind(SystemKind):
     def _asks(self, system: System) -> dict[str, Any]:
         """What determines the engine's answers (the answer cache's key): the request and the paths
         into the answer, your version label; not the id map, nor how it is asked."""
-        how = {p.name for p in HOW} | {"id_map"}
+        how = {p.name for p in (*HOW, MAX_ANSWER)} | {"id_map"}
         return {"kind": "http", "presets": PRESETS_VERSION,
                 "params": {k: v for k, v in system.params.items() if k not in how}}
 
@@ -502,7 +671,8 @@ class HttpKind(SystemKind):
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
             cache = AnswerCache(path, key)
-            job = Job(system.name, system.params, depth, f"{label}|{version}", cache, secrets, target.progress)
+            job = Job(system.name, system.params, depth, f"{label}|{version}", cache, secrets, target.progress,
+                      target.answers, client.abort)
             answers, notes = ask_all(job, topics, client.search, ctx.tick)
         finally:
             client.close()

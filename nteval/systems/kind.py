@@ -72,6 +72,11 @@ class SystemKind:
     #: the PyPI package of the engine that answers its queries (not Lucene), whose version the
     #: release history records (remote kinds report their engine's own version in their notes)
     engine_package: ClassVar[str | None] = None
+    #: a live engine nteval asks over the network (``http``, ``postgres``): its answers can change while
+    #: nothing nteval sees does (a re-index, new synonyms, a ranking change behind the same version), so
+    #: a gate or check asks it again each time instead of reusing its earlier runs and answers
+    #: (:attr:`nteval.settings.Execution.answers`)
+    live: ClassVar[bool] = False
 
     def may_see_titles(self, system: System) -> bool:
         """Its answers come from an index nteval did not build from the title-stripped texts (an

@@ -52,6 +52,7 @@ from .remote import (
     cache_file,
     collection_docids,
     finish,
+    hide_password,
     printable,
 )
 
@@ -121,6 +122,17 @@ class Connections:
             except Exception:  # noqa: BLE001,S110  (already broken)
                 pass
 
+    def cancel(self) -> None:
+        """Cancel the statement running on every connection (an interrupt: no worker waits for its
+        statement_timeout)."""
+        with self.lock:
+            conns = list(self.all)
+        for conn in conns:
+            try:
+                conn.cancel_safe(timeout=5)
+            except Exception:  # noqa: BLE001,S110  (closed, or the server is gone: nothing runs there)
+                pass
+
     def close(self) -> None:
         with self.lock:
             for conn in self.all:
@@ -153,11 +165,13 @@ class PostgresFts(SystemKind):
     params = (URL, CONFIG, RANK, NORMALIZATION, OPERATOR, TABLE, ID_COLUMN, TEXT_COLUMN, TSVECTOR_COLUMN, VERSION, *HOW)
     summary = "PostgreSQL full-text search (websearch_to_tsquery, ts_rank): nteval's table or yours, by URL"
     needs_lucene = False
+    live = True
 
     def may_see_titles(self, system: System) -> bool:
         return bool(system.params.get("table"))  # (a table of yours; nteval's own holds the nt texts)
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
+        params["url"] = hide_password(params["url"])  # (a password written in it reaches no output)
         if not str(params["url"]).startswith(("postgresql://", "postgres://")):
             raise InputError(where, f"system {short(name)}: postgres needs url: postgresql://user@host:port/database "
                                     f"(got {short(params['url'])})", place="params.url")
@@ -191,14 +205,15 @@ class PostgresFts(SystemKind):
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
-        conns = Connections(pg, secrets.expand(p["url"]), float(p["timeout"]), secrets, system.name)
+        conns = Connections(pg, secrets.expand(secrets.given(p["url"])), float(p["timeout"]), secrets, system.name)
         try:
             version, table, sql = self._prepare(pg, conns, target, system)
             label = p.get("version") or ""
             path, key = cache_file(target.index_dir, system.name, {**self._asks(system), "index": target.index_name,
                                                                   "fingerprint": target.fingerprint})
             cache = AnswerCache(path, key)
-            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress)
+            job = Job(system.name, p, depth, f"{label}|{version}", cache, secrets, target.progress, target.answers,
+                      conns.cancel)
             config, rank_norm = p["config"], int(p["normalization"])
 
             def ask(text: str) -> Answer:

@@ -13,7 +13,10 @@ retries with backoff, a rate limit, progress, and one line on failure.
   ``version`` label, the version the engine reports), the query text and the depth. A run that
   fails leaves no run file (:func:`nteval.runs.run_all` writes a run only once it is complete),
   but the answers it got stay: a rerun asks the engine only for the queries still missing. An
-  answer that failed its checks (not JSON, a hit without an id, an id twice) is never kept.
+  answer that failed its checks (not JSON, a hit without an id, an id twice) is never kept. A gate
+  or check asks the engine now (:data:`nteval.settings.ANSWERS`): it takes only the answers of a
+  run that did not finish (each run that got all its answers is marked ``finished``), and says
+  how many it took and when they were kept (:func:`answers_used`).
 - **Retries**: a timeout, a lost or refused connection, HTTP 429 or 5xx are tried again up to
   ``retries`` times, after ``backoff`` seconds doubled at each try, or after the ``Retry-After``
   the engine sends (up to :data:`MAX_RETRY_AFTER` seconds); any other failure, or the last try's,
@@ -54,19 +57,25 @@ VERSION = Param("version", "", "your label for the engine's release and index (p
 HOW = (CONCURRENCY, TIMEOUT, RETRIES, BACKOFF, RATE)
 #: the longest ``Retry-After`` honoured; an engine asking for more fails the run (one line)
 MAX_RETRY_AFTER = 300.0
-#: the layout of an answer cache
-ANSWERS_FORMAT = 1
+#: the layout of an answer cache (2: the ``finished`` table)
+ANSWERS_FORMAT = 2
 
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 class Secrets:
     """``${NAME}`` placeholders of one system's parameters: expanded from the environment at request
-    time, and the values put back as placeholders in anything shown or written."""
+    time, and the values put back as placeholders in anything shown or written.
+
+    A value's trailing line breaks are dropped (a secret read from a file, or pasted into a CI
+    secret store, often ends with one; no request may carry it); any other control character is
+    refused in one line naming the variable, never showing its value. What is put back is every
+    form a message may show a value in: as given and without its line breaks, escaped as Python
+    and JSON write it, as bytes, and URL-encoded."""
 
     def __init__(self, system: str):
         self.system = system
-        self.values: dict[str, str] = {}
+        self._forms: dict[str, str] = {}  # a form of a value as a message may show it → its ${NAME}
 
     def expand(self, text: str) -> str:
         def value(m: re.Match) -> str:
@@ -75,11 +84,36 @@ class Secrets:
             if v is None:
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} is not set (its "
                                        f"parameters use ${{{name}}})")
-            if v:
-                self.values[name] = v
+            if v.rstrip("\r\n"):
+                self._remember(f"${{{name}}}", v)
+            v = v.rstrip("\r\n")
+            if any(c < " " or c == "\x7f" for c in v):
+                raise InputError(None, f"system {short(self.system)}: environment variable {name} holds a control "
+                                       "character (a line break or a tab inside it?): a value sent in a request is one "
+                                       "line of printable characters (its value is not shown)")
             return v
 
         return _ENV.sub(value, text)
+
+    def _remember(self, placeholder: str, given: str) -> None:
+        from urllib.parse import quote, quote_plus, unquote
+
+        for v in {given, given.rstrip("\r\n"), unquote(given)}:
+            forms = {v, repr(v)[1:-1], repr(v.encode("utf-8", "surrogateescape"))[2:-1], json.dumps(v)[1:-1],
+                     json.dumps(v, ensure_ascii=False)[1:-1], quote(v, safe=""), quote_plus(v), quote(v)}
+            for f in forms:
+                if f:
+                    self._forms[f] = placeholder
+
+    def given(self, url: str) -> str:
+        """The URL a connection uses: as written in the systems file (:func:`hide_password`), its
+        password then redacted (``***``) from every message, as a secret's value is."""
+        from ..errors import url_passwords
+
+        url = getattr(url, "given", url)
+        for pw in url_passwords(url):
+            self._remember("***", pw)
+        return url
 
     def expand_all(self, value: Any) -> Any:
         """Every string of a JSON-like value expanded (keys too)."""
@@ -92,10 +126,33 @@ class Secrets:
         return value
 
     def redact(self, text: str) -> str:
-        """``text`` with every expanded secret replaced by its ``${NAME}`` (longest values first)."""
-        for name, v in sorted(self.values.items(), key=lambda kv: -len(kv[1])):
-            text = text.replace(v, f"${{{name}}}")
+        """``text`` with every form of every expanded secret replaced by its ``${NAME}`` (longest
+        forms first)."""
+        for form, placeholder in sorted(self._forms.items(), key=lambda kv: -len(kv[0])):
+            text = text.replace(form, placeholder)
         return text
+
+
+class HiddenPassword(str):
+    """A URL with a password written in it, as every output shows it: the password replaced by
+    ``***`` (:func:`nteval.errors.redact_url`). ``given`` is the URL as written, for the connection
+    only (:meth:`Secrets.given`). A ``str``, so whatever writes a system's parameters (its run's
+    metadata, results.json, gate.json and check.json, reports, cache keys) writes the redacted URL
+    without knowing it held one."""
+
+    given: str
+
+
+def hide_password(url: Any) -> Any:
+    """``url`` as a :class:`HiddenPassword` when a password is written in it (``user:pw@``,
+    ``password=``), else as it is."""
+    from ..errors import redact_url
+
+    if not isinstance(url, str) or isinstance(url, HiddenPassword) or redact_url(url) == url:
+        return url
+    out = HiddenPassword(redact_url(url))
+    out.given = url
+    return out
 
 
 def uses_env(value: Any) -> list[str]:
@@ -127,6 +184,8 @@ class Answer:
     ids: list[str]
     scores: list[float]
     total: int | None = None
+    #: when it was kept (time.time()), for an answer read from the cache
+    at: float | None = None
 
     @classmethod
     def of(cls, hits: Iterable[tuple[str, float]], total: int | None = None) -> Answer:
@@ -187,7 +246,13 @@ class AnswerCache:
                 "CREATE TABLE IF NOT EXISTS answers (key TEXT NOT NULL, engine_version TEXT NOT NULL, query TEXT NOT NULL,"
                 " depth INTEGER NOT NULL, ids TEXT NOT NULL, scores BLOB NOT NULL, total INTEGER, at REAL NOT NULL,"
                 " PRIMARY KEY (key, engine_version, query, depth));"
-                f"PRAGMA user_version={ANSWERS_FORMAT};")
+                "CREATE TABLE IF NOT EXISTS finished (key TEXT NOT NULL, engine_version TEXT NOT NULL, depth INTEGER NOT"
+                " NULL, at REAL NOT NULL, PRIMARY KEY (key, engine_version, depth));")
+            if self.db.execute("PRAGMA user_version").fetchone()[0] < 2:  # (answers kept before runs were marked
+                self.db.execute("INSERT OR IGNORE INTO finished SELECT key, engine_version, depth, max(at) FROM answers "
+                                "GROUP BY key, engine_version, depth")  # finished: they count as a finished run's)
+                self.db.commit()
+            self.db.execute(f"PRAGMA user_version={ANSWERS_FORMAT}")
         except (OSError, sqlite3.Error) as err:
             where = os.environ.get("NTEVAL_ENGINE_CACHE")
             raise InputError(None if where else self.path, (f"NTEVAL_ENGINE_CACHE={short(where)}: " if where else "")
@@ -196,18 +261,33 @@ class AnswerCache:
         self._rows: list[tuple] = []
         self._last = time.monotonic()
 
-    def get(self, queries: Iterable[str], depth: int, version: str) -> dict[str, Answer]:
+    def get(self, queries: Iterable[str], depth: int, version: str, after: float | None = None) -> dict[str, Answer]:
+        """The answers kept for ``queries`` (only those kept after time ``after``, when given)."""
         out: dict[str, Answer] = {}
         qs = list(dict.fromkeys(queries))
         for i in range(0, len(qs), 500):
             chunk = qs[i:i + 500]
-            rows = self.db.execute(f"SELECT query, ids, scores, total FROM answers WHERE key = ? AND engine_version = ? AND depth = ? "
-                                   f"AND query IN ({','.join('?' * len(chunk))})", [self.key, version, depth, *chunk])
-            for q, ids, scores, total in rows:
+            rows = self.db.execute(f"SELECT query, ids, scores, total, at FROM answers WHERE key = ? AND engine_version = ? "
+                                   f"AND depth = ? AND at > ? AND query IN ({','.join('?' * len(chunk))})",
+                                   [self.key, version, depth, -1.0 if after is None else after, *chunk])
+            for q, ids, scores, total, at in rows:
                 values = array("d")
                 values.frombytes(scores)
-                out[q] = Answer(ids.split("\n") if ids else [], values.tolist(), total)
+                out[q] = Answer(ids.split("\n") if ids else [], values.tolist(), total, at)
         return out
+
+    def finished(self, depth: int, version: str) -> float | None:
+        """When the last run that got all its answers finished (None: none did)."""
+        row = self.db.execute("SELECT at FROM finished WHERE key = ? AND engine_version = ? AND depth = ?",
+                              (self.key, version, depth)).fetchone()
+        return row[0] if row else None
+
+    def mark_finished(self, depth: int, version: str) -> None:
+        """A run got all its answers: the answers kept until now are a finished run's (a gate or check
+        asks the engine again instead of resuming them)."""
+        self.commit()
+        self.db.execute("INSERT OR REPLACE INTO finished VALUES (?, ?, ?, ?)", (self.key, version, depth, time.time()))
+        self.db.commit()
 
     def put(self, query: str, depth: int, version: str, answer: Answer) -> None:
         # ids one a line (an id holds no whitespace: the answer was checked), scores as float64s; written
@@ -269,7 +349,9 @@ class RateLimit:
 @dataclass
 class Job:
     """One system's queries to a remote engine: who asks (``system``), how (``params``: the
-    :data:`HOW` parameters), the depth, the engine's version, its cache and its secrets."""
+    :data:`HOW` parameters), the depth, the engine's version, its cache and its secrets;
+    ``answers``: whether answers kept by an earlier run are replayed (:data:`nteval.settings.ANSWERS`);
+    ``abort``: ends the requests in flight at once (an interrupt: no worker is left blocked on them)."""
 
     system: str
     params: Mapping[str, Any]
@@ -278,6 +360,8 @@ class Job:
     cache: AnswerCache
     secrets: Secrets
     progress: bool | None = None
+    answers: str = "replay"
+    abort: Callable[[], None] = lambda: None
     errors: int = 0
     asked: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -286,81 +370,78 @@ class Job:
         return InputError(None, f"system {short(self.system)}: topic {short(qid)}: {printable(self.secrets.redact(said), 300)}")
 
 
-def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
-            tick: Callable[[int], None] = lambda n: None) -> tuple[dict[str, Answer], dict[str, Any]]:
-    """Every topic's answer: from the cache, or asked (``ask(text)`` raises :class:`EngineError`),
-    ``concurrency`` at a time, each answer kept as it comes. The first failure (after its retries)
-    stops the run: the queries in flight finish, the rest are not asked, and one line naming the
-    system, the topic and what the engine said is raised. Returns the answers by topic id and what
-    happened (for the run's notes)."""
-    from tqdm import tqdm
+class _Asker:
+    """How one run asks: ``ask(text)`` tried again when that may help (after ``backoff`` doubled,
+    or the engine's Retry-After), at most ``rate`` requests a second over all workers, and stopped
+    at the first failure (kept in :attr:`failure`) or an interrupt."""
 
-    from ..progress import shown
+    def __init__(self, job: Job, ask: Callable[[str], Answer]):
+        p = job.params
+        self.job, self.ask = job, ask
+        self.stop = threading.Event()
+        self.limit = RateLimit(float(p["rate"]))
+        self.retries, self.backoff = int(p["retries"]), float(p["backoff"])
+        self.failure: InputError | None = None
 
-    p = job.params
-    texts = {q: topics[q] for q in topics}
-    got = job.cache.get(texts.values(), job.depth, job.version)
-    todo: dict[str, str] = {}  # query text → the first topic asking it (a text is asked once)
-    for q, text in texts.items():
-        if text not in got and text not in todo:
-            todo[text] = q
-    tick(sum(1 for t in texts.values() if t in got))
-    stop = threading.Event()
-    limit = RateLimit(float(p["rate"]))
-    retries, backoff = int(p["retries"]), float(p["backoff"])
-    bar = tqdm(total=len(todo), unit=" q", desc=f"{job.system}", disable=not shown(job.progress) or not todo,
-               file=sys.stderr, leave=False, mininterval=0.5)
-    bar.set_postfix(errors=0)
-
-    def one(text: str) -> Answer:
-        for attempt in range(retries + 1):
-            if stop.is_set():
+    def one(self, text: str) -> Answer:
+        job = self.job
+        for attempt in range(self.retries + 1):
+            if self.stop.is_set():
                 raise EngineError("stopped (another query failed)")
-            limit.wait(stop)
+            self.limit.wait(self.stop)
             try:
                 with job.lock:
                     job.asked += 1
-                answer = ask(text)
+                answer = self.ask(text)
                 check_answer(answer, job.depth)
                 return answer
             except EngineError as err:
-                if not err.retry or attempt == retries:
+                if not err.retry or attempt == self.retries:
                     tries = f" (after {attempt + 1} tries)" if attempt else ""
                     raise EngineError(err.said + tries) from None
                 with job.lock:
                     job.errors += 1
-                delay = err.retry_after if err.retry_after is not None else backoff * 2 ** attempt
-                if delay > MAX_RETRY_AFTER:
-                    raise EngineError(f"{err.said}; it asks to wait {delay:.0f} s before trying again (nteval waits at most "
-                                      f"{MAX_RETRY_AFTER:.0f} s)") from None
-                stop.wait(delay)
+                self.stop.wait(self.delay(err, attempt))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    t0 = time.perf_counter()
-    width = int(p["concurrency"])
+    def delay(self, err: EngineError, attempt: int) -> float:
+        """Seconds before the next try: the engine's Retry-After (one line when it asks for more than
+        :data:`MAX_RETRY_AFTER`), else the backoff doubled at each try."""
+        if err.retry_after is None:
+            return self.backoff * 2 ** attempt
+        if err.retry_after > MAX_RETRY_AFTER:
+            raise EngineError(f"{err.said}; it asks to wait {err.retry_after:,.0f} s before trying again (nteval waits "
+                              f"at most {MAX_RETRY_AFTER:.0f} s)") from None
+        return err.retry_after
+
+    def failed(self, qid: str, err: BaseException) -> None:
+        if self.failure is None:
+            said = err.said if isinstance(err, EngineError) else f"{type(err).__name__}: {err}"  # (a client library's own)
+            self.failure = self.job.fail(qid, said)
+            self.stop.set()
+
+
+def _pooled(asker: _Asker, todo: Mapping[str, str], width: int, took: Callable[[str, Answer], None]) -> None:
+    """Every query of ``todo`` (text → topic id) asked ``width`` at a time, ``2 × width`` submitted
+    (the workers hand answers over through a queue: cheaper than waiting on every future), each
+    answer handed to ``took`` as it comes. After a failure the queries in flight finish and no more
+    are sent. On an interrupt (Ctrl-C, SIGTERM) the requests in flight are aborted and no worker
+    is waited for: nothing blocks the process's exit."""
     pending = iter(todo.items())
     running: dict[Future, tuple[str, str]] = {}
-    state: dict[str, Any] = {"fresh": 0, "failure": None}
+    came: queue.SimpleQueue = queue.SimpleQueue()
+    pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"nteval-{asker.job.system}")
 
-    def failed(qid: str, said: str) -> None:
-        if state["failure"] is None:
-            state["failure"] = job.fail(qid, said)
-            stop.set()
+    def submit() -> bool:
+        item = next(pending, None)
+        if item is None:
+            return False
+        fut = pool.submit(asker.one, item[0])
+        running[fut] = item
+        fut.add_done_callback(came.put)
+        return True
 
-    def collect(pool: ThreadPoolExecutor) -> None:
-        """Keep ``2 × concurrency`` queries submitted; each answer kept as it comes (the workers hand
-        them over through a queue: cheaper than waiting on every future in flight)."""
-        came: queue.SimpleQueue = queue.SimpleQueue()
-
-        def submit() -> bool:
-            item = next(pending, None)
-            if item is None:
-                return False
-            fut = pool.submit(one, item[0])
-            running[fut] = item
-            fut.add_done_callback(came.put)
-            return True
-
+    try:
         while len(running) < 2 * width and submit():
             pass
         while running:
@@ -371,42 +452,85 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
             text, qid = running.pop(fut)
             try:
                 answer = fut.result()
-            except EngineError as err:
-                failed(qid, err.said)
+            except Exception as err:  # noqa: BLE001  (EngineError, or a client library's own failure: one line too)
+                asker.failed(qid, err)
                 continue
-            except Exception as err:  # noqa: BLE001  (a client library's own failure: one line too)
-                failed(qid, f"{type(err).__name__}: {err}")
-                continue
-            job.cache.put(text, job.depth, job.version, answer)
-            got[text] = answer
-            state["fresh"] += 1
-            bar.update(1)
-            tick(1)
-            if state["failure"] is None:
+            took(text, answer)
+            if asker.failure is None:
                 submit()
-            if bar.postfix != f"errors={job.errors}":
-                bar.set_postfix(errors=job.errors, refresh=False)
+    except BaseException:
+        asker.stop.set()
+        asker.job.abort()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
 
+
+def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
+            tick: Callable[[int], None] = lambda n: None) -> tuple[dict[str, Answer], dict[str, Any]]:
+    """Every topic's answer: from the cache, or asked (``ask(text)`` raises :class:`EngineError`),
+    ``concurrency`` at a time, each answer kept as it comes. ``job.answers``: ``ask`` takes from the
+    cache only the answers of a run that did not finish (it resumes); the other modes all it holds.
+    The first failure (after its retries) stops the run: the queries in flight finish, the rest are
+    not asked, and one line naming the system, the topic and what the engine said is raised. Returns
+    the answers by topic id and what happened (for the run's notes)."""
+    from tqdm import tqdm
+
+    from ..progress import shown
+
+    texts = dict(topics)
+    after = job.cache.finished(job.depth, job.version) if job.answers == "ask" else None
+    got = job.cache.get(texts.values(), job.depth, job.version, after)
+    cached = [got[t].at for t in dict.fromkeys(texts.values()) if t in got]
+    todo: dict[str, str] = {}  # query text → the first topic asking it (a text is asked once)
+    for q, text in texts.items():
+        if text not in got and text not in todo:
+            todo[text] = q
+    tick(sum(1 for t in texts.values() if t in got))
+    asker = _Asker(job, ask)
+    bar = tqdm(total=len(todo), unit=" q", desc=f"{job.system}", disable=not shown(job.progress) or not todo,
+               file=sys.stderr, leave=False, mininterval=0.5)
+    bar.set_postfix(errors=0)
+
+    def took(text: str, answer: Answer) -> None:
+        job.cache.put(text, job.depth, job.version, answer)
+        got[text] = answer
+        bar.update(1)
+        tick(1)
+        if bar.postfix != f"errors={job.errors}":
+            bar.set_postfix(errors=job.errors, refresh=False)
+
+    t0 = time.perf_counter()
     try:
-        with ThreadPoolExecutor(max_workers=width, thread_name_prefix=f"nteval-{job.system}") as pool:
-            try:
-                collect(pool)
-            finally:  # (Ctrl-C too: before the pool waits for its workers, the queued queries go, sleeps end)
-                stop.set()
-                for fut in running:
-                    fut.cancel()
+        _pooled(asker, todo, int(job.params["concurrency"]), took)
+        if asker.failure is None:
+            job.cache.mark_finished(job.depth, job.version)
     finally:
         bar.close()
         job.cache.close()
-    failure, fresh = state["failure"], state["fresh"]
-    if failure is not None:
-        raise failure
-    secs = time.perf_counter() - t0
-    notes = {"queries": len(texts), "asked": fresh,
-             "from_cache": len(texts) - sum(1 for t in texts.values() if t in todo), "requests": job.asked,
-             "retried_errors": job.errors, "seconds_asking": round(secs, 3),
-             "queries_per_s": round(fresh / secs, 1) if fresh and secs > 0 else None}
-    return {q: got[t] for q, t in texts.items()}, notes
+    if asker.failure is not None:
+        raise asker.failure
+    return {q: got[t] for q, t in texts.items()}, _notes(job, texts, todo, cached, time.perf_counter() - t0)
+
+
+def _notes(job: Job, texts: Mapping[str, str], todo: Mapping[str, str], cached: list[Any], secs: float) -> dict[str, Any]:
+    """What a run of :func:`ask_all` did, for its notes: the answers asked and those taken from the
+    cache (resumed from a run that did not finish, or replayed), and when those were kept."""
+    fresh = len(todo)
+    notes: dict[str, Any] = {
+        "queries": len(texts), "asked": fresh, "from_cache": sum(1 for t in texts.values() if t not in todo),
+        "requests": job.asked, "retried_errors": job.errors, "seconds_asking": round(secs, 3),
+        "queries_per_s": round(fresh / secs, 1) if fresh and secs > 0 else None}
+    if cached:
+        notes["from_cache_as"] = "resumed" if job.answers == "ask" else "replayed"
+        notes["from_cache_kept"] = [_utc(min(cached)), _utc(max(cached))]
+    return notes
+
+
+def _utc(at: float) -> str:
+    import datetime as dt
+
+    return dt.datetime.fromtimestamp(at, dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 _KNOWN: dict[tuple[str, str, str], frozenset[str]] = {}
@@ -515,3 +639,38 @@ def resolve_path(params: dict[str, Any], key: str, where: Any) -> None:
         if not p.is_absolute() and where is not None:
             p = Path(where).parent / p
         params[key] = str(p.resolve())
+
+
+def answers_used(infos: Iterable[Any]) -> dict[str, Any]:
+    """Where the answers of a gate's or a check's live engines came from (``infos``: the
+    :class:`nteval.runs.RunInfo` of its runs): per live system, the queries, the answers asked now,
+    those taken from earlier (``as``: ``resumed`` from a run that did not finish, or ``replayed``)
+    and when those were kept; ``note``: one sentence when any answer was not asked now, else None."""
+    systems: dict[str, dict[str, Any]] = {}
+    for info in infos:
+        notes = info.notes or {}
+        if not info.system.kind.live or "queries" not in notes:
+            continue
+        s = systems.setdefault(info.system.name, {"queries": 0, "asked": 0, "from_earlier": 0, "as": None, "kept": None})
+        s["queries"] += notes["queries"]
+        s["asked"] += notes["asked"]
+        s["from_earlier"] += notes["from_cache"]
+        kept = notes.get("from_cache_kept")
+        if kept:
+            s["as"] = notes["from_cache_as"]
+            s["kept"] = kept if s["kept"] is None else [min(s["kept"][0], kept[0]), max(s["kept"][1], kept[1])]
+    parts = []
+    for name, s in systems.items():
+        if s["from_earlier"]:
+            how = "replayed" if s["as"] == "replayed" else "resumed from a run cut short"
+            parts.append(f"{s['from_earlier']:,} of {s['queries']:,} answers of {name} {how}, kept {_when(s['kept'])}")
+    note = None
+    if parts:
+        why = " (--reuse-answers)" if any(s["as"] == "replayed" for s in systems.values()) else ""
+        note = f"Not asked now: {'; '.join(parts)}{why}."
+    return {"systems": systems, "note": note}
+
+
+def _when(kept: list[str]) -> str:
+    first, last = (k.replace("T", " ").replace("+00:00", "") for k in kept)
+    return f"at {first} UTC" if first == last else f"between {first} and {last} UTC"

@@ -211,7 +211,33 @@ def test_429_and_500_are_retried_honouring_retry_after(first200_index, topics, s
     assert f"topic '{list(topics)[3]}':" in line
 
 
+def test_an_answer_that_never_ends_is_cut_at_max_answer_mb(first200_index, topics, server, tmp_path):
+    """A body that never ends, sent as fast as it is read, is read up to max_answer_mb (64 MB by
+    default), then the run stops in one line; nothing of it is kept."""
+    server.faults.endless = topics[list(topics)[2]]
+    for extra, mb in (({"max_answer_mb": 2}, "2"), ({}, "64")):
+        t0 = time.monotonic()
+        systems = _systems(tmp_path, _es(server.url, concurrency=1, retries=1, **extra))
+        _fails(first200_index, topics, systems, tmp_path / "runs", f"topic '{list(topics)[2]}': the answer from "
+               f"{server.url}/pubmed/_search is larger than max_answer_mb ({mb} MB; it had not ended there)")
+        assert time.monotonic() - t0 < 30
+
+
+@pytest.mark.parametrize("retry_after, said", [("100000", "100,000 s"), ("Fri, 31 Dec 2100 23:59:59 GMT", "")])
+def test_a_retry_after_beyond_the_limit_says_what_the_engine_asked(first200_index, topics, server, tmp_path, retry_after,
+                                                                   said):
+    """An engine asking to wait longer than nteval waits: one line with the wait the engine asked for
+    (urllib3's parser caps it at 21,600 s)."""
+    server.faults.fail_first, server.faults.fail_status, server.faults.retry_after = 10_000, 429, retry_after
+    systems = _systems(tmp_path, _es(server.url, concurrency=1))
+    line = _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 429: ", "before trying again (nteval waits "
+                  "at most 300 s)")
+    waited = float(line.split("it asks to wait ")[1].split(" s ")[0].replace(",", ""))
+    assert said in line and (waited == 100_000 if said else waited > 2_000_000_000), line
+
+
 @pytest.mark.parametrize("fault, said", [
+    ("nan_total", "its total (the matches it counts, at hits.total.value) is nan, not a number"),
     ("malformed", "an answer that is not JSON"),
     ("empty", "an empty answer (HTTP 200 without a body)"),
     ("truncate", "broke mid-answer"),
@@ -314,6 +340,39 @@ def test_a_secret_reaches_no_file_and_no_log_line(first200_index, server, tmp_pa
     for text in logs:
         assert key not in text and token not in text
     assert "${NTEVAL_TEST_TOKEN}" in (out / "runs" / "es.meta.json").read_text()
+
+
+def test_a_secret_with_a_line_break_is_never_shown(first200_index, topics, server, tmp_path, monkeypatch):
+    """A trailing line break (a secret read from a file, pasted into a CI store) is dropped; a line
+    break inside, or another control character, is one line naming the variable, never its value.
+    Every form a message may show a secret in is put back as its ${NAME}."""
+    from nteval.systems.remote import Secrets
+
+    key = "sEcReT-7f3a9"
+    server.faults.api_key = key
+    systems = _systems(tmp_path, _es(server.url, headers={"Authorization": "ApiKey ${NTEVAL_TEST_KEY}"}))
+    for given in (key + "\n", key + "\r\n", key + "\n\n"):
+        monkeypatch.setenv("NTEVAL_TEST_KEY", given)
+        runs, _ = _run(first200_index, topics, systems, tmp_path / f"runs{len(given)}")
+        assert len(runs["es"]) == len(topics)
+    for given in (key + "\r\nX-Injected: yes", "\t" + key, key[:4] + "\x1b" + key[4:]):
+        monkeypatch.setenv("NTEVAL_TEST_KEY", given)
+        with pytest.raises(InputError) as err:
+            _run(first200_index, topics, systems, tmp_path / "bad")
+        line = str(err.value)
+        assert line == ("system 'es': environment variable NTEVAL_TEST_KEY holds a control character (a line break or a "
+                        "tab inside it?): a value sent in a request is one line of printable characters (its value is "
+                        "not shown)"), line
+    monkeypatch.setenv("NTEVAL_TEST_KEY", "k'e\\y é&=/ " + key + "\n")
+    secrets = Secrets("s")
+    secrets.expand("${NTEVAL_TEST_KEY}")
+    v = os.environ["NTEVAL_TEST_KEY"]
+    from urllib.parse import quote, quote_plus
+
+    for form in (v, v.rstrip("\n"), repr(v), repr(v.encode()), json.dumps(v), json.dumps(v, ensure_ascii=False),
+                 quote(v), quote_plus(v.rstrip("\n")), repr(v.rstrip("\n").encode())):
+        shown = secrets.redact(f"said: {form}!")
+        assert key not in shown and "${NTEVAL_TEST_KEY}" in shown, (form, shown)
 
 
 # -- postgres -------------------------------------------------------------------------------------
@@ -432,6 +491,36 @@ def test_postgres_sessions_cut_are_retried_and_a_server_killed_mid_run_is_one_li
         assert cached >= 5 and asked + cached == len(topics) and runs2["pg"] == runs["pg"]
     finally:
         own.stop()
+
+
+def test_an_interrupt_cancels_the_statements_running(pg_url):
+    """An interrupt's abort of a ``postgres`` run: the statements running on the server are
+    cancelled at once (no worker waits for its statement_timeout)."""
+    import threading
+
+    import psycopg
+
+    from nteval.systems.postgres import Connections
+    from nteval.systems.remote import Secrets
+
+    conns = Connections(psycopg, pg_url, 600.0, Secrets("pg"), "pg")
+    said: list[BaseException] = []
+
+    def sleep() -> None:
+        try:
+            conns.get().execute("SELECT pg_sleep(60)")
+        except psycopg.Error as err:
+            said.append(err)
+
+    worker = threading.Thread(target=sleep)
+    worker.start()
+    time.sleep(1.0)
+    t0 = time.monotonic()
+    conns.cancel()
+    worker.join(10)
+    conns.close()
+    assert not worker.is_alive() and time.monotonic() - t0 < 5
+    assert isinstance(said[0], psycopg.errors.QueryCanceled)
 
 
 # -- sqlite_fts5 ----------------------------------------------------------------------------------
