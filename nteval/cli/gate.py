@@ -129,6 +129,8 @@ def check_cmd(system, quiet, **kw) -> None:
     click.echo(f"recorded in {res['history']['where']} (records {', '.join(map(str, res['history']['records']))})")
     for a in res["history"]["alerts"]:
         click.echo(f"ALERT: {a['text']}")
+    for n in res["history"]["notes"]:
+        click.echo(f"note: {n}")
     sys.exit(res["exit"])
 
 

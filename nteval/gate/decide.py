@@ -51,6 +51,8 @@ from ..effects import MMD
 DECISIONS = ("better", "non-inferior", "worse", "inconclusive")
 #: which decisions let a release through
 PASSING = ("better", "non-inferior")
+#: fewer fresh topics than this and the fresh topics are shown, not decided on
+MIN_FRESH = 30
 #: power at which "how many more topics" is computed
 POWER = 0.8
 #: the method, as every output states it

@@ -30,15 +30,13 @@ from ..atomic import write_text
 from ..errors import InputError, short
 from ..params import check_declared, param, same_as
 from ..settings import RunSettings
-from .decide import PASSING, DecisionRule, decide
+from .decide import MIN_FRESH, PASSING, DecisionRule, decide
 from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
 
 #: exit status → what it means (documented in docs/gate.md; stable across versions)
 EXIT = {"pass": 0, "regression": 3, "inconclusive": 4, "alert": 5}
 #: the measure each task's decision is made on (the protocols' verdict measures)
 TASK_MEASURE = {"known-item": "RR", "topical": "AP"}
-#: fewer fresh topics than this and the fresh topics are shown, not decided on
-MIN_FRESH = 30
 
 
 @dataclass(frozen=True)

@@ -469,10 +469,14 @@ def gate_records(result: dict[str, Any]) -> list[Record]:
         if base is not None:
             recs.append(Record(base, result["labels"].get(base, base), "baseline", scores=per[base],
                                engine=result["engines"].get(base), **common))
+        decided = st.get("decided", True) is not False
         for name, dec in (st.get("candidates") or {}).items():
             details = {k: v for k, v in dec.items() if k not in ("changed",)}
+            if not decided:  # (fresh topics shown, not decided on: no decision recorded, none fails a label)
+                details.update(decided=False, shown_decision=details.pop("decision", None))
             recs.append(Record(name, result["labels"].get(name, name), "candidate" if base is not None else "checked",
-                               scores=per[name], engine=result["engines"].get(name), decision=dec.get("decision"),
+                               scores=per[name], engine=result["engines"].get(name),
+                               decision=dec.get("decision") if decided else None,
                                baseline=base, margin=dec.get("margin"), details=details, **common))
     return recs
 
@@ -486,7 +490,7 @@ def _fresh_id(result: dict[str, Any], per: dict[str, dict[str, float]]) -> str:
 
 def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     """Append a gate's (or check's) records to the history at ``where``; check the alert rules on
-    them. Returns where, the new record ids and the alerts raised."""
+    them. Returns where, the new record ids, the alerts raised and notes (:func:`~nteval.gate.alerts.check_alerts`)."""
     import sqlite3
 
     from .alerts import check_alerts
@@ -495,8 +499,8 @@ def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     try:
         with opened(where) as h:
             ids = h.append(recs)
-            alerts = check_alerts(h, recs, result)
+            alerts, notes = check_alerts(h, recs, result)
     except sqlite3.Error as err:  # (a file made read-only, a disk full: the history is left as it was)
         raise InputError(where, f"--history: cannot append to it (sqlite: {' '.join(str(err).split())}); nothing was "
                                 "recorded") from None
-    return {"where": redact(str(where)), "records": ids, "alerts": alerts}
+    return {"where": redact(str(where)), "records": ids, "alerts": alerts, "notes": notes}

@@ -155,6 +155,7 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
     if hist:
         lines.append(f"  history: recorded in {hist['where']} (records {', '.join(map(str, hist['records']))})")
         lines += [f"  ALERT: {a['text']}" for a in hist.get("alerts", [])]
+        lines += [f"  note: {n}" for n in hist.get("notes", [])]
     return lines
 
 
@@ -191,11 +192,13 @@ def markdown(result: dict[str, Any]) -> str:
     m = result["measure"]
     icon = {"pass": "✅", "regression": "❌", "inconclusive": "⚠️"}[result["outcome"]]
     alerts = (result.get("history") or {}).get("alerts") or []
+    notes = (result.get("history") or {}).get("notes") or []
     title = result["outcome"]
     if alerts and result["outcome"] == "pass":
         icon, title = "⚠️", "pass, with a history alert"
     lines = [f"### {icon} nteval gate: {title}", "", result["headline"]["text"], "",
              *[f"> **ALERT** (exit status 5): {a['text']}" for a in alerts], *([""] if alerts else []),
+             *[f"> note: {n}" for n in notes], *([""] if notes else []),
              f"Task: **{result['task']}** search ({m}); pin `{result['pin']['id']}` (topic set "
              f"`{result['pin']['topic_set']}`); baseline **{_who(result, result['baseline'])}**.", "",
              f"| candidate | topics | {m} candidate | {m} baseline | difference [CI] | margin | decision |",

@@ -132,6 +132,22 @@ def test_check_appends_to_the_history(sample_index, pin, tmp_path):
                        "--out", tmp_path / "c2"), "--history")
 
 
+def test_a_live_search_that_drops_between_checks_alerts(sample_index, pin, tmp_path):
+    """Two checks of the live search (run files of one tag) on an unchanged index: the second, far
+    worse, is a new observation and raises the alert (exit 5)."""
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "disjunctive_1", "--runs-cache", cache).exit_code == 3
+    good = retag(cache / "pinned" / "bm25.run", tmp_path / "good.run", "live")
+    bad = retag(cache / "pinned" / "disjunctive_1.run", tmp_path / "bad.run", "live")
+    hist = tmp_path / "h.sqlite"
+    for i, (run, status) in enumerate(((good, 0), (good, 0), (bad, 5))):
+        r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", run,
+                "--history", hist, "--out", tmp_path / f"c{i}", "--quiet")
+        assert r.exit_code == status, r.output
+    assert "ALERT: release live (RR 0.7" in r.output and "best earlier release live (0.9" in r.output
+
+
 def test_an_alert_reaches_every_output_and_siblings_are_alternatives(sample_index, pin, tmp_path):
     """Candidates of one gate are alternatives: neither is the other's "earlier release", whatever
     their order. A release that passes its gate but falls below the best earlier release by more than

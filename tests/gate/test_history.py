@@ -350,3 +350,97 @@ def test_a_release_failing_another_task_does_not_ship(tmp_path):
     r = cli("history", where, "--task", "topical")
     assert r.exit_code == 0 and "no alert" in r.output, r.output
     assert "better (not released)" in r.output
+
+
+# -- what counts as a release (turn-5 H1, H2, L13, F6) ---------------------------------------------
+
+def _check(h, new: list[Record]) -> tuple[list, list]:
+    from nteval.gate.alerts import check_alerts
+
+    h.append(new)
+    return check_alerts(h, new, {"spec": {"mmd": "5%"}, "task": "known-item", "pin": {"id": "pin-x"}})
+
+
+@pytest.mark.parametrize("fresh, shipped", [
+    (dict(decision=None, details={"decided": False, "shown_decision": "worse"}, n=3), True),   # too few: shown only
+    (dict(decision="inconclusive", n=40), True),                                                # decided, inconclusive
+    (dict(decision="non-inferior", n=40), True),
+    (dict(decision="worse", n=40), False),                                                      # a fresh regression
+])
+def test_only_a_fresh_regression_keeps_a_passed_release_from_shipping(tmp_path, fresh, shipped):
+    """A candidate that passed on the pinned topics went live unless its fresh topics showed it
+    worse: fresh topics too few to decide on, or inconclusive, fail nothing. The regression after
+    a shipped release then alerts against it."""
+    base = _scores(1, 0.6)
+    n = fresh.pop("n")
+    fresh_rec = record("v2", np.clip(base + 0.3, 0, 1), kind="fresh", **fresh)
+    fresh_rec.scores = dict(list(fresh_rec.scores.items())[:n])
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", np.clip(base + 0.3, 0, 1), decision="better"),
+                  fresh_rec])
+        alerts, _ = _check(h, [record("v3", base, role="checked")])
+    assert bool(alerts) == shipped and (not alerts or alerts[0]["best"] == "v2")
+
+
+def test_a_check_is_a_new_observation(tmp_path):
+    """The same system checked again on the same index (a live engine changes while nteval's index
+    does not) is compared with the earlier checks: a drop alerts. A gate's baseline recorded again
+    with the same scores is one release, not a second one."""
+    base = _scores(1, 0.8)
+    with opened(tmp_path / "h.sqlite") as h:
+        assert _check(h, [record("live", base, role="checked")]) == ([], [])
+        assert _check(h, [record("live", base, role="checked")]) == ([], [])
+        alerts, _ = _check(h, [record("live", np.clip(base - 0.3, 0, 1), role="checked")])
+        assert len(alerts) == 1 and alerts[0]["label"] == "live" and alerts[0]["looks"] == 2
+    with opened(tmp_path / "g.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", base, decision="non-inferior")])
+        assert _check(h, [record("v2", base, role="baseline"), record("v3", base, decision="non-inferior")]) == ([], [])
+        from nteval.gate.alerts import timeline
+
+        assert [(r.label, r.role) for r in timeline(h.records(scores=True))] == [
+            ("v1", "baseline"), ("v2", "candidate"), ("v3", "candidate")]
+        # the live v3 measured again by a later gate, now far worse: a new observation, and an alert
+        alerts, _ = _check(h, [record("v3", np.clip(base - 0.3, 0, 1), role="baseline"),
+                               record("v4", base, decision="non-inferior")])
+        assert [a["label"] for a in alerts] == ["v3"]
+
+
+def test_notes_for_a_reused_label_and_a_rollback_within_the_margin(tmp_path):
+    """A label recorded before for another system is said; a release shown below the best earlier
+    one by less than the margin (a rollback) gets a note, not an alert (1,000 topics: enough to show
+    a loss of 0.03 where the margin is 0.045)."""
+    rng = np.random.default_rng(1)
+    base = np.clip(rng.normal(0.9, 0.2, 1000), 0, 1)
+
+    def wide(label: str, scores: np.ndarray, **kw) -> Record:
+        r = record(label, scores[:200], **kw)
+        r.scores = {f"w{i:04d}": float(v) for i, v in enumerate(scores)}
+        return r
+
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([wide("v1", np.clip(base - 0.03, 0, 1), role="baseline"), wide("v2", base, decision="better")])
+        other = wide("v1", np.clip(base - 0.2, 0, 1), role="baseline")
+        other.system = "another"
+        alerts, notes = _check(h, [other])
+        assert [a["label"] for a in alerts] == ["v1"]
+        assert notes == ["label v1 was recorded before for sys-v1, now for another: the history shows both as release "
+                         "v1 (give each release its own label)"]
+        alerts, notes = _check(h, [wide("v5", np.clip(base - 0.03, 0, 1), role="checked")])  # a rollback to v1
+        assert not alerts and len(notes) == 1, notes
+        assert notes[0].startswith("release v5 (RR 0.8") and "below the best earlier release v2" in notes[0]
+        assert "by less than the margin" in notes[0]
+
+
+def test_undecided_fresh_topics_are_recorded_without_a_decision():
+    from nteval.gate.history import gate_records
+
+    dec = {"decision": "worse", "margin": 0.04, "changed": {}}
+    per = {"pinned": {"b": {"q1": 0.5}, "c": {"q1": 0.6}}, "fresh": {"b": {"f1": 0.5}, "c": {"f1": 0.1}}}
+    result = {"utc": "2026-01-01T00:00:00+00:00", "out": "o", "task": "known-item", "measure": "RR",
+              "pin": {"id": "pin-x", "topic_set": "ts"}, "index_fingerprint": "f" * 64, "index_documents": 10,
+              "baseline": "b", "labels": {"b": "v1", "c": "v2"}, "engines": {}, "per_topic": per,
+              "sets": {"pinned": {"decided": True, "candidates": {"c": {**dec, "decision": "better"}}},
+                       "fresh": {"decided": False, "candidates": {"c": dec}}}}
+    recs = {(r.label, r.topics_kind): r for r in gate_records(result)}
+    assert recs[("v2", "pinned")].decision == "better"
+    assert recs[("v2", "fresh")].decision is None and recs[("v2", "fresh")].details["shown_decision"] == "worse"
