@@ -113,7 +113,9 @@ def write_files(out: Path, report: dict[str, Any]) -> None:
              + (f" ({_count(len(report['releases']) - n_rel, 'candidate')} that did not ship)"
                 if len(report["releases"]) > n_rel else ""))
     trend_plot(report["releases"], report["fresh"], out / "history.png", title, report["measure"])
-    write_text(out / "history.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    from .outputs import mark
+
+    write_text(out / "history.json", json.dumps(mark(report, "history"), indent=2, ensure_ascii=False) + "\n")
     write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report, out / "history.png")))
 
 

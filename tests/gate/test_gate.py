@@ -236,3 +236,92 @@ def test_the_advice_to_extend_asks_for_more_than_the_pin_holds():
     assert extend_command(res, 1232, 280).endswith("--topics 1320 --out PIN2")   # 1232 × 300/280, rounded up
     assert extend_command(res, 67, 44).endswith("--topics 457 --out PIN2")
     assert extend_command(res, 100, 300).endswith("--topics 301 --out PIN2")      # always more than the pin's
+
+
+def test_out_is_nteval_s_only_when_its_mark_says_so(sample_index, pin, tmp_path):
+    """A folder holding a gate.json (or history.json) of the user's is not nteval's: refused, nothing
+    moved; a previous/ holding a file nteval did not put there is never emptied."""
+    base = ["--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75"]
+    user = tmp_path / "user"
+    (user / "previous").mkdir(parents=True)
+    (user / "gate.json").write_text('{"my": "ci gate config"}')
+    (user / "gate.md").write_text("# design")
+    (user / "previous" / "notes-2025.txt").write_text("notes")
+    before = {p: p.read_text() for p in user.rglob("*") if p.is_file()}
+    for _ in range(2):
+        one_line_error(gate(sample_index, pin, user, *base), "gate.json is not one nteval wrote")
+    assert {p: p.read_text() for p in user.rglob("*") if p.is_file()} == before
+    out = tmp_path / "g"
+    assert gate(sample_index, pin, out, *base).exit_code == 0
+    assert json.loads((out / "gate.json").read_text())["nteval_output"] == {"command": "gate", "format": 1}
+    assert gate(sample_index, pin, out, *base).exit_code == 0  # its own: earlier files to previous/
+    assert sorted(p.name for p in (out / "previous").iterdir()) == ["gate.json", "gate.md", "gate.txt", "junit.xml",
+                                                                   "per_topic.tsv"]
+    (out / "previous" / "mine.txt").write_text("mine")
+    one_line_error(gate(sample_index, pin, out, *base), "previous/ holds files nteval did not move there (mine.txt)")
+    assert (out / "previous" / "mine.txt").read_text() == "mine" and (out / "gate.md").is_file()
+    # the history's page: the same rule
+    hist = tmp_path / "h.sqlite"
+    assert gate(sample_index, pin, tmp_path / "g2", *base, "--history", hist).exit_code == 0
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "history.json").write_text('{"pages": 3}')
+    (site / "history.html").write_text("<p>mine</p>")
+    one_line_error(cli("history", hist, "--out", site), "history.json is not one nteval wrote")
+    assert (site / "history.html").read_text() == "<p>mine</p>"
+    for _ in range(2):
+        assert cli("history", hist, "--out", tmp_path / "trend").exit_code == 0
+    assert (tmp_path / "trend" / "previous" / "history.html").is_file()
+
+
+def test_every_bad_input_sets_the_earlier_pass_aside(sample_index, pin, tmp_path):
+    """A gate (or check) that passed, then rerun into the same OUT and stopped on bad input (a
+    history it cannot use, an option click refuses), leaves no gate.md or junit.xml in OUT for a
+    pipeline to post: they are in OUT/previous/."""
+    base = ["--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75"]
+    out = tmp_path / "g"
+    check = ["check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25", "--quiet"]
+    for bad, words in ((["--history", tmp_path / "nodir" / "h.sqlite"], "directory does not exist"),
+                       (["--history", "postgresql://nteval@127.0.0.1:1/x"], "cannot connect"),
+                       (["--task", "knownitem"], "knownitem"),
+                       (["--mmd", "5"], "--mmd")):
+        assert gate(sample_index, pin, out, *base).exit_code == 0
+        first = (out / "gate.md").read_text()
+        one_line_error(gate(sample_index, pin, out, *base, *bad), words)
+        assert not (out / "gate.md").exists() and not (out / "junit.xml").exists(), bad
+        assert (out / "previous" / "gate.md").read_text() == first
+        assert cli(*check, "--history", tmp_path / "h.sqlite", "--out", tmp_path / "c").exit_code == 0
+        assert (tmp_path / "c" / "check.md").is_file()
+        hist = [] if "--history" in bad else ["--history", tmp_path / "h.sqlite"]
+        one_line_error(cli(*check, "--out", tmp_path / "c", *hist, *bad), words.split()[0])
+        assert not any((tmp_path / "c" / f).exists() for f in ("check.md", "check.json", "junit.xml")), bad
+
+
+def test_check_writes_junit_and_markdown(sample_index, pin, tmp_path):
+    hist = tmp_path / "h.sqlite"
+    for i, (system, status) in enumerate((("bm25", 0), ("disjunctive_1", 5))):
+        out = tmp_path / f"c{i}"
+        r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", system, "--label",
+                "live", "--history", hist, "--out", out, "--quiet")
+        assert r.exit_code == status, r.output
+        xml = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
+        suite = next(iter(xml))
+        cases = list(suite)
+        assert [c.name for c in cases] == [f"live ({system}), pinned topics (300)", f"history alert rules ({hist})"]
+        assert suite.failures == (status == 5) and suite.tests == 2
+        md = (out / "check.md").read_text()
+        assert md.startswith("### ✅ nteval check: recorded" if status == 0 else "### ⚠️ nteval check: alert")
+        assert "| pinned | 300 | 0." in md and (status == 0 or "**ALERT**" in md)
+
+
+def test_names_and_queries_are_escaped_in_gate_md(sample_index, pin, tmp_path):
+    """A system named next<!-- (an HTML comment opener) would hide the rest of a pull-request comment."""
+    sys_file = tmp_path / "inject.yaml"
+    sys_file.write_text("- name: next<!--\n  algorithm: bm25\n  params: {k1: 1.2, b: 0.75}\n")
+    r = gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate", sys_file)
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "g" / "gate.md").read_text()
+    assert "<!--" not in md and "next&lt;!--" in md and md.count("next&lt;!--") >= 3
+    from nteval.gate.report import md as escape
+
+    assert escape("a|b `c` *d* [e](f) <g>") == "a\\|b \\`c\\` \\*d\\* [e]\\(f) &lt;g&gt;"
