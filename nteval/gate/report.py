@@ -29,10 +29,12 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
     d = c["pinned"]
     m = result["measure"]
     size = ""
-    if c["decision"] == "better" and d["smaller_than_margin"]:
-        size = ", by less than the margin"
-    elif c["decision"] == "better":
+    if c["decision"] == "better" and d["ci"][0] >= d["margin"]:
         size = ", by at least the margin"
+    elif c["decision"] == "better" and d["ci"][1] < d["margin"]:
+        size = ", by less than the margin"
+    elif c["decision"] == "better":  # (say only what the bounds show: the margin lies inside the interval)
+        size = f" (by the margin or not: the interval, {_s(d['ci'][0])} to {_s(d['ci'][1])}, holds it)"
     elif c["decision"] == "non-inferior" and d["ci"][1] < 0:
         size = " (it scores lower, but by less than the margin)"
     text = (f"{_who(result, name)} {VERB[c['decision']]} the live {_who(result, result['baseline'])} for "

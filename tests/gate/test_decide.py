@@ -190,3 +190,22 @@ def test_false_pass_at_the_margin_on_real_scores_is_at_most_alpha():
 def test_mmd_margin_is_of_the_baseline():
     d = decide(np.full(10, 0.8), np.full(10, 0.8), QIDS[:10], DecisionRule(MMD(0.05, True), 0.05))
     assert d["margin"] == pytest.approx(0.04) and "baseline's" in d["margin_rule"]
+
+
+def test_the_headline_says_only_what_the_bounds_show_of_the_size():
+    """"better, by at least the margin" only when the interval's lower end clears the margin; "by less
+    than the margin" only when its upper end stays under it; otherwise the interval is said."""
+    from nteval.gate.report import candidate_clause
+
+    def clause(lo: float, hi: float, margin: float = 0.0438) -> str:
+        d = {"decision": "better", "ci": [lo, hi], "margin": margin, "candidate_mean": 0.92, "baseline_mean": 0.876,
+             "diff": (lo + hi) / 2, "ci_level": 0.9, "margin_rule": "5 % of the baseline's score", "topics": 1000}
+        res = {"candidates": {"v4": {"decision": "better", "decided": "on the pinned topics", "pinned": d}},
+               "labels": {}, "baseline": "v1", "measure": "RR", "task": "known-item"}
+        return candidate_clause(res, "v4")
+
+    assert "by at least the margin" in clause(0.05, 0.09)
+    assert "by less than the margin" in clause(0.01, 0.03)
+    said = clause(0.0289, 0.0644)  # the new user's v4: +0.0447, the margin inside the interval
+    assert "at least the margin" not in said and "less than the margin" not in said
+    assert "(by the margin or not: the interval, +0.0289 to +0.0644, holds it)" in said
