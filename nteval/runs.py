@@ -184,9 +184,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     scheduler's address; the Lucene systems not cached yet run there, one task each, all at once;
     fusions, dense and external systems run here once their inputs are in; every run is written
     here under the same names and keys (:mod:`nteval.cluster`)."""
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
     from .systems.execute import Target, run_system
     from .systems.external import precheck_runs
 

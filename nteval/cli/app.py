@@ -16,9 +16,11 @@ def friendly_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from ..errors import InputError, LuceneError
+        from ..progress import plain_lines
 
         try:
-            return fn(*args, **kwargs)
+            with plain_lines(not kwargs.get("quiet")):  # (off a terminal: a plain progress line every 30 s)
+                return fn(*args, **kwargs)
         except (InputError, FileExistsError, FileNotFoundError) as err:
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)

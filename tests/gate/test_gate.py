@@ -325,3 +325,28 @@ def test_names_and_queries_are_escaped_in_gate_md(sample_index, pin, tmp_path):
     from nteval.gate.report import md as escape
 
     assert escape("a|b `c` *d* [e](f) <g>") == "a\\|b \\`c\\` \\*d\\* [e]\\(f) &lt;g&gt;"
+
+
+def test_a_gate_off_a_terminal_prints_progress_lines(sample_index, pin, tmp_path):
+    """stderr piped (a CI job's log): plain progress lines, no terminal bar (no carriage return), and
+    no silence longer than 30 s between the start, the lines and the end; with a line every second
+    here (NTEVAL_PROGRESS_EVERY=1), so every 30 s by default keeps each silence under a minute."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    exe = Path(sys.executable).with_name("nteval")
+    cmd = [str(exe), "gate", "--index", str(sample_index), "--pin", str(pin), "--systems", "table1", "--task", "topical",
+           "--baseline", "bm25", "--candidate", "qld_mu100", "--out", str(tmp_path / "g")]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NTEVAL_PROGRESS_EVERY": "1"})
+    seen = [(time.monotonic(), line) for line in proc.stderr]
+    proc.wait()
+    times = [start, *(t for t, _ in seen), time.monotonic()]
+    assert proc.returncode == 4, [line for _, line in seen]
+    lines = [line for _, line in seen]
+    assert len(lines) >= 2 and all(line.startswith("nteval: systems: ") for line in lines), lines
+    assert not any("\r" in line for line in lines) and " q/s" in "".join(lines)
+    assert max(b - a for a, b in zip(times, times[1:])) < 30, times
