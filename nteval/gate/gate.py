@@ -99,18 +99,10 @@ def resolve_system(ref: str, systems_file: str | Path | None, role: str):
                                 f"{len(found)}); give --systems FILE and the system's name instead")
         return found[0], p
     if p.is_file():
-        import shutil
-        import tempfile
+        from ..formats.trec import one_tag
 
-        tmp = Path(tempfile.mkdtemp(prefix="nteval-gate-run-"))
-        try:
-            shutil.copy(p, tmp / p.name)
-            systems = runs_from_dir(tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if len(systems) != 1:
-            raise InputError(p, f"--{role}: a run file given as the {role} must hold one run tag (found {len(systems)})")
-        s = systems[0]
+        one_tag(p)  # (two runs in one file: one line naming both tags)
+        (s,) = runs_from_dir(p)
         s.params["run"] = str(p.resolve())
         return s, None
     files = [Path(systems_file) if systems_file else None] + [builtin_systems(n) for n in shipped_sets()]

@@ -153,6 +153,11 @@ def test_overlap_rank_and_churn():
     assert rank_of({"q": b}, "q", "d0") == 2 and rank_of({"q": b}, "q", "d99") is None
     c = churn({"q": a}, {"q": a}, ["q"])
     assert c["rbo"] == pytest.approx(1.0) and c["overlap@10"] == 1.0 and c["identical_top10"] == 1
+    # identical rankings shorter than 10 (none at all too) overlap fully; a short one inside a long one does not
+    short = [("x", 2.0), ("y", 1.0), ("z", 0.5)]
+    c = churn({"e": [], "s": short}, {"e": [], "s": short}, ["e", "s"])
+    assert c["rbo"] == 1.0 and c["overlap@10"] == 1.0 and c["identical_top10"] == 2
+    assert overlap_at(["x", "y", "z"], [d for d, _ in a]) == 0.0 and overlap_at(["d0"], ["d0", "d1"]) == 0.5
 
 
 # -- error rates on real per-topic scores ---------------------------------------------------------

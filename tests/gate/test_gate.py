@@ -350,3 +350,25 @@ def test_a_gate_off_a_terminal_prints_progress_lines(sample_index, pin, tmp_path
     assert len(lines) >= 2 and all(line.startswith("nteval: systems: ") for line in lines), lines
     assert not any("\r" in line for line in lines) and " q/s" in "".join(lines)
     assert max(b - a for a, b in zip(times, times[1:])) < 30, times
+
+
+def test_gzipped_and_two_tag_run_files(sample_index, pin, tmp_path):
+    """A gzipped run file given by name is named by the tag of its first decompressed line, whatever
+    gzip's level; a file holding two run tags is one line naming both, and the file given."""
+    import gzip
+
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "qld_mu100", "--runs-cache", cache).exit_code == 0
+    live = retag(cache / "pinned" / "bm25.run", tmp_path / "live.run", "live")
+    for level in (1, 9):
+        gz = tmp_path / f"live{level}.run.gz"
+        gz.write_bytes(gzip.compress(live.read_bytes(), compresslevel=level, mtime=0))
+        r = gate(sample_index, pin, tmp_path / f"gz{level}", "--task", "known-item", "--baseline", "qld_mu100",
+                 "--candidate", gz)
+        assert r.exit_code == 0 and r.output.startswith("PASS — release: live is"), r.output
+    lines = live.read_text().splitlines()
+    two = tmp_path / "two.run"
+    two.write_text("".join((x.rsplit(" ", 1)[0] + (" candB" if i % 2 else " candA")) + "\n" for i, x in enumerate(lines)))
+    one_line_error(gate(sample_index, pin, tmp_path / "tt", "--task", "known-item", "--baseline", "bm25",
+                        "--candidate", two), str(two), "two run tags in one run file ('candA' from line 1, 'candB'")
