@@ -22,8 +22,9 @@ SYSTEMS_FILE = click.option("--systems", "systems", default=None, type=click.Pat
 PIN = click.option("--pin", "pin", required=True, type=click.Path(path_type=Path), help="A pin directory made by "
                                                                                         "`nteval pin`.")
 RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
-                          help="Where runs are cached across gates (default: OUT/runs): the live system's runs on the "
-                               "pinned topics are computed once per index.")
+                          help="Where runs are cached across gates (default: OUT/runs), per pin and task "
+                               "(DIR/PIN-ID/PROTOCOL): the live system's runs on the pinned topics are computed once per "
+                               "index.")
 
 
 @main.command("pin")

@@ -125,10 +125,11 @@ def walk(line: list, failed: set[str], mmd: MMD, alpha: float = ALERT_ALPHA):
     """Each point of a pinned release line with the releases before it and rule 1 on it: yields
     (record, released, earlier releases, below-best result or None). A record that is not a
     release (a failed or undecided candidate) is not tested; a starting baseline has nothing
-    before it."""
+    before it. Runs cut to another depth are another measure: only releases of the same depth are
+    compared (a nightly check at depth 50 beside releases at 1,000)."""
     for i, r in enumerate(line):
         is_release = released(r, failed)
-        earlier = earlier_releases(r, [x for x in line[:i] if released(x, failed)])
+        earlier = earlier_releases(r, [x for x in line[:i] if released(x, failed) and x.depth == r.depth])
         yield r, is_release, earlier, below_best(r, earlier, mmd, alpha) if earlier and is_release else None
 
 
@@ -216,7 +217,8 @@ def check_alerts(history, new_records: list, result: dict[str, Any], alpha: floa
             elif a.get("note"):
                 notes.append(a["note"])
     if any(r.topics_kind == "fresh" for r in new_records):
-        d = fresh_drift(release_line(every, "fresh", failed), mmd, alpha, window)
+        depth = next(r.depth for r in new_records if r.topics_kind == "fresh")
+        d = fresh_drift([r for r in release_line(every, "fresh", failed) if r.depth == depth], mmd, alpha, window)
         if d and d["fired"]:
             fired.append(d)
     return fired, notes

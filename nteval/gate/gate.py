@@ -230,6 +230,13 @@ def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: st
         yield index_path, pin if isinstance(pin, Pin) else read_pin(pin), read_manifest(index_path)
 
 
+def _runs_cache(runs_dir: str | Path | None, out: Path, pin: Pin, spec: GateSpec) -> Path:
+    """Where a gate's or check's runs are kept: OUT/runs, or with ``--runs-cache DIR`` (shared by
+    gates of both tasks, on several pins) DIR/PIN-ID/PROTOCOL, so that each topic set keeps its own
+    runs instead of the gates of the other task rewriting them."""
+    return Path(runs_dir) / pin.id / spec.protocol if runs_dir else out / "runs"
+
+
 def _run_set(applied: AppliedTopics, systems: list, where, runs_dir: Path, depth: int, execution):
     from ..runs import run_all
 
@@ -330,7 +337,7 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
             base_sys, cands, to_run = _gate_systems(baseline, candidates, systems)
             sets = _gate_sets(spec, pin, index_dir, manifest, to_run, [base_sys, *cands], out,
-                              Path(runs_dir) if runs_dir else out / "runs", execution)
+                              _runs_cache(runs_dir, out, pin, spec), execution)
             result = _decide_all(spec, rule, pin, sets, base_sys.name, [c.name for c in cands], manifest, index_dir)
             result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
             from ..experiment import check_unchanged
@@ -581,7 +588,7 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
             sys_, file = resolve_system(system, systems, "system")
             to_run = _with_inputs(sys_, file)
             sets, per_topic, infos = _check_sets(spec, pin, index_dir, manifest, sys_, to_run, out,
-                                                 Path(runs_dir) if runs_dir else out / "runs", execution)
+                                                 _runs_cache(runs_dir, out, pin, spec), execution)
             result: dict[str, Any] = {
                 "gate": "nteval check", "kind": "check", "task": spec.task, "protocol": spec.protocol,
                 "measure": spec.measure, **_where(index_dir, manifest, pin, spec.protocol),

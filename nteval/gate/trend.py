@@ -39,6 +39,7 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
                                 + ", ".join(f"{t} on {p}" for t, p in pins) + ")")
     failed = failed_labels([r for r in every if r.pin_id == pin_id])
     fresh_line = release_line(chosen, "fresh", failed)
+    fresh_line = [r for r in fresh_line if r.depth == fresh_line[-1].depth] if fresh_line else []
     points: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
     for r, is_release, earlier, a in walk(timeline(chosen, "pinned"), failed, m, ALERT_ALPHA):
@@ -47,7 +48,7 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
             alerts.append(a)
         ref = max(earlier, key=lambda x: x.mean) if earlier else r
         margin = m.value * ref.mean if m.relative else m.value
-        points.append({"record": r.id, "utc": r.utc, "label": r.label, "system": r.system, "role": r.role,
+        points.append({"record": r.id, "utc": r.utc, "label": r.label, "system": r.system, "role": r.role, "depth": r.depth,
                        "released": is_release, "engine": r.engine, "index_fingerprint": r.index_fingerprint[:12],
                        "index_documents": r.index_documents, "topics": len(r.scores), "mean": round(r.mean, 6),
                        "ci": list(r.ci or (r.mean, r.mean)), "decision": r.decision,
@@ -82,6 +83,7 @@ def history_lines(report: dict[str, Any]) -> list[str]:
     for i, p in enumerate(report["releases"], 1):
         lines.append(f"  {i:>3}  {p['label'][:22]:<22} {p['system'][:24]:<24} {p['topics']:>6,}  {p['mean']:.4f} "
                      f"[{p['ci'][0]:.4f}, {p['ci'][1]:.4f}]  {p['best']:.4f}       {p['decision'] or p['role']}"
+                     + ("" if p.get("depth", 1000) == 1000 else f" (depth {p['depth']:,})")
                      + ("" if p["released"] else " (not released)") + ("  ALERT" if p["alert"] else ""))
     if report["fresh"]:
         lines.append("  fresh topics: " + ", ".join(f"{f['label']} {f['mean']:.4f} ({f['topics']:,})" for f in report["fresh"]))
@@ -137,7 +139,9 @@ def _html(report: dict[str, Any], png: Path) -> str:
 
     m = report["measure"]
     rows = [[p["label"], p["system"], f"{p['topics']:,}", f"{p['mean']:.4f} [{p['ci'][0]:.4f}, {p['ci'][1]:.4f}]",
-             f"{p['best']:.4f} ({p['best_label']})", p["decision"] or p["role"], "ALERT" if p["alert"] else "",
+             f"{p['best']:.4f} ({p['best_label']})",
+             (p["decision"] or p["role"]) + ("" if p.get("depth", 1000) == 1000 else f" (depth {p['depth']:,})"),
+             "ALERT" if p["alert"] else "",
              p["utc"][:16].replace("T", " "), p["engine"] or ""] for p in report["releases"]]
     blocks = [("table", ["release", "system", "topics", f"{m} [95 % interval]", "best so far", "decision", "alert",
                          "recorded (UTC)", "engine"], rows)]

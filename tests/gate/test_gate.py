@@ -20,6 +20,11 @@ def pin(sample_index, tmp_path_factory) -> Path:
     return out
 
 
+def cached(cache: Path, pin: Path, protocol: str = "focused") -> Path:
+    """Where --runs-cache CACHE keeps a gate's runs on the pinned topics of ``protocol``."""
+    return cache / json.loads((pin / "pin.json").read_text())["id"] / protocol / "pinned"
+
+
 def gate(sample_index, pin, out, *args):
     return cli("gate", "--index", sample_index, "--pin", pin, "--systems", "table1", "--out", out, "--quiet", *args)
 
@@ -62,8 +67,14 @@ def test_exit_codes_junit_and_markdown(sample_index, pin, tmp_path):
     inc = json.loads((tmp_path / "inconclusive" / "gate.json").read_text())["candidates"]["qld_mu1000"]["pinned"]
     assert inc["more_topics"]["topics"] > 300
     assert "nteval pin --extend" in (tmp_path / "inconclusive" / "gate.txt").read_text()
-    # the second gate with the same baseline reused its cached run
-    assert (cache / "pinned" / "bm25.run").is_file()
+    # the second gate with the same baseline reused its cached run; each task keeps its own (a shared
+    # cache thrashed: every gate of the other task rewrote bm25.run)
+    known_item = cached(cache, pin) / "bm25.run"
+    stamp = known_item.stat().st_mtime_ns
+    assert (cached(cache, pin, "highrecall") / "bm25.run").is_file()
+    assert gate(sample_index, pin, tmp_path / "again", "--task", "topical", "--baseline", "bm25", "--candidate",
+                "bm25_rm3", "--runs-cache", cache).exit_code == 0
+    assert known_item.stat().st_mtime_ns == stamp
 
 
 def test_several_candidates_and_a_run_file(sample_index, pin, tmp_path):
@@ -138,8 +149,8 @@ def test_a_live_search_that_drops_between_checks_alerts(sample_index, pin, tmp_p
     cache = tmp_path / "cache"
     assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
                 "disjunctive_1", "--runs-cache", cache).exit_code == 3
-    good = retag(cache / "pinned" / "bm25.run", tmp_path / "good.run", "live")
-    bad = retag(cache / "pinned" / "disjunctive_1.run", tmp_path / "bad.run", "live")
+    good = retag(cached(cache, pin) / "bm25.run", tmp_path / "good.run", "live")
+    bad = retag(cached(cache, pin) / "disjunctive_1.run", tmp_path / "bad.run", "live")
     hist = tmp_path / "h.sqlite"
     for i, (run, status) in enumerate(((good, 0), (good, 0), (bad, 5))):
         r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", run,
@@ -187,7 +198,7 @@ def test_empty_or_partial_runs_do_not_decide_a_gate(sample_index, pin, tmp_path)
     r = gate(sample_index, pin, tmp_path / "g0", "--task", "known-item", "--baseline", "bm25", "--candidate",
              "bm25_k1.2_b0.75", "--runs-cache", tmp_path / "cache")
     assert r.exit_code == 0, r.output
-    lines = (tmp_path / "cache" / "pinned" / "bm25.run").read_text().splitlines()
+    lines = (cached(tmp_path / "cache", pin) / "bm25.run").read_text().splitlines()
     qids = sorted({x.split()[0] for x in lines})
     empty = tmp_path / "empty.run"
     empty.write_text("")
@@ -360,7 +371,7 @@ def test_gzipped_and_two_tag_run_files(sample_index, pin, tmp_path):
     cache = tmp_path / "cache"
     assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
                 "qld_mu100", "--runs-cache", cache).exit_code == 0
-    live = retag(cache / "pinned" / "bm25.run", tmp_path / "live.run", "live")
+    live = retag(cached(cache, pin) / "bm25.run", tmp_path / "live.run", "live")
     for level in (1, 9):
         gz = tmp_path / f"live{level}.run.gz"
         gz.write_bytes(gzip.compress(live.read_bytes(), compresslevel=level, mtime=0))

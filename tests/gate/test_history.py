@@ -444,3 +444,71 @@ def test_undecided_fresh_topics_are_recorded_without_a_decision():
     recs = {(r.label, r.topics_kind): r for r in gate_records(result)}
     assert recs[("v2", "pinned")].decision == "better"
     assert recs[("v2", "fresh")].decision is None and recs[("v2", "fresh")].details["shown_decision"] == "worse"
+
+
+def test_a_check_at_another_depth_is_not_compared_with_releases_at_1000(tmp_path):
+    """A nightly check cut to depth 50 scores lower AP than releases at 1,000 for the same system:
+    another measure, so it is recorded with its depth and compared only with releases of its depth."""
+    from nteval.gate.history import gate_records
+
+    base = _scores(1, 0.8)
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", base, decision="non-inferior")])
+        shallow = record("nightly", np.clip(base - 0.3, 0, 1), role="checked", details={"depth": 50})
+        assert _check(h, [shallow]) == ([], [])
+        alerts, _ = _check(h, [record("nightly2", np.clip(base - 0.6, 0, 1), role="checked", details={"depth": 50})])
+        assert [a["best"] for a in alerts] == ["nightly"]  # (its own depth's releases only)
+        assert [r.depth for r in h.records()] == [1000, 1000, 50, 50]
+    per = {"pinned": {"s": {"q1": 0.5}}}
+    result = {"utc": "2026-01-01T00:00:00+00:00", "out": "o", "task": "known-item", "measure": "RR", "kind": "check",
+              "pin": {"id": "pin-x", "topic_set": "ts"}, "index_fingerprint": "f" * 64, "index_documents": 10,
+              "baseline": None, "labels": {"s": "s"}, "engines": {}, "per_topic": per, "spec": {"depth": 50},
+              "sets": {"pinned": {"candidates": {"s": {}}}}}
+    assert gate_records(result)[0].depth == 50
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("ALTER TABLE records DROP COLUMN engine", "sqlite: no such column: engine"),
+    ("DROP TABLE scores", "no such table: scores"),
+])
+def test_a_history_damaged_by_hand_is_named_as_the_history(tmp_path, sql, words):
+    """A dropped column or table is the history's damage, said of the history (it named the index's
+    document store and advised rebuilding the index)."""
+    path = tmp_path / "h.sqlite"
+    _edited(sql)(path)
+    r = cli("history", path)
+    line = one_line_error(r, str(path), "a damaged history", words)
+    assert "document store" not in line and "index" not in line
+
+
+def test_postgres_permission_denied_names_the_privilege(pg_server, tmp_path):
+    """A role that may not create the history's schema is told which privilege it needs."""
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    pg_server.psql("DROP ROLE IF EXISTS weak", db="nteval")
+    pg_server.psql("CREATE ROLE weak LOGIN PASSWORD 'weakpw'", db="nteval")
+    pg_server.psql("REVOKE CREATE ON DATABASE nteval FROM PUBLIC", db="nteval")
+    url = pg_server.url().replace("nteval@", "weak:weakpw@", 1) if "nteval@" in pg_server.url() else None
+    if url is None:
+        pytest.skip(f"unexpected server URL {pg_server.url()}")
+    with pytest.raises(Exception) as err:
+        open_history(url)
+    text = str(err.value)
+    assert "permission denied for database nteval" in text and "needs CREATE on database nteval" in text
+    assert "weakpw" not in text
+
+
+def test_a_libpq_keyword_string_is_a_postgres_history(pg_server, tmp_path, monkeypatch):
+    """`--history "host=… port=… dbname=… user=… password=…"` (psql's form) reaches the server; no
+    SQLite file named after it (the password in its name) is made, and the password is not shown."""
+    import servers
+
+    monkeypatch.chdir(tmp_path)
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    conninfo = (f"host=127.0.0.1 port={pg_server.port} dbname={servers.DATABASE} user={servers.ROLE} "
+                f"password={servers.PASSWORD}")
+    with opened(conninfo) as h:
+        h.append([record("v1", _scores(1))])
+        assert servers.PASSWORD not in h.where and "password=***" in h.where
+    with opened(pg_server.url(with_password=True)) as h:
+        assert [r.label for r in h.records()] == ["v1"]
+    assert list(tmp_path.iterdir()) == []
