@@ -300,7 +300,9 @@ def _gate_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, An
     where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
     runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
     pinned.status["answered"] = answered(runs, shown, pinned.topics, "pinned")
-    refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
+    checked = refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
+    if checked:
+        pinned.status["title_leak"] = checked
     sets = [(pinned, runs, infos)]
     fresh = skipped or (_fresh_made(spec, pin, index_dir, out, execution) if spec.fresh else None)
     if fresh is not None and fresh.topics:
@@ -449,12 +451,36 @@ def _decide_set(spec: GateSpec, rule: DecisionRule, pin: Pin, index_dir: Path, a
         dec = decide(b, np.array([scores[c][q] for q in qids]), qids, rule, looks=len(cands), worse_looks=looks_worse)
         how = {"topics": applied.topics, "qrels": applied.qrels, "sources": applied.sources,
                "runs": (scored[base], scored[c]), "task": spec.task, "measure": spec.measure}
+        leak = (applied.status.get("title_leak") or {}).get(c)
+        if leak and leak.get("rule") == "rescues":
+            _unless_a_leak_made_it(dec, leak, scores[base], scores[c], len(qids), rule.alpha)
         dec["changed"] = moved_topics(scores[base], scores[c], how, spec.changed)
         dec["churn"] = churn(runs[base], runs[c], qids)
         if applied.kind == "pinned":
             dec["unjudged_top10"] = unjudged_share(runs[c], qids, known)
         entry["candidates"][c] = dec
     return entry, scores
+
+
+def _unless_a_leak_made_it(dec: dict[str, Any], leak: dict[str, Any], base: dict[str, float], cand: dict[str, float],
+                           n_topics: int, alpha: float) -> None:
+    """A passing decision for a candidate that may have seen the titles: kept only when it holds
+    without the gain a title search can have made (:func:`~nteval.leak.title_gain`) taken off its
+    bounds; else the decision that still holds (better → non-inferior → inconclusive), and why."""
+    from ..leak import title_gain
+
+    tg = title_gain(leak, base, cand, n_topics, alpha)
+    dec["title_gain"] = tg
+    gain, before = tg["gain"], dec["decision"]
+    if not gain or before not in PASSING or (before == "better" and dec["ci"][0] - gain > 0):
+        return
+    after = "non-inferior" if dec["noninferiority_lower"] - gain > 0 else "inconclusive"
+    if after == before:
+        return
+    dec["decision"], dec["without_the_title_gain"] = after, before
+    tg["changed"] = f"{before} is not claimed: {tg['why']}; search the title-stripped collection, or pin more topics"
+    if after == "inconclusive":
+        dec["more_topics"] = {"topics": None, "more": None, "toward": None, "note": tg["changed"]}
 
 
 def _overall(sets: dict[str, Any], per_topic: dict, base: str, c: str, fresh_used: bool) -> dict[str, Any]:

@@ -41,6 +41,8 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
             f"{result['task']} search{size}: {m} {_f(d['candidate_mean'])} vs {_f(d['baseline_mean'])} "
             f"({_s(d['diff'])}, {d['ci_level'] * 100:.0f} % CI [{_s(d['ci'][0])}, {_s(d['ci'][1])}]; margin "
             f"{_s(-d['margin'])}, {d['margin_rule']}) on {d['topics']:,} pinned topics")
+    if (d.get("title_gain") or {}).get("changed"):
+        text += f" ({d['title_gain']['changed']})"
     if c["decided"].startswith("on the fresh"):
         f = c["fresh"]
         text += (f", and worse on {f['topics']:,} fresh topics ({_s(f['diff'])}, {f['ci_level'] * 100:.0f} % CI "
