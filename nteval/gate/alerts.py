@@ -202,7 +202,8 @@ def check_alerts(history, new_records: list, result: dict[str, Any], alpha: floa
                  window: int = WINDOW) -> tuple[list[dict[str, Any]], list[str]]:
     """The alerts the records just appended raise (only those that fired), and notes: a new release
     shown below the best earlier one by less than the margin (a rollback, say), a label recorded
-    before for another system."""
+    before for another system, a history with no earlier record of the pin (a CI job whose history
+    does not outlive it: its alerts can never fire)."""
     mmd = MMD.parse(result.get("spec", {}).get("mmd"))
     task, pin_id = result["task"], result["pin"]["id"]
     on_pin = history.records(pin_id=pin_id, scores=True)
@@ -210,6 +211,10 @@ def check_alerts(history, new_records: list, result: dict[str, Any], alpha: floa
     failed = failed_labels(on_pin)
     fired, notes = [], relabelled(on_pin, new_records)
     new_ids = {r.id for r in new_records}
+    if all(r.id in new_ids for r in on_pin):
+        notes.append(f"{history.where} held no earlier record of pin {pin_id}: nothing to compare this with, and no "
+                     "alert can fire yet; a history must outlive the CI job (a shared PostgreSQL database, a cached or "
+                     "persistent file: docs/gate.md, In CI)")
     for rec, _, _, a in walk(timeline(every, "pinned"), failed, mmd, alpha):
         if rec.id in new_ids and a is not None:
             if a["fired"]:

@@ -388,7 +388,9 @@ def test_a_check_is_a_new_observation(tmp_path):
     with the same scores is one release, not a second one."""
     base = _scores(1, 0.8)
     with opened(tmp_path / "h.sqlite") as h:
-        assert _check(h, [record("live", base, role="checked")]) == ([], [])
+        alerts, notes = _check(h, [record("live", base, role="checked")])  # a new history: said (F2)
+        assert not alerts and len(notes) == 1 and "held no earlier record of pin pin-x" in notes[0]
+        assert "must outlive the CI job" in notes[0]
         assert _check(h, [record("live", base, role="checked")]) == ([], [])
         alerts, _ = _check(h, [record("live", np.clip(base - 0.3, 0, 1), role="checked")])
         assert len(alerts) == 1 and alerts[0]["label"] == "live" and alerts[0]["looks"] == 2
