@@ -236,7 +236,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
                 long_queries = (target.lucene.long_queries - long_before) if target.opened else 0
             empty = sum(1 for q in topics if not run[q])
             notes = target.notes.get(s.name)
-            _say_foreign(s.name, notes)
+            _say_foreign(s.name, notes, Path(index_dir), index_name)
             text = format_run(run, s.name)
             write_text(path, text)
             meta = {"key": key, "file": _file_stamp(text.encode("utf-8")),
@@ -328,11 +328,21 @@ def cluster_session(scheduler: str | None, paths: list[Path]):
     return session(scheduler, [str(p) for p in paths])
 
 
-def _say_foreign(name: str, notes: dict | None) -> None:
-    if notes and notes.get("foreign_hits"):
-        print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "
-              f"({notes['foreign_documents']:,} documents, e.g. {notes['foreign_example']}) are not in the collection; "
-              "they count as non-relevant", file=sys.stderr)
+def _say_foreign(name: str, notes: dict | None, index_dir: Path | None = None, index_name: str = "nt") -> None:
+    """A system's hits outside the documents searched, said once: records of the collection
+    without an abstract (an engine that found them matched their titles) or not in it at all."""
+    if not (notes and notes.get("foreign_hits")):
+        return
+    what = "are not in the collection"
+    if index_dir is not None and index_name == "nt":
+        from .corpus.store import known_docids
+
+        if known_docids(index_dir, [notes["foreign_example"]], "all"):
+            what = ("are not among the documents NT searches (records of the collection without an abstract: an engine "
+                    "that matched them searched their titles)")
+    print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "
+          f"({notes['foreign_documents']:,} documents, e.g. {notes['foreign_example']}) {what}; "
+          "they count as non-relevant", file=sys.stderr)
 
 
 def drop_held(run: Run, held: dict) -> Run:

@@ -383,3 +383,28 @@ def test_gzipped_and_two_tag_run_files(sample_index, pin, tmp_path):
     two.write_text("".join((x.rsplit(" ", 1)[0] + (" candB" if i % 2 else " candA")) + "\n" for i, x in enumerate(lines)))
     one_line_error(gate(sample_index, pin, tmp_path / "tt", "--task", "known-item", "--baseline", "bm25",
                         "--candidate", two), str(two), "two run tags in one run file ('candA' from line 1, 'candB'")
+
+
+def test_hits_on_records_without_an_abstract_are_named_so(sample_index, pin, tmp_path):
+    """A run ranking records of the collection that have no abstract (in `all`, not in `nt`: what an
+    engine over titles finds) is told so, not that they are "not in the collection"."""
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "qld_mu100", "--runs-cache", cache).exit_code == 0
+    db = sqlite3.connect(sample_index / "docs.sqlite")
+    no_abstract = db.execute("SELECT docid FROM docs WHERE abstract = '' ORDER BY docid LIMIT 1").fetchone()[0]
+    db.close()
+    rows = [x.split() for x in (cached(cache, pin) / "bm25.run").read_text().splitlines()]
+    last = {}
+    for i, c in enumerate(rows):  # (each topic's lowest-ranked hit becomes the record without an abstract)
+        last[c[0]] = i
+    for i in list(last.values())[:20]:
+        rows[i][2] = no_abstract
+    run = tmp_path / "mine.run"
+    run.write_text("".join(" ".join(c[:5] + ["mine"]) + "\n" for c in rows))
+    r = gate(sample_index, pin, tmp_path / "m", "--task", "known-item", "--baseline", "bm25", "--candidate", run)
+    assert r.exit_code == 0, r.output
+    assert f"e.g. {no_abstract}) are not among the documents NT searches (records of the collection without an " \
+           "abstract" in r.output
