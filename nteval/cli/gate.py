@@ -146,7 +146,8 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
 @friendly_errors
 def check_cmd(system, quiet, **kw) -> None:
     """Score one system on a pin's topics and append it to the history (--history, required):
-    no decision, only the record and the alert rules. Exit status 0, or 5 on an alert."""
+    no decision, only the record and the alert rules. Exit status 0, or 5 on an alert. OUT/check.json,
+    check.md, junit.xml."""
     from ..gate.gate import run_check
 
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
