@@ -143,9 +143,7 @@ def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAUL
     ms = [str(m) for m in parse_measures(measures)]
     qrels = load_qrels(qrels_path)
     scored = []
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
 
     for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not shown(progress) or len(run_paths) < 2,
                      file=sys.stderr, leave=False):

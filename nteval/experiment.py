@@ -114,9 +114,7 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     ``settings.measures``: the measures reported (resolved)."""
     import sys
 
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
     from .verdict import make_verdict
 
     tset, infos, scores = result

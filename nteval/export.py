@@ -160,9 +160,7 @@ def _documents(store: DocStore, fmt: str, searches: str) -> Iterator[tuple[str, 
 def _write_corpus(path: Path, store: DocStore, fmt: str, searches: str, judged: set[str], total: int,
                   progress: bool | None) -> tuple[dict[str, Any], int]:
     """Stream the corpus to ``path``; ``judged`` loses every docid seen (what stays is missing)."""
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
 
     w, n = _Writer(path), 0
     with tqdm(total=total, desc=f"export {fmt}", unit=" doc", unit_scale=True, disable=not shown(progress),

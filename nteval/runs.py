@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .atomic import write_text
 from .formats.trec import Run, canonical, format_run, read_run
@@ -194,9 +195,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     scheduler's address; the Lucene systems not cached yet run there, one task each, all at once;
     fusions, dense and external systems run here once their inputs are in; every run is written
     here under the same names and keys (:mod:`nteval.cluster`)."""
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
     from .systems.execute import Target, run_system
     from .systems.external import precheck_runs
 
@@ -247,22 +246,11 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
                 secs = time.perf_counter() - t0
                 run = {q: canonical(raw.get(q, []), depth) for q in topics}
                 long_queries = (target.lucene.long_queries - long_before) if target.opened else 0
-            empty = sum(1 for q in topics if not run[q])
             notes = target.notes.get(s.name)
-            _say_foreign(s.name, notes)
-            text = format_run(run, s.name)
-            write_text(path, text)
-            meta = {"key": key, "file": _file_stamp(text.encode("utf-8")),
-                    "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
-                    "depth": depth, "topics": len(topics), "empty_queries": empty,
-                    "long_queries": long_queries,
-                    "seconds": round(secs, 3),
-                    "queries_per_s": round(len(topics) / secs, 1) if secs > 0 else None}
-            if notes:
-                meta["notes"] = notes
-            write_text(meta_path, json.dumps(meta, indent=2) + "\n")
+            _say_foreign(s.name, notes, Path(index_dir), index_name)
+            meta = _store_run(path, meta_path, run, s, key, depth, long_queries, secs, notes)
             runs.add(s.name, path, run)
-            infos.append(RunInfo(s, path, key, False, secs, empty, meta["queries_per_s"], notes))
+            infos.append(RunInfo(s, path, key, False, secs, meta["empty_queries"], meta["queries_per_s"], notes))
     finally:
         bar.close()
         target.close()
@@ -341,11 +329,38 @@ def cluster_session(scheduler: str | None, paths: list[Path]):
     return session(scheduler, [str(p) for p in paths])
 
 
-def _say_foreign(name: str, notes: dict | None) -> None:
-    if notes and notes.get("foreign_hits"):
-        print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "
-              f"({notes['foreign_documents']:,} documents, e.g. {notes['foreign_example']}) are not in the collection; "
-              "they count as non-relevant", file=sys.stderr)
+def _store_run(path: Path, meta_path: Path, run: Run, s: System, key: str, depth: int, long_queries: int, secs: float,
+               notes: dict | None) -> dict[str, Any]:
+    """A computed run written to ``path`` (TREC) and its meta.json (the cache key and what the run
+    took); returns the meta."""
+    text = format_run(run, s.name)
+    write_text(path, text)
+    meta: dict[str, Any] = {"key": key, "file": _file_stamp(text.encode("utf-8")),
+                            "system": {"name": s.name, "algorithm": s.algorithm, "params": s.params},
+                            "depth": depth, "topics": len(run), "empty_queries": sum(1 for r in run.values() if not r),
+                            "long_queries": long_queries, "seconds": round(secs, 3),
+                            "queries_per_s": round(len(run) / secs, 1) if secs > 0 else None}
+    if notes:
+        meta["notes"] = notes
+    write_text(meta_path, json.dumps(meta, indent=2) + "\n")
+    return meta
+
+
+def _say_foreign(name: str, notes: dict | None, index_dir: Path | None = None, index_name: str = "nt") -> None:
+    """A system's hits outside the documents searched, said once: records of the collection
+    without an abstract (an engine that found them matched their titles) or not in it at all."""
+    if not (notes and notes.get("foreign_hits")):
+        return
+    what = "are not in the collection"
+    if index_dir is not None and index_name == "nt":
+        from .corpus.store import known_docids
+
+        if known_docids(index_dir, [notes["foreign_example"]], "all"):
+            what = ("are not among the documents NT searches (records of the collection without an abstract: an engine "
+                    "that matched them searched their titles)")
+    print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "
+          f"({notes['foreign_documents']:,} documents, e.g. {notes['foreign_example']}) {what}; "
+          "they count as non-relevant", file=sys.stderr)
 
 
 def drop_held(run: Run, held: dict) -> Run:

@@ -70,9 +70,7 @@ def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], pr
                   desc: str = "evaluate", names: list[str] | None = None) -> Scores:
     """Every run (in the order given, or of ``names``) against ``qrels`` with ir_measures; one run
     is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
 
     order = list(runs) if names is None else list(names)
     held: list[str] = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice

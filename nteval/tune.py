@@ -245,9 +245,7 @@ def _mean(scores: dict[str, float], qids: list[str]) -> float:
 
 
 def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: Execution) -> dict[str, Any]:
-    from tqdm import tqdm
-
-    from .progress import shown
+    from .progress import shown, tqdm
     from .protocols import get
     from .significance import compare_systems
 

@@ -39,7 +39,10 @@ def shared(*parts: str) -> Path:
     """A path under ../shared/data, or skip the test cleanly when it is absent."""
     p = SHARED.joinpath(*parts)
     if not p.exists():
-        pytest.skip(f"shared data not available: {p}")
+        what = {"medline": "the PubMed baseline files", "trec-covid": "the TREC-COVID runs and qrels",
+                "cisi": "the CISI collection", "scifact": "the SciFact collection"}.get(parts[0], "the project's data")
+        pytest.skip(f"needs {what} (project data beside the checkout, ../shared/data, or NTEVAL_SHARED_DATA; "
+                    "skipped in a clone without it)")
     return p
 
 

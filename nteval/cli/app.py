@@ -16,9 +16,11 @@ def friendly_errors(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from ..errors import InputError, LuceneError
+        from ..progress import plain_lines
 
         try:
-            return fn(*args, **kwargs)
+            with plain_lines(not kwargs.get("quiet")):  # (off a terminal: a plain progress line every 30 s)
+                return fn(*args, **kwargs)
         except (InputError, FileExistsError, FileNotFoundError) as err:
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
@@ -273,4 +275,44 @@ def main() -> None:
     import signal
 
     signal.signal(signal.SIGTERM, _terminate)
+    if not isinstance(sys.stdout, _PipeSafe):
+        sys.stdout = _PipeSafe(sys.stdout)
+
+
+class _PipeSafe:
+    """stdout whose reader may go away (``nteval pin … | head -1``): the rest of the output is
+    dropped, the command finishes its work and exits with its own status (a broken pipe is not an
+    error of the command: the pin was written, the gate decided)."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._went()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._went()
+
+    def _went(self) -> None:
+        import os
+
+        self._gone = True
+        try:  # (what is still buffered must not fail again at exit)
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 

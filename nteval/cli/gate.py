@@ -10,7 +10,7 @@ import click
 from ..errors import InputError
 from ..gate.gate import GateSpec
 from ..gate.pin import PinSpec
-from .app import friendly_errors, main
+from .app import _Command, friendly_errors, main
 from .options import ALLOW_CODE, INDEX, QUIET, declared, progress
 
 HISTORY = click.option("--history", "history", default=None, metavar="FILE|postgresql://…",
@@ -22,9 +22,9 @@ SYSTEMS_FILE = click.option("--systems", "systems", default=None, type=click.Pat
 PIN = click.option("--pin", "pin", required=True, type=click.Path(path_type=Path), help="A pin directory made by "
                                                                                         "`nteval pin`.")
 RUNS_CACHE = click.option("--runs-cache", "runs_dir", default=None, type=click.Path(path_type=Path, file_okay=False),
-                          help="Where runs are cached across gates (default: OUT/runs): the live system's runs on the "
-                               "pinned topics are computed once per index (a live engine, http or postgres, is asked "
-                               "again each time unless --reuse-answers).")
+                          help="Where runs are cached across gates (default: OUT/runs), per pin and task "
+                               "(DIR/PIN-ID/PROTOCOL): the live system's runs on the pinned topics are computed once per "
+                               "index (a live engine, http or postgres, is asked again each time unless --reuse-answers).")
 
 REUSE = declared(GateSpec, ("reuse_answers",), reuse_answers={"is_flag": True})
 
@@ -91,7 +91,35 @@ def _shared(fn, *specific):
     return fn
 
 
-@main.command("gate")
+class _SetsAsideOut(_Command):
+    """``gate`` and ``check``: a run stopped by an error click finds in the options (a bad --task, a
+    missing --baseline) also moves OUT's earlier files to OUT/previous/, as every other bad input
+    does, so no earlier pass is left for a pipeline to post."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, list(args))
+        except click.UsageError:
+            out = _out_of(args)
+            if out is not None:
+                from ..gate.outputs import set_aside
+
+                set_aside(Path(out), "gate")
+            raise
+
+
+def _out_of(args: list[str]) -> str | None:
+    """The value of --out in raw arguments (the last one given), if any."""
+    found = None
+    for i, a in enumerate(args):
+        if a == "--out" and i + 1 < len(args):
+            found = args[i + 1]
+        elif a.startswith("--out="):
+            found = a.split("=", 1)[1]
+    return found
+
+
+@main.command("gate", cls=_SetsAsideOut)
 @click.option("--baseline", required=True, metavar="SYSTEM",
               help="What is live: a system name (in --systems or the shipped sets), a one-system YAML, or a TREC run "
                    "file over the pin's topics.")
@@ -114,14 +142,15 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
     sys.exit(res["exit"])
 
 
-@main.command("check")
+@main.command("check", cls=_SetsAsideOut)
 @click.option("--system", required=True, metavar="SYSTEM",
               help="The system to check (a name, a one-system YAML or a run file), e.g. what is live.")
 @_check_options
 @friendly_errors
 def check_cmd(system, quiet, **kw) -> None:
     """Score one system on a pin's topics and append it to the history (--history, required):
-    no decision, only the record and the alert rules. Exit status 0, or 5 on an alert."""
+    no decision, only the record and the alert rules. Exit status 0, or 5 on an alert. OUT/check.json,
+    check.md, junit.xml."""
     from ..gate.gate import run_check
 
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
@@ -132,9 +161,12 @@ def check_cmd(system, quiet, **kw) -> None:
         if "mean" in st:
             click.echo(f"{res['labels'][res['system']]} ({res['system']}) on {st['topics']:,} {kind} topics: "
                        f"{res['measure']} {st['mean']:.4f} [{st['ci95'][0]:.4f}, {st['ci95'][1]:.4f}]")
-    click.echo(f"recorded in {res['history']['where']} (records {', '.join(map(str, res['history']['records']))})")
+    click.echo(f"recorded in {res['history']['where']} (records {', '.join(map(str, res['history']['records']))}); "
+               f"wrote {Path(res['out']) / 'check.md'} and junit.xml")
     for a in res["history"]["alerts"]:
         click.echo(f"ALERT: {a['text']}")
+    for n in res["history"]["notes"]:
+        click.echo(f"note: {n}")
     sys.exit(res["exit"])
 
 

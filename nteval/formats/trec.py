@@ -158,6 +158,22 @@ def run_rows(path: Path):
         yield n, qid, docid, _score(path, score, n), tag
 
 
+def one_tag(path: Path) -> str | None:
+    """The run tag of run file ``path`` (.gz allowed), read from every line: one line naming both
+    when it holds two (two runs in one file would be scored as one system under the first tag's
+    name). None for an empty file."""
+    first: dict[str, int] = {}
+    for n, _qid, _docid, _s, tag in run_rows(path):
+        if tag not in first:
+            first[tag] = n
+            if len(first) > 1:
+                (a, na), (b, nb) = first.items()
+                raise InputError(path, f"two run tags in one run file ({short(a)} from line {na}, {short(b)} from line "
+                                       f"{nb}): one run per file (split it, or name each run in a systems YAML)",
+                                 place=f"line {n}")
+    return next(iter(first), None)
+
+
 def read_run(path: Path, tags: set[str] | None = None) -> Run:
     """A TREC run (6 columns). Scores must be finite numbers and a docid may appear once per topic
     (trec_eval refuses duplicates too: "duplicate docs"); both are errors naming the file and line.
@@ -199,7 +215,14 @@ def read_run_top(path: Path, depth: int) -> Run:
 
     f32 = struct.Struct("f")
     heaps: dict[str, list[tuple[float, str, float, int]]] = {}
-    for n, qid, docid, s, _tag in run_rows(path):
+    first_tag: tuple[str, int] | None = None
+    for n, qid, docid, s, tag in run_rows(path):
+        if first_tag is None:
+            first_tag = (tag, n)
+        elif tag != first_tag[0]:
+            raise InputError(path, f"two run tags in one run file ({short(first_tag[0])} from line {first_tag[1]}, "
+                                   f"{short(tag)} at line {n}): one run per file (split it, or name each run in a "
+                                   "systems YAML)", place=f"line {n}")
         try:
             key = f32.unpack(f32.pack(s))[0]
         except OverflowError:  # beyond float32: the sign is its order, as trec_eval's float

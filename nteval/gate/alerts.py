@@ -1,13 +1,16 @@
 """Alert rules over a history, checked each time records are appended.
 
 **The release line**: the records of one task on one pin, in the order they were written. A
-*release* is what went live: a candidate that passed its gate (better or non-inferior) and every
-other gate of the same label on the pin (a release that fails the known-item gate does not ship
-for its topical gain either), a system
-recorded by ``nteval check`` (what is live, measured), and a gate's baseline whose label was never
-a candidate (the release the history starts from). Candidates that failed or were not decided are
-shown in the history but are not releases: nothing is compared with them, and they raise no alert
-(their gate already said so).
+*release* is what went live: a candidate that passed its gate and every other gate of the same label
+on the pin (a release that fails the known-item gate does not ship for its topical gain either), a
+system recorded by ``nteval check`` (what is live, measured), and a gate's baseline (what was live
+when the gate ran). A candidate *fails* a gate when its decision on the pinned topics is not better
+or non-inferior, or when its fresh topics were decided on and showed it worse (fresh topics can fail
+a release, never pass one: fresh topics too few to decide on, or inconclusive, fail nothing).
+Candidates that failed are shown in the history but are not releases: nothing is compared with
+them, and they raise no alert (their gate already said so). Every check is a new observation (a
+live engine may change while nteval's index does not); a gate's baseline recorded again with the
+same label, system and per-topic scores as an earlier point adds nothing and is left out.
 
 1. **Below the best** (on the pinned topics). A new release alerts when it is shown to score below
    the best earlier release by more than the margin: on the topics both were scored on, paired,
@@ -24,6 +27,10 @@ shown in the history but are not releases: nothing is compared with them, and th
    are treated as independent; fresh topic sets of consecutive checks can share topics, which
    makes that optimistic, so the rule also needs the loss to matter (the margin).
 
+**Notes** (no alert, exit status unchanged): a new release shown below the best earlier one (the
+upper bound of E[new − best] below 0, same α) but not by more than the margin, a rollback say; and
+a label recorded before for another system (``--baseline-label v1`` given to another release).
+
 **Repeated checks.** Every append looks again, so over many releases false alarms add up: with
 α_alert = 0.01 (the default, five times stricter than a gate's 0.05) the chance of a false alarm
 is at most 0.01 per rule and release, ≤ 0.5 expected over 50 releases in the worst case (a release
@@ -38,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..effects import MMD
-from .decide import PASSING, betting_lower, topic_order
+from .decide import MIN_FRESH, PASSING, betting_lower, topic_order
 
 #: the alert rules' error rate per rule and release
 ALERT_ALPHA = 0.01
@@ -47,21 +54,35 @@ WINDOW = 5
 
 
 def timeline(records: list, topics_kind: str = "pinned") -> list:
-    """Every candidate and check of a task and pin, and the starting baseline, oldest first."""
-    candidates = {r.label for r in records if r.role in ("candidate", "checked")}
-    return [r for r in records if r.topics_kind == topics_kind
-            and (r.role in ("candidate", "checked") or (r.role == "baseline" and r.label not in candidates))]
+    """Every record of a task and pin on ``topics_kind`` topics, oldest first, less a gate's
+    baseline that repeats an earlier point (:func:`_dedupe`)."""
+    return _dedupe([r for r in records if r.topics_kind == topics_kind])
+
+
+def fails(r) -> bool:
+    """Whether record ``r`` is a candidate's that did not pass: on the pinned topics, a decision
+    other than better or non-inferior; on fresh topics, a decided *worse* (the only fresh decision
+    that fails a gate: fresh topics can fail a release, never pass one). Fresh topics shown but not
+    decided on (fewer than :data:`~nteval.gate.decide.MIN_FRESH`: no decision recorded, or, in an
+    older history, a decision on fewer topics) and fresh inconclusive or non-inferior ones fail
+    nothing."""
+    if r.role != "candidate":
+        return False
+    if r.topics_kind == "fresh":
+        n = r.details.get("_n", len(r.scores))
+        return r.decision == "worse" and r.details.get("decided", True) is not False and n >= MIN_FRESH
+    return r.decision not in PASSING
 
 
 def failed_labels(records: list) -> set[str]:
-    """The labels of candidates that failed (or did not pass) any of their gates in ``records``."""
-    return {r.label for r in records if r.role == "candidate" and r.decision not in PASSING}
+    """The labels of candidates that failed any of their gates in ``records`` (:func:`fails`)."""
+    return {r.label for r in records if fails(r)}
 
 
 def released(r, failed: set[str] = frozenset()) -> bool:  # type: ignore[assignment]
     """A record of something that went live (see the module); ``failed``: :func:`failed_labels` of
     every record of the pin, all tasks."""
-    return r.role != "candidate" or (r.decision in PASSING and r.label not in failed)
+    return r.role != "candidate" or (not fails(r) and r.label not in failed)
 
 
 def release_line(records: list, topics_kind: str = "pinned", failed: set[str] = frozenset()) -> list:  # type: ignore[assignment]
@@ -77,16 +98,39 @@ def earlier_releases(rec, before: list) -> list:
 
 
 def _dedupe(line: list) -> list:
-    """One point per label and index state (a baseline recorded again by a later gate is not a
-    new release)."""
+    """The line without a gate's baseline that adds nothing: the same label and system with the
+    same per-topic scores as an earlier point (the release a later gate compares with, recorded
+    again). Everything else is a new observation: a check (the live search measured again, which
+    may have changed while nteval's index did not), a baseline whose scores changed, a candidate."""
     seen, out = set(), []
     for r in line:
-        key = (r.label, r.system, r.index_fingerprint)
-        if key in seen:
+        key = (r.label, r.system, _digest(r))
+        if r.role == "baseline" and key in seen:
             continue
         seen.add(key)
         out.append(r)
     return out
+
+
+def _digest(r) -> str:
+    """A record's per-topic scores (or, read without them, its mean and size) as a short digest."""
+    import hashlib
+    import json
+
+    what = sorted(r.scores.items()) if r.scores else [r.details.get("_mean"), r.details.get("_n")]
+    return hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
+
+
+def walk(line: list, failed: set[str], mmd: MMD, alpha: float = ALERT_ALPHA):
+    """Each point of a pinned release line with the releases before it and rule 1 on it: yields
+    (record, released, earlier releases, below-best result or None). A record that is not a
+    release (a failed or undecided candidate) is not tested; a starting baseline has nothing
+    before it. Runs cut to another depth are another measure: only releases of the same depth are
+    compared (a nightly check at depth 50 beside releases at 1,000)."""
+    for i, r in enumerate(line):
+        is_release = released(r, failed)
+        earlier = earlier_releases(r, [x for x in line[:i] if released(x, failed) and x.depth == r.depth])
+        yield r, is_release, earlier, below_best(r, earlier, mmd, alpha) if earlier and is_release else None
 
 
 def below_best(new, earlier: list, mmd: MMD, alpha: float = ALERT_ALPHA) -> dict[str, Any] | None:
@@ -108,13 +152,19 @@ def below_best(new, earlier: list, mmd: MMD, alpha: float = ALERT_ALPHA) -> dict
         z, lo, hi = x - y + mmd.value, -1 + mmd.value, 1 + mmd.value
     upper = -betting_lower(-z, -hi, -lo, a)
     margin = mmd.value * float(y.mean()) if mmd.relative else mmd.value
+    # shown below the best at all (E[new − best] < 0, same bound): a note when not by the margin
+    below = bool(-betting_lower(-(x - y), -1.0, 1.0, a) < 0)
     out = {"rule": "below-best", "record": new.id, "label": new.label, "best": best.label, "best_record": best.id,
            "mean": round(float(x.mean()), 6), "best_mean": round(float(y.mean()), 6), "margin": round(margin, 6),
            "topics": len(qids), "upper_bound": round(upper, 6), "alpha": alpha, "looks": len(earlier),
-           "fired": bool(upper < 0)}
+           "fired": bool(upper < 0), "below": below}
     out["text"] = (f"release {new.label} ({new.measure} {x.mean():.4f}) is below the best earlier release {best.label} "
                    f"({y.mean():.4f}) by more than the margin ({margin:.4f}) on {len(qids):,} pinned topics (paired "
                    f"betting bound at {alpha:g}/{len(earlier)}, Bonferroni over the earlier releases)")
+    if below and not out["fired"]:
+        out["note"] = (f"release {new.label} ({new.measure} {x.mean():.4f}) scores below the best earlier release "
+                       f"{best.label} ({y.mean():.4f}, {x.mean() - y.mean():+.4f}, shown on {len(qids):,} pinned topics), "
+                       f"by less than the margin ({margin:.4f}) or not shown to be more: no alert")
     return out
 
 
@@ -149,23 +199,45 @@ def fresh_drift(line: list, mmd: MMD, alpha: float = ALERT_ALPHA, window: int = 
 
 
 def check_alerts(history, new_records: list, result: dict[str, Any], alpha: float = ALERT_ALPHA,
-                 window: int = WINDOW) -> list[dict[str, Any]]:
-    """The alerts the records just appended raise (only those that fired)."""
+                 window: int = WINDOW) -> tuple[list[dict[str, Any]], list[str]]:
+    """The alerts the records just appended raise (only those that fired), and notes: a new release
+    shown below the best earlier one by less than the margin (a rollback, say), a label recorded
+    before for another system, a history with no earlier record of the pin (a CI job whose history
+    does not outlive it: its alerts can never fire)."""
     mmd = MMD.parse(result.get("spec", {}).get("mmd"))
     task, pin_id = result["task"], result["pin"]["id"]
     on_pin = history.records(pin_id=pin_id, scores=True)
     every = [r for r in on_pin if r.task == task]
     failed = failed_labels(on_pin)
-    fired = []
+    fired, notes = [], relabelled(on_pin, new_records)
     new_ids = {r.id for r in new_records}
-    line = _dedupe(release_line(every, "pinned", failed))
-    for i, rec in enumerate(line):
-        if rec.id in new_ids and rec.role in ("candidate", "checked"):
-            a = below_best(rec, earlier_releases(rec, line[:i]), mmd, alpha)
-            if a and a["fired"]:
+    if all(r.id in new_ids for r in on_pin):
+        notes.append(f"{history.where} held no earlier record of pin {pin_id}: nothing to compare this with, and no "
+                     "alert can fire yet; a history must outlive the CI job (a shared PostgreSQL database, a cached or "
+                     "persistent file: docs/gate.md, In CI)")
+    for rec, _, _, a in walk(timeline(every, "pinned"), failed, mmd, alpha):
+        if rec.id in new_ids and a is not None:
+            if a["fired"]:
                 fired.append(a)
+            elif a.get("note"):
+                notes.append(a["note"])
     if any(r.topics_kind == "fresh" for r in new_records):
-        d = fresh_drift(_dedupe(release_line(every, "fresh", failed)), mmd, alpha, window)
+        depth = next(r.depth for r in new_records if r.topics_kind == "fresh")
+        d = fresh_drift([r for r in release_line(every, "fresh", failed) if r.depth == depth], mmd, alpha, window)
         if d and d["fired"]:
             fired.append(d)
-    return fired
+    return fired, notes
+
+
+def relabelled(records: list, new_records: list) -> list[str]:
+    """A note per label of ``new_records`` that earlier records of the pin gave to another system
+    (``--baseline-label v1`` reused for another release, say): the history shows both as that label."""
+    new_ids = {r.id for r in new_records}
+    notes = []
+    for label in dict.fromkeys(r.label for r in new_records):
+        now = {r.system for r in new_records if r.label == label}
+        before = sorted({r.system for r in records if r.label == label and r.id not in new_ids} - now)
+        if before:
+            notes.append(f"label {label} was recorded before for {', '.join(before)}, now for {', '.join(sorted(now))}: "
+                         "the history shows both as release " + label + " (give each release its own label)")
+    return notes

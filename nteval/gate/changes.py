@@ -53,8 +53,10 @@ def rbo_ext(a: Sequence[str], b: Sequence[str], p: float = RBO_P, depth: int = R
 
 
 def overlap_at(a: Sequence[str], b: Sequence[str], k: int = 10) -> float:
-    """|top-k of a ∩ top-k of b| / k."""
-    return len(set(a[:k]) & set(b[:k])) / k
+    """|top-k of a ∩ top-k of b| / the longer of the two top-k lists (at most k): two identical
+    rankings overlap fully however short (two empty ones too)."""
+    n = max(len(a[:k]), len(b[:k]))
+    return len(set(a[:k]) & set(b[:k])) / n if n else 1.0
 
 
 def churn(base_run: dict[str, list], cand_run: dict[str, list], qids: Sequence[str]) -> dict[str, Any]:

@@ -51,6 +51,8 @@ from ..effects import MMD
 DECISIONS = ("better", "non-inferior", "worse", "inconclusive")
 #: which decisions let a release through
 PASSING = ("better", "non-inferior")
+#: fewer fresh topics than this and the fresh topics are shown, not decided on
+MIN_FRESH = 30
 #: power at which "how many more topics" is computed
 POWER = 0.8
 #: the method, as every output states it
@@ -201,7 +203,9 @@ def decide(base: np.ndarray, cand: np.ndarray, qids: list[str], rule: DecisionRu
         "ci": [round(sup.lower, 6), round(sup.upper, 6)], "ci_level": round(1 - 2 * a_pass, 6),
         "worse_upper": round(worse_side.upper, 6), "noninferiority_lower": round(ni.lower, 6),
         "alpha": rule.alpha, "alpha_pass": a_pass, "alpha_worse": a_worse,
-        "smaller_than_margin": bool(abs(sup.mean) < delta),
+        # what the interval shows of the size of the difference against the margin (not the point estimate)
+        "smaller_than_margin": bool(-delta < sup.lower and sup.upper < delta),
+        "margin_shown": bool(sup.lower >= delta or sup.upper <= -delta),
         "method": METHOD,
     }
     if decision == "inconclusive":

@@ -15,7 +15,6 @@ the history, 2 bad input (as every nteval command), 1 a failure of nteval or the
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import time
 from collections.abc import Iterator
@@ -26,19 +25,16 @@ from typing import Any
 import numpy as np
 
 from ..answer import TASKS
-from ..atomic import write_text
 from ..errors import InputError, short
 from ..params import check_declared, param, same_as
 from ..settings import RunSettings
-from .decide import PASSING, DecisionRule, decide
+from .decide import MIN_FRESH, PASSING, DecisionRule, decide
 from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
 
 #: exit status → what it means (documented in docs/gate.md; stable across versions)
 EXIT = {"pass": 0, "regression": 3, "inconclusive": 4, "alert": 5}
 #: the measure each task's decision is made on (the protocols' verdict measures)
 TASK_MEASURE = {"known-item": "RR", "topical": "AP"}
-#: fewer fresh topics than this and the fresh topics are shown, not decided on
-MIN_FRESH = 30
 
 
 @dataclass(frozen=True)
@@ -105,18 +101,10 @@ def resolve_system(ref: str, systems_file: str | Path | None, role: str):
                                 f"{len(found)}); give --systems FILE and the system's name instead")
         return found[0], p
     if p.is_file():
-        import shutil
-        import tempfile
+        from ..formats.trec import one_tag
 
-        tmp = Path(tempfile.mkdtemp(prefix="nteval-gate-run-"))
-        try:
-            shutil.copy(p, tmp / p.name)
-            systems = runs_from_dir(tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        if len(systems) != 1:
-            raise InputError(p, f"--{role}: a run file given as the {role} must hold one run tag (found {len(systems)})")
-        s = systems[0]
+        one_tag(p)  # (two runs in one file: one line naming both tags)
+        (s,) = runs_from_dir(p)
         s.params["run"] = str(p.resolve())
         return s, None
     files = [Path(systems_file) if systems_file else None] + [builtin_systems(n) for n in shipped_sets()]
@@ -227,27 +215,117 @@ def _answers(result: dict[str, Any], infos: list) -> None:
 
 
 @contextlib.contextmanager
+def _claimed(out: str | Path) -> Iterator[None]:
+    """OUT locked and claimed (:func:`~nteval.gate.outputs.claim_out`) before anything else, so every
+    way a gate or check can stop, the first check of its options included, leaves no earlier
+    gate.md or junit.xml in OUT for a pipeline to post."""
+    from ..atomic import out_lock
+    from .outputs import claim_out
+
+    if not isinstance(out, (str, Path)):
+        raise InputError(None, f"out={out!r}: give an output directory")
+    with out_lock(out):
+        claim_out(Path(out), "gate")
+        yield
+
+
+@contextlib.contextmanager
 def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: str | Path | None,
             execution: Any) -> Iterator[tuple[Path, Pin, dict[str, Any]]]:
     """What a gate or check works in: the history checked before anything is searched, then the
-    session (OUT locked, the index read-locked), OUT claimed under its lock, the pin read and the
-    index's manifest. Yields (index_dir, pin, manifest)."""
+    session (OUT locked, the index read-locked), the pin read and the index's manifest. Yields
+    (index_dir, pin, manifest)."""
     from ..index import read_manifest
     from ..session import session
     from .history import check_history
-    from .outputs import claim_out
 
     if history is not None:
         check_history(history)
     with session(out, index_dir, execution.scheduler) as index_path:
-        claim_out(out, "gate")
         yield index_path, pin if isinstance(pin, Pin) else read_pin(pin), read_manifest(index_path)
+
+
+def _runs_cache(runs_dir: str | Path | None, out: Path, pin: Pin, spec: GateSpec) -> Path:
+    """Where a gate's or check's runs are kept: OUT/runs, or with ``--runs-cache DIR`` (shared by
+    gates of both tasks, on several pins) DIR/PIN-ID/PROTOCOL, so that each topic set keeps its own
+    runs instead of the gates of the other task rewriting them."""
+    return Path(runs_dir) / pin.id / spec.protocol if runs_dir else out / "runs"
 
 
 def _run_set(applied: AppliedTopics, systems: list, where, runs_dir: Path, depth: int, execution):
     from ..runs import run_all
 
     return run_all(where, applied.topics, systems, runs_dir, depth, execution)
+
+
+#: why fresh topics are not made for a gate or check of a system nteval does not run
+FRESH_NEEDS_RUNS = "fresh topics need systems nteval runs (a run file answers only the topics it was made for)"
+
+
+def _fresh_skipped(spec: GateSpec, to_run: list) -> AppliedTopics | None:
+    """When fresh topics were asked for (``--fresh N``) and a system cannot search them (a run
+    file): the reason said on stderr before any work, and the empty fresh set that records it."""
+    import sys
+
+    outside = [s.name for s in to_run if not s.kind.computed]
+    if not spec.fresh or not outside:
+        return None
+    print(f"note: --fresh {spec.fresh}: no fresh topic made: {FRESH_NEEDS_RUNS}; not run by nteval: "
+          f"{', '.join(outside)}", file=sys.stderr)
+    return AppliedTopics(spec.protocol, "fresh", {}, {}, {}, {"asked": spec.fresh, "systems_left_out": outside,
+                                                              "why_not": FRESH_NEEDS_RUNS})
+
+
+def _fresh_made(spec: GateSpec, pin: Pin, index_dir: Path, out: Path, execution) -> AppliedTopics:
+    fresh = fresh_topics(pin, index_dir, spec.protocol, spec.fresh, out / ".fresh-work", execution.progress)
+    _cleanup(out / ".fresh-work")
+    return fresh
+
+
+def _gate_systems(baseline: str, candidates: list[str], systems: str | Path | None) -> tuple[Any, list, list]:
+    """(the baseline, the candidates, every system to run: fusions' inputs first), resolved; one
+    line when two share a name."""
+    base_sys, base_file = resolve_system(baseline, systems, "baseline")
+    cands = [resolve_system(c, systems, "candidate") for c in candidates]
+    names = [base_sys.name] + [c[0].name for c in cands]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise InputError(None, f"the baseline and candidates must have distinct names ({dup} is given twice); "
+                               "rename one in its systems file or run tag")
+    to_run: list = []
+    for s, f in [(base_sys, base_file), *cands]:
+        to_run += [x for x in _with_inputs(s, f) if x.name not in {r.name for r in to_run}]
+    return base_sys, [c[0] for c in cands], to_run
+
+
+def _gate_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, Any], to_run: list, shown: list,
+               out: Path, cache: Path, execution) -> list[tuple[AppliedTopics, Any, list]]:
+    """The topic sets a gate decides on, each with its runs and run infos: the pinned topics (the
+    runs checked for answers and for titles), and the fresh ones when asked for (runs None when
+    none could be made or searched)."""
+    from ..leak import refuse_leaks
+    from ..runs import Searched
+
+    proto = spec.protocol
+    pinned = apply_pin(pin, index_dir, proto)
+    if not pinned.topics:
+        raise InputError(pin.path, f"no pinned {proto} topic is left on this index (all {pinned.status['pinned']} "
+                                   "retired): make a new pin")
+    skipped = _fresh_skipped(spec, to_run)
+    where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
+    runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
+    pinned.status["answered"] = answered(runs, shown, pinned.topics, "pinned")
+    checked = refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
+    if checked:
+        pinned.status["title_leak"] = checked
+    sets = [(pinned, runs, infos)]
+    fresh = skipped or (_fresh_made(spec, pin, index_dir, out, execution) if spec.fresh else None)
+    if fresh is not None and fresh.topics:
+        fwhere = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}-fresh")
+        sets.append((fresh, *_run_set(fresh, to_run, fwhere, cache / "fresh", spec.depth, execution)))
+    elif fresh is not None:
+        sets.append((fresh, None, []))
+    return sets
 
 
 def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, baseline: str,
@@ -260,70 +338,38 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
     (:class:`~nteval.settings.Execution`), ``runs_dir`` (a run cache shared by gates), and any
     field of :class:`GateSpec` as a keyword. Returns gate.json's content; its ``exit`` is the
     status :data:`EXIT` gives."""
-    from ..runs import Searched
+    with _claimed(out):
+        out = Path(out)
+        history = options.pop("history", None)
+        spec, execution, runs_dir = _settings("run_gate", spec, options)
+        rule = DecisionRule.of(spec.mmd, spec.alpha)
+        _check_types(pin=pin, baseline=baseline, history=history, candidates=candidates)
+        candidates = [candidates] if isinstance(candidates, (str, Path)) else list(candidates)
+        if not candidates:
+            raise InputError(None, "--candidate: give at least one candidate system")
+        if spec.label and len(candidates) > 1:
+            raise InputError(None, "--label names the release of one candidate; with several candidates, their system "
+                                   "names are their labels")
+        started, utc = time.perf_counter(), _now()
+        with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
+            base_sys, cands, to_run = _gate_systems(baseline, candidates, systems)
+            sets = _gate_sets(spec, pin, index_dir, manifest, to_run, [base_sys, *cands], out,
+                              _runs_cache(runs_dir, out, pin, spec), execution)
+            result = _decide_all(spec, rule, pin, sets, base_sys.name, [c.name for c in cands], manifest, index_dir)
+            result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
+            _answers(result, [i for _, _, inf in sets for i in inf])
+            from ..experiment import check_unchanged
 
-    history = options.pop("history", None)
-    spec, execution, runs_dir = _settings("run_gate", spec, options)
-    rule = DecisionRule.of(spec.mmd, spec.alpha)
-    _check_types(pin=pin, baseline=baseline, history=history, candidates=candidates)
-    candidates = [candidates] if isinstance(candidates, (str, Path)) else list(candidates)
-    if not candidates:
-        raise InputError(None, "--candidate: give at least one candidate system")
-    if spec.label and len(candidates) > 1:
-        raise InputError(None, "--label names the release of one candidate; with several candidates, their system names "
-                               "are their labels")
-    out = Path(out)
-    started, utc = time.perf_counter(), _now()
-    with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
-        base_sys, base_file = resolve_system(baseline, systems, "baseline")
-        cands = [resolve_system(c, systems, "candidate") for c in candidates]
-        names = [base_sys.name] + [c[0].name for c in cands]
-        if len(set(names)) != len(names):
-            dup = next(n for n in names if names.count(n) > 1)
-            raise InputError(None, f"the baseline and candidates must have distinct names ({dup} is given twice); "
-                                   "rename one in its systems file or run tag")
-        to_run: list = []
-        for s, f in [(base_sys, base_file), *cands]:
-            to_run += [x for x in _with_inputs(s, f) if x.name not in {r.name for r in to_run}]
-        proto = spec.protocol
-        pinned = apply_pin(pin, index_dir, proto)
-        if not pinned.topics:
-            raise InputError(pin.path, f"no pinned {proto} topic is left on this index (all {pinned.status['pinned']} "
-                                       "retired): make a new pin")
-        where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
-        cache = Path(runs_dir) if runs_dir else out / "runs"
-        runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
-        pinned.status["answered"] = answered(runs, [base_sys, *[c[0] for c in cands]], pinned.topics, "pinned")
-        from ..leak import refuse_leaks
+            check_unchanged(index_dir, manifest, [i for _, _, inf in sets for i in inf])
+            if history is not None:
+                from .history import record_gate
 
-        refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
-        sets = [(pinned, runs, infos)]
-        if spec.fresh:
-            computed = [s for s in to_run if s.kind.computed]
-            fresh = fresh_topics(pin, index_dir, proto, spec.fresh, out / ".fresh-work", execution.progress)
-            _cleanup(out / ".fresh-work")
-            fresh.status["systems_left_out"] = [s.name for s in to_run if not s.kind.computed]
-            if fresh.topics and len(computed) == len(to_run):
-                fwhere = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}-fresh")
-                fruns, finfos = _run_set(fresh, to_run, fwhere, cache / "fresh", spec.depth, execution)
-                sets.append((fresh, fruns, finfos))
-            else:
-                sets.append((fresh, None, []))
-        result = _decide_all(spec, rule, pin, sets, base_sys.name, [c[0].name for c in cands], manifest, index_dir)
-        result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
-        _answers(result, [i for _, _, inf in sets for i in inf])
-        from ..experiment import check_unchanged
+                result["history"] = record_gate(history, result)
+            result["exit"] = exit_status(result)
+            from .outputs import write_outputs
 
-        check_unchanged(index_dir, manifest, [i for _, _, inf in sets for i in inf])
-        if history is not None:
-            from .history import record_gate
-
-            result["history"] = record_gate(history, result)
-        result["exit"] = exit_status(result)
-        from .outputs import write_outputs
-
-        write_outputs(out, result)
-        return result
+            write_outputs(out, result)
+            return result
 
 
 def _now() -> str:
@@ -338,14 +384,10 @@ def _cleanup(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-#: how pinned topics are scored once the index has changed since the pin
+#: how pinned topics are scored once the index holds documents the pin does not know
 CONDENSED = ("pinned topics are scored on condensed rankings (Sakai 2007): the documents added since the pin are "
              "left out of each ranking before scoring, as they were never judged for these topics; so a pinned score "
              "stays comparable across index updates, and the fresh topics score the new documents")
-
-
-def index_changed(pin: Pin, manifest: dict[str, Any]) -> bool:
-    return pin.meta["index"]["fingerprint"] != manifest["fingerprint"]
 
 
 def condensed(runs, names: list[str], known: set[str]) -> dict[str, dict[str, list]]:
@@ -356,59 +398,21 @@ def condensed(runs, names: list[str], known: set[str]) -> dict[str, dict[str, li
 
 def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: str, cands: list[str],
                 manifest: dict[str, Any], index_dir: Path) -> dict[str, Any]:
-    """Scores, decisions, changes and churn for every candidate on the pinned (and fresh) topics."""
-    from .changes import churn, moved_topics, unjudged_share
-
-    measure = spec.measure
+    """Scores, decisions, changes and churn for every candidate on the pinned (and fresh) topics;
+    each candidate's overall decision; gate.json's content with its outcome and headline."""
     k = len(cands)
     fresh_used = len(sets) > 1 and sets[1][1] is not None and len(sets[1][0].topics) >= MIN_FRESH
     looks_worse = k * (2 if fresh_used else 1)
-    known = pin.known()
     out_sets: dict[str, Any] = {}
     per_topic: dict[str, dict[str, dict[str, float]]] = {}
     infos_all: dict[str, Any] = {}
     for applied, runs, infos in sets:
-        entry: dict[str, Any] = {"kind": applied.kind, "status": applied.status, "topics": len(applied.topics)}
+        entry, scores = _decide_set(spec, rule, pin, index_dir, applied, runs, base, cands, looks_worse, fresh_used)
         out_sets[applied.kind] = entry
-        if runs is None or not applied.topics:
-            entry["decided"] = False
-            entry["why_not"] = ("no fresh topic: no document was added since the pin" if not applied.topics else
-                                "fresh topics need systems nteval runs (a run file answers only the topics it was made for)")
-            continue
-        scored = runs
-        if applied.kind == "pinned" and index_changed(pin, manifest):
-            scored = condensed(runs, [base, *cands], known)
-            entry["condensed"] = CONDENSED
-        scores = _scores(scored, applied.qrels, [base, *cands], measure)
-        per_topic[applied.kind] = scores
-        qids = sorted(applied.qrels)
-        b = np.array([scores[base][q] for q in qids])
-        entry["decided"] = applied.kind == "pinned" or fresh_used
-        if applied.kind == "fresh" and not fresh_used:
-            entry["why_not"] = f"only {len(qids)} fresh topics (fewer than {MIN_FRESH}): shown, not decided on"
-        entry["baseline"] = {"system": base, "mean": round(float(b.mean()), 6)}
-        entry["candidates"] = {}
-        for c in cands:
-            cv = np.array([scores[c][q] for q in qids])
-            dec = decide(b, cv, qids, rule, looks=k, worse_looks=looks_worse)
-            how = {"topics": applied.topics, "qrels": applied.qrels, "sources": applied.sources,
-                   "runs": (scored[base], scored[c]), "task": spec.task, "measure": measure}
-            dec["changed"] = moved_topics(scores[base], scores[c], how, spec.changed)
-            dec["churn"] = churn(runs[base], runs[c], qids)
-            if applied.kind == "pinned":
-                dec["unjudged_top10"] = unjudged_share(runs[c], qids, known)
-            entry["candidates"][c] = dec
-        infos_all[applied.kind] = {i.system.name: i for i in infos}
-    candidates = {}
-    for c in cands:
-        pin_dec = out_sets["pinned"]["candidates"][c]
-        fresh_dec = out_sets.get("fresh", {}).get("candidates", {}).get(c) if fresh_used else None
-        overall = pin_dec["decision"]
-        why = "on the pinned topics"
-        if fresh_dec is not None and fresh_dec["decision"] == "worse" and overall != "worse":
-            overall, why = "worse", "on the fresh topics (fresh topics can fail a release, never pass one)"
-        candidates[c] = {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
-                         "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
+        if scores is not None:
+            per_topic[applied.kind] = scores
+            infos_all[applied.kind] = {i.system.name: i for i in infos}
+    candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
     pinned_infos = infos_all.get("pinned", {})
     configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
     for c, b in _biases(spec.protocol, configs, base, cands).items():
@@ -416,15 +420,10 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
     engines = {n: engine_of(i.system, i.notes, manifest) for n, i in pinned_infos.items()}
     labels = {base: spec.baseline_label or base, **{c: (spec.label if spec.label and k == 1 else c) for c in cands}}
     result: dict[str, Any] = {
-        "gate": "nteval gate", "task": spec.task, "protocol": spec.protocol, "measure": measure,
-        "index": str(Path(index_dir)), "index_fingerprint": manifest["fingerprint"],
-        "index_documents": manifest["indexes"]["nt"]["documents"],
-        "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path), "sampled": pin.meta["spec"]["n_topics"],
-                "topic_set": pin.meta["protocols"][spec.protocol]["topic_set"],
-                "made_on": pin.meta["index"]["fingerprint"], "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
+        "gate": "nteval gate", "task": spec.task, "protocol": spec.protocol, "measure": spec.measure,
+        **_where(Path(index_dir), manifest, pin, spec.protocol),
         "baseline": base, "candidates": candidates, "labels": labels, "engines": engines,
-        "systems": {n: {"algorithm": i.system.algorithm, "params": i.system.params}  # (remote kinds keep ${ENV} unexpanded)
-                    for n, i in pinned_infos.items()},
+        "systems": configs,  # (remote kinds keep ${ENV} unexpanded)
         "sets": out_sets, "spec": asdict(spec),
         "rule": {"margin": rule.mmd.describe().replace("the better system's", "the baseline's"), "alpha": rule.alpha,
                  "candidates": k, "looks_for_worse": looks_worse,
@@ -436,6 +435,80 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
 
     result["headline"] = headline(result)
     return result
+
+
+def _decide_set(spec: GateSpec, rule: DecisionRule, pin: Pin, index_dir: Path, applied: AppliedTopics, runs,
+                base: str, cands: list[str], looks_worse: int, fresh_used: bool) -> tuple[dict[str, Any], Any]:
+    """One topic set of a gate: its entry in gate.json (status, whether it is decided on, each
+    candidate's decision with its moved topics and churn) and the per-topic scores (None when it
+    could not be scored). Pinned rankings are condensed when the index holds documents the pin does
+    not know (their judgments never saw them)."""
+    from .changes import churn, moved_topics, unjudged_share
+
+    entry: dict[str, Any] = {"kind": applied.kind, "status": applied.status, "topics": len(applied.topics)}
+    if runs is None or not applied.topics:
+        entry["decided"] = False
+        entry["why_not"] = applied.status.get("why_not") or "no fresh topic: no document was added since the pin"
+        return entry, None
+    known = pin.known()
+    scored = runs
+    if applied.kind == "pinned" and pin.added_since(index_dir):
+        scored = condensed(runs, [base, *cands], known)
+        entry["condensed"] = CONDENSED
+    scores = _scores(scored, applied.qrels, [base, *cands], spec.measure)
+    qids = sorted(applied.qrels)
+    b = np.array([scores[base][q] for q in qids])
+    entry["decided"] = applied.kind == "pinned" or fresh_used
+    if applied.kind == "fresh" and not fresh_used:
+        entry["why_not"] = f"only {len(qids)} fresh topics (fewer than {MIN_FRESH}): shown, not decided on"
+    entry["baseline"] = {"system": base, "mean": round(float(b.mean()), 6)}
+    entry["candidates"] = {}
+    for c in cands:
+        dec = decide(b, np.array([scores[c][q] for q in qids]), qids, rule, looks=len(cands), worse_looks=looks_worse)
+        how = {"topics": applied.topics, "qrels": applied.qrels, "sources": applied.sources,
+               "runs": (scored[base], scored[c]), "task": spec.task, "measure": spec.measure}
+        leak = (applied.status.get("title_leak") or {}).get(c)
+        if leak and leak.get("rule") == "rescues":
+            _unless_a_leak_made_it(dec, leak, scores[base], scores[c], len(qids), rule.alpha)
+        dec["changed"] = moved_topics(scores[base], scores[c], how, spec.changed)
+        dec["churn"] = churn(runs[base], runs[c], qids)
+        if applied.kind == "pinned":
+            dec["unjudged_top10"] = unjudged_share(runs[c], qids, known)
+        entry["candidates"][c] = dec
+    return entry, scores
+
+
+def _unless_a_leak_made_it(dec: dict[str, Any], leak: dict[str, Any], base: dict[str, float], cand: dict[str, float],
+                           n_topics: int, alpha: float) -> None:
+    """A passing decision for a candidate that may have seen the titles: kept only when it holds
+    without the gain a title search can have made (:func:`~nteval.leak.title_gain`) taken off its
+    bounds; else the decision that still holds (better → non-inferior → inconclusive), and why."""
+    from ..leak import title_gain
+
+    tg = title_gain(leak, base, cand, n_topics, alpha)
+    dec["title_gain"] = tg
+    gain, before = tg["gain"], dec["decision"]
+    if not gain or before not in PASSING or (before == "better" and dec["ci"][0] - gain > 0):
+        return
+    after = "non-inferior" if dec["noninferiority_lower"] - gain > 0 else "inconclusive"
+    if after == before:
+        return
+    dec["decision"], dec["without_the_title_gain"] = after, before
+    tg["changed"] = f"{before} is not claimed: {tg['why']}; search the title-stripped collection, or pin more topics"
+    if after == "inconclusive":
+        dec["more_topics"] = {"topics": None, "more": None, "toward": None, "note": tg["changed"]}
+
+
+def _overall(sets: dict[str, Any], per_topic: dict, base: str, c: str, fresh_used: bool) -> dict[str, Any]:
+    """A candidate's decision: the pinned topics', or worse when fresh topics decided on showed it
+    worse (fresh topics can fail a release, never pass one); with the pinned–fresh gap."""
+    pin_dec = sets["pinned"]["candidates"][c]
+    fresh_dec = sets.get("fresh", {}).get("candidates", {}).get(c) if fresh_used else None
+    overall, why = pin_dec["decision"], "on the pinned topics"
+    if fresh_dec is not None and fresh_dec["decision"] == "worse" and overall != "worse":
+        overall, why = "worse", "on the fresh topics (fresh topics can fail a release, never pass one)"
+    return {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
+            "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
 
 
 def _biases(protocol: str, configs: dict[str, dict[str, Any]], base: str, cands: list[str]) -> dict[str, Any]:
@@ -520,10 +593,6 @@ def exit_status(result: dict[str, Any]) -> int:
     return status
 
 
-def write_json(path: Path, result: dict[str, Any]) -> None:
-    write_text(path, json.dumps(result, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
 #: the Python API's arguments: the types each takes, and what to give instead
 _ARGUMENTS: dict[str, tuple[tuple[type, ...], str]] = {
     "pin": ((str, Path, Pin), "a pin directory"),
@@ -547,62 +616,83 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
               spec: GateSpec | None = None, systems: str | Path | None = None, **options: Any) -> dict[str, Any]:
     """``nteval check``: one system (the live one, say) on ``pin``'s topics of ``spec.task`` (and
     fresh topics with ``spec.fresh``), its scores appended to ``history`` and the alert rules
-    checked: no decision, only the record and its alerts. OUT/check.json; ``exit`` 0, or 5 on an
-    alert."""
+    checked: no decision, only the record and its alerts. OUT/check.json, check.md, junit.xml;
+    ``exit`` 0, or 5 on an alert."""
+    with _claimed(out):
+        out = Path(out)
+        spec, execution, runs_dir = _settings("run_check", spec, options)
+        _check_types(pin=pin, system=system, history=history)
+        if history is None:
+            raise InputError(None, "--history: `nteval check` appends to a history; give a SQLite file or a "
+                                   "postgresql:// URL")
+        started, utc = time.perf_counter(), _now()
+        with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
+            sys_, file = resolve_system(system, systems, "system")
+            to_run = _with_inputs(sys_, file)
+            sets, per_topic, infos = _check_sets(spec, pin, index_dir, manifest, sys_, to_run, out,
+                                                 _runs_cache(runs_dir, out, pin, spec), execution)
+            result: dict[str, Any] = {
+                "gate": "nteval check", "kind": "check", "task": spec.task, "protocol": spec.protocol,
+                "measure": spec.measure, **_where(index_dir, manifest, pin, spec.protocol),
+                "system": sys_.name, "baseline": None, "labels": {sys_.name: spec.label or sys_.name},
+                "engines": {sys_.name: engine_of(sys_, next((i.notes for i in infos if i.system.name == sys_.name), None),
+                                                manifest)},
+                "sets": {k: {**v, "candidates": {sys_.name: {}} if k in per_topic else {}} for k, v in sets.items()},
+                "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
+            }
+            _answers(result, infos)
+            from ..experiment import check_unchanged
+            from .history import record_gate
+            from .outputs import write_check_outputs
+
+            check_unchanged(index_dir, manifest, infos)
+            result["history"] = record_gate(history, result)
+            result["seconds"] = round(time.perf_counter() - started, 3)
+            result["exit"] = EXIT["alert"] if result["history"]["alerts"] else 0
+            write_check_outputs(out, result)
+            return result
+
+
+def _check_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, Any], sys_, to_run: list, out: Path,
+                cache: Path, execution) -> tuple[dict[str, Any], dict[str, Any], list]:
+    """A check's topic sets (pinned; fresh when asked for and the system is one nteval runs): each
+    set's entry (status, mean, 95 % interval), the per-topic scores and the runs' infos."""
+    from ..leak import refuse_leaks
     from ..runs import Searched
-    from .history import mean_ci, record_gate
+    from .history import mean_ci
 
-    spec, execution, runs_dir = _settings("run_check", spec, options)
-    _check_types(pin=pin, system=system, history=history)
-    if history is None:
-        raise InputError(None, "--history: `nteval check` appends to a history; give a SQLite file or a postgresql:// URL")
-    out = Path(out)
-    started, utc = time.perf_counter(), _now()
-    with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
-        sys_, file = resolve_system(system, systems, "system")
-        to_run = _with_inputs(sys_, file)
-        proto, measure = spec.protocol, spec.measure
-        applied = [apply_pin(pin, index_dir, proto)]
-        if spec.fresh:
-            applied.append(fresh_topics(pin, index_dir, proto, spec.fresh, out / ".fresh-work", execution.progress))
-            _cleanup(out / ".fresh-work")
-        cache = Path(runs_dir) if runs_dir else out / "runs"
-        per_topic, sets, infos_all = {}, {}, []
-        for a in applied:
-            entry: dict[str, Any] = {"kind": a.kind, "status": a.status, "topics": len(a.topics)}
-            sets[a.kind] = entry
-            if not a.topics or (a.kind == "fresh" and not sys_.kind.computed):
-                continue
-            where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
-            runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
-            entry["answered"] = answered(runs, [sys_], a.topics, a.kind)[sys_.name]
-            infos_all += infos
-            if a.kind == "pinned" and index_changed(pin, manifest):
-                runs = condensed(runs, [sys_.name], pin.known())
-                entry["condensed"] = CONDENSED
-            per_topic[a.kind] = _scores(runs, a.qrels, [sys_.name], measure)
-            sc = per_topic[a.kind][sys_.name]
-            entry.update(mean=round(sum(sc.values()) / len(sc), 6), ci95=list(mean_ci(sc)))
-        label = spec.label or sys_.name
-        result: dict[str, Any] = {
-            "gate": "nteval check", "kind": "check", "task": spec.task, "protocol": proto, "measure": measure,
-            "index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
+    proto = spec.protocol
+    skipped = _fresh_skipped(spec, to_run)
+    sets: dict[str, Any] = {}
+    per_topic: dict[str, Any] = {}
+    infos_all: list = []
+    for kind in ("pinned", "fresh") if spec.fresh else ("pinned",):
+        a = (apply_pin(pin, index_dir, proto) if kind == "pinned" else
+             skipped or _fresh_made(spec, pin, index_dir, out, execution))
+        entry: dict[str, Any] = {"kind": a.kind, "status": a.status, "topics": len(a.topics)}
+        sets[a.kind] = entry
+        if not a.topics:
+            continue
+        where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
+        runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
+        entry["answered"] = answered(runs, [sys_], a.topics, a.kind)[sys_.name]
+        if a.kind == "pinned":
+            refuse_leaks(index_dir, proto, runs, a.topics, a.sources, to_run)
+        infos_all += infos
+        if a.kind == "pinned" and pin.added_since(index_dir):
+            runs = condensed(runs, [sys_.name], pin.known())
+            entry["condensed"] = CONDENSED
+        per_topic[a.kind] = _scores(runs, a.qrels, [sys_.name], spec.measure)
+        sc = per_topic[a.kind][sys_.name]
+        entry.update(mean=round(sum(sc.values()) / len(sc), 6), ci95=list(mean_ci(sc)))
+    return sets, per_topic, infos_all
+
+
+def _where(index_dir: Path, manifest: dict[str, Any], pin: Pin, protocol: str) -> dict[str, Any]:
+    """The index and pin a gate or check ran on, as gate.json and check.json record them."""
+    return {"index": str(index_dir), "index_fingerprint": manifest["fingerprint"],
             "index_documents": manifest["indexes"]["nt"]["documents"],
-            "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path),
-                    "topic_set": pin.meta["protocols"][proto]["topic_set"], "made_on": pin.meta["index"]["fingerprint"],
-                    "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"]},
-            "system": sys_.name, "baseline": None, "labels": {sys_.name: label},
-            "engines": {sys_.name: engine_of(sys_, next((i.notes for i in infos_all if i.system.name == sys_.name), None),
-                                            manifest)},
-            "sets": {k: {**v, "candidates": {sys_.name: {}} if k in per_topic else {}} for k, v in sets.items()},
-            "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
-        }
-        _answers(result, infos_all)
-        from ..experiment import check_unchanged
-
-        check_unchanged(index_dir, manifest, infos_all)
-        result["history"] = record_gate(history, result)
-        result["seconds"] = round(time.perf_counter() - started, 3)
-        result["exit"] = EXIT["alert"] if result["history"]["alerts"] else 0
-        write_json(out / "check.json", {k: v for k, v in result.items() if k != "per_topic"})
-        return result
+            "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path), "sampled": pin.meta["spec"]["n_topics"],
+                    "topic_set": pin.meta["protocols"][protocol]["topic_set"], "made_on": pin.meta["index"]["fingerprint"],
+                    "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"],
+                    "documents_added_since": pin.added_since(index_dir)}}

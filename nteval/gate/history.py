@@ -21,8 +21,10 @@ one line naming the file.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -93,6 +95,11 @@ class Record:
     id: int | None = None
 
     @property
+    def depth(self) -> int:
+        """The depth the runs were cut to (records before nteval wrote it: the default, 1,000)."""
+        return int(self.details.get("depth") or 1000)
+
+    @property
     def mean(self) -> float:
         return sum(self.scores.values()) / len(self.scores) if self.scores else 0.0
 
@@ -135,8 +142,14 @@ def redact(url: str) -> str:
     return redact_url(url)
 
 
+#: a libpq keyword/value connection string ("host=db dbname=search user=ci"), as psql takes it
+_CONNINFO = re.compile(r"^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options)\s*=")
+
+
 def is_postgres(where: str | Path) -> bool:
-    return str(where).startswith(("postgresql://", "postgres://"))
+    """A postgresql:// URL, or a libpq keyword/value string (never a SQLite file's name: one was
+    created in the current directory with the password in its name)."""
+    return str(where).startswith(("postgresql://", "postgres://")) or bool(_CONNINFO.match(str(where)))
 
 
 class History:
@@ -222,8 +235,11 @@ class History:
                 ids.append(rid)
             self.conn.commit()
             return ids
-        except BaseException:
+        except BaseException as err:
             self.conn.rollback()
+            if isinstance(err, self._errors()) and is_postgres(self.where):
+                raise InputError(None, f"--history {self.where}: cannot append to it ({_pg_error(err)}); nothing was "
+                                       "recorded") from None
             raise
 
     def records(self, task: str | None = None, pin_id: str | None = None, topics_kind: str | None = None,
@@ -236,12 +252,8 @@ class History:
                 args.append(val)
         sql = (f"SELECT id, {', '.join(COLUMNS)} FROM records" + (f" WHERE {' AND '.join(where)}" if where else "")
                + " ORDER BY id")
-        cur = self.conn.cursor()
-        cur.execute(self._sql(sql), args)
-        rows = cur.fetchall()
-        self.conn.commit()
         out = []
-        for row in rows:
+        for row in self._read(sql, args):
             d = dict(zip(("id", *COLUMNS), row))
             try:
                 details = json.loads(d["details"] or "{}")
@@ -264,11 +276,7 @@ class History:
 
     def _fill_scores(self, recs: list[Record]) -> None:
         by_id = {r.id: r for r in recs}
-        cur = self.conn.cursor()
-        cur.execute(self._sql("SELECT record_id, qid, value FROM scores ORDER BY record_id, qid"))
-        rows = cur.fetchall()
-        self.conn.commit()
-        for rid, qid, value in rows:
+        for rid, qid, value in self._read("SELECT record_id, qid, value FROM scores ORDER BY record_id, qid"):
             if rid in by_id:
                 try:
                     by_id[rid].scores[qid] = _score(value)
@@ -285,11 +293,29 @@ class History:
             raise self._damaged(f"its schema version is {value!r}") from None
 
     def meta(self) -> dict[str, str]:
-        cur = self.conn.cursor()
-        cur.execute("SELECT key, value FROM meta")
-        out = dict(cur.fetchall())
-        self.conn.commit()
-        return out
+        return dict(self._read("SELECT key, value FROM meta"))
+
+    def _read(self, sql: str, args: Any = ()) -> list[tuple]:
+        """The rows of a query; the database's own error (a table or column dropped by hand, a
+        privilege missing) as one line naming the history, not as a traceback or as the index's
+        document store."""
+        try:
+            cur = self.conn.cursor()
+            cur.execute(self._sql(sql), args)
+            rows = cur.fetchall()
+            self.conn.commit()
+            return rows
+        except self._errors() as err:
+            with contextlib.suppress(Exception):
+                self.conn.rollback()
+            raise self._db_error(err) from None
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        raise NotImplementedError
+
+    def _db_error(self, err: BaseException) -> InputError:
+        engine = {"sqlite3": "sqlite", "psycopg": "postgresql"}.get(type(err).__module__.split(".")[0], "database")
+        return self._damaged(f"{engine}: {' '.join(str(err).split())}")
 
     def close(self) -> None:
         if self.conn is not None:
@@ -335,6 +361,11 @@ class SQLiteHistory(History):
                 return
         raise InputError(self.path, "--history: a SQLite database that is not an nteval history (it holds "
                                     f"{', '.join(sorted(tables)) or 'no table'}); give another file")
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        import sqlite3
+
+        return (sqlite3.DatabaseError,)
 
     def _begin_write(self) -> None:
         self.conn.execute("BEGIN IMMEDIATE")  # (waits up to the connection's timeout for another writer)
@@ -387,6 +418,18 @@ class PostgresHistory(History):
             self.close()
             raise InputError(None, f"--history {self.where}: {_pg_error(err)}") from None
 
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        import psycopg
+
+        return (psycopg.Error,)
+
+    def _db_error(self, err: BaseException) -> InputError:
+        import psycopg
+
+        if isinstance(err, psycopg.errors.InsufficientPrivilege):
+            return InputError(None, f"--history {self.where}: {_pg_error(err)}")
+        return super()._db_error(err)
+
     def _begin_write(self) -> None:
         cur = self.conn.cursor()
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (APP_ID,))  # one schema change or append at a time
@@ -415,9 +458,22 @@ class PostgresHistory(History):
         return int(cur.fetchone()[0])
 
 
-def _pg_error(err: Exception) -> str:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    return redact(text)
+def _pg_error(err: BaseException) -> str:
+    """PostgreSQL's message in one line (the password redacted), with the privilege a history needs
+    when it says "permission denied"."""
+    text = redact(str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__)
+    if "permission denied for database" in text:
+        db = text.rsplit(" ", 1)[-1]
+        text += (f": the role needs CREATE on database {db} the first time (to create the schema {PG_SCHEMA}: GRANT "
+                 f"CREATE ON DATABASE {db} TO the role), or a DBA creates it for the role (CREATE SCHEMA {PG_SCHEMA} "
+                 "AUTHORIZATION the role)")
+    elif "permission denied for schema" in text:
+        text += (f": the role needs USAGE and CREATE on schema {PG_SCHEMA} (GRANT USAGE, CREATE ON SCHEMA {PG_SCHEMA} TO "
+                 "the role), or to own it")
+    elif "permission denied for table" in text or "permission denied for sequence" in text:
+        text += (f": the role needs SELECT and INSERT on the tables of schema {PG_SCHEMA} and USAGE on its sequence "
+                 f"(GRANT SELECT, INSERT ON ALL TABLES IN SCHEMA {PG_SCHEMA} …), or to own them")
+    return text
 
 
 def open_history(where: str | Path, create: bool = True) -> History:
@@ -432,7 +488,7 @@ def check_history(where: str | Path) -> None:
     a missing directory, a file that is not an nteval history (or a newer one), a server that does
     not answer. A new SQLite file is not created here (only by the gate's append)."""
     path = Path(where)
-    if "://" in str(where) or path.exists():
+    if "://" in str(where) or is_postgres(where) or path.exists():
         if path.is_file() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
             raise InputError(path, "--history: not writable (the file or its directory): nothing could be recorded")
         with opened(where, create=False):
@@ -466,13 +522,18 @@ def gate_records(result: dict[str, Any]) -> list[Record]:
                       index_documents=result["index_documents"], gate_id=gate_id, utc=result["utc"],
                       kind=result.get("kind", "gate"))
         base = result["baseline"]
+        depth = int((result.get("spec") or {}).get("depth") or 1000)
         if base is not None:
             recs.append(Record(base, result["labels"].get(base, base), "baseline", scores=per[base],
-                               engine=result["engines"].get(base), **common))
+                               engine=result["engines"].get(base), details={"depth": depth}, **common))
+        decided = st.get("decided", True) is not False
         for name, dec in (st.get("candidates") or {}).items():
-            details = {k: v for k, v in dec.items() if k not in ("changed",)}
+            details = {**{k: v for k, v in dec.items() if k not in ("changed",)}, "depth": depth}
+            if not decided:  # (fresh topics shown, not decided on: no decision recorded, none fails a label)
+                details.update(decided=False, shown_decision=details.pop("decision", None))
             recs.append(Record(name, result["labels"].get(name, name), "candidate" if base is not None else "checked",
-                               scores=per[name], engine=result["engines"].get(name), decision=dec.get("decision"),
+                               scores=per[name], engine=result["engines"].get(name),
+                               decision=dec.get("decision") if decided else None,
                                baseline=base, margin=dec.get("margin"), details=details, **common))
     return recs
 
@@ -486,7 +547,7 @@ def _fresh_id(result: dict[str, Any], per: dict[str, dict[str, float]]) -> str:
 
 def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     """Append a gate's (or check's) records to the history at ``where``; check the alert rules on
-    them. Returns where, the new record ids and the alerts raised."""
+    them. Returns where, the new record ids, the alerts raised and notes (:func:`~nteval.gate.alerts.check_alerts`)."""
     import sqlite3
 
     from .alerts import check_alerts
@@ -495,8 +556,8 @@ def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     try:
         with opened(where) as h:
             ids = h.append(recs)
-            alerts = check_alerts(h, recs, result)
+            alerts, notes = check_alerts(h, recs, result)
     except sqlite3.Error as err:  # (a file made read-only, a disk full: the history is left as it was)
         raise InputError(where, f"--history: cannot append to it (sqlite: {' '.join(str(err).split())}); nothing was "
                                 "recorded") from None
-    return {"where": redact(str(where)), "records": ids, "alerts": alerts}
+    return {"where": redact(str(where)), "records": ids, "alerts": alerts, "notes": notes}

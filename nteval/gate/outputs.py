@@ -9,22 +9,49 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
-from .report import candidate_clause, gate_lines, markdown
+from .report import candidate_clause, check_markdown, gate_lines, markdown
 
-#: the files each command writes into its OUT; the first is the mark of an OUT it wrote
-OWN = {"gate": ("gate.json", "gate.md", "junit.xml", "gate.txt", "per_topic.tsv", "check.json"),
+#: the files each command writes into its OUT (``gate`` for gate and check)
+OWN = {"gate": ("gate.json", "gate.md", "junit.xml", "gate.txt", "per_topic.tsv", "check.json", "check.md"),
        "history": ("history.json", "history.html", "history.png")}
+#: the files whose content proves an OUT is nteval's (:func:`is_own`)
 _MARKS = {"gate": ("gate.json", "check.json"), "history": ("history.json",)}
+#: the key every gate.json, check.json and history.json carries: the command that wrote it
+MARK = "nteval_output"
+FORMAT = 1
+
+
+def mark(result: dict[str, Any], command: str) -> dict[str, Any]:
+    """``result`` with the mark of ``command``'s output first (what :func:`is_own` reads)."""
+    return {MARK: {"command": command, "format": FORMAT}, **{k: v for k, v in result.items() if k != MARK}}
+
+
+def is_own(path: Path) -> bool:
+    """Whether the JSON file ``path`` is one nteval wrote: the mark :func:`mark` puts in (or, for
+    the files of earlier versions, their own signature). A file of yours of the same name is not."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(data, dict):
+        return False
+    m = data.get(MARK)
+    if isinstance(m, dict) and m.get("command") in ("gate", "check", "history"):
+        return True
+    if path.name == "history.json":  # (nteval before the mark)
+        return {"history", "releases", "alerts", "latest_alerts", "alert_alpha"} <= set(data)
+    return data.get("gate") in ("nteval gate", "nteval check") and {"pin", "task", "index_fingerprint"} <= set(data)
 
 
 def claim_out(out: Path, kind: str) -> None:
     """Make ``out`` ready for a ``kind`` ("gate" or "history") command, before any work: a new or
-    empty directory, or one this command wrote before, whose earlier files move to OUT/previous/
-    (a run that then fails on bad input leaves no stale pass behind for CI to post, and loses
-    nothing). A directory holding anything else is one line: nteval writes only into its own
-    outputs (a user's folder, an index, a pin, the current directory are never written into)."""
+    empty directory, or one this command wrote before (its gate.json, check.json or history.json,
+    or the one a stopped run set aside in OUT/previous/, carries nteval's mark), whose earlier files move to OUT/previous/ (a run that then fails on bad
+    input leaves no stale pass behind for CI to post, and loses nothing). A directory holding
+    anything else is one line: nteval writes only into its own outputs (a user's folder, an index, a
+    pin, the current directory are never written into). OUT/previous/ is emptied only when it holds
+    nothing but files nteval moved there."""
     import os
-    import shutil
 
     from ..errors import InputError
 
@@ -36,17 +63,53 @@ def claim_out(out: Path, kind: str) -> None:
     entries = [e for e in os.listdir(out) if not e.startswith(".")]
     if not entries:
         return
-    if not any((out / m).is_file() for m in _MARKS[kind]):
+    marks = [d / m for d in (out, out / "previous") for m in _MARKS[kind] if (d / m).is_file()]  # (set aside: previous/)
+    if not marks or not any(is_own(m) for m in marks):
         shown = ", ".join(sorted(entries)[:3]) + (", …" if len(entries) > 3 else "")
-        raise InputError(out, f"--out: a directory nteval did not write as `nteval {kind}` output (it holds {shown}); "
+        why = f" ({marks[0].name} is not one nteval wrote)" if marks else ""
+        raise InputError(out, f"--out: a directory nteval did not write as `nteval {kind}` output (it holds {shown}){why}; "
                               "choose a new or empty directory")
-    earlier = [f for f in OWN[kind] if (out / f).is_file()]
+    earlier = [f for f in OWN[kind] if (out / f).is_file() and not (out / f).is_symlink()]
     if earlier:
-        prev = out / "previous"
-        shutil.rmtree(prev, ignore_errors=True)
-        prev.mkdir()
+        prev = _empty_previous(out / "previous", kind)
         for f in earlier:
             os.replace(out / f, prev / f)
+
+
+def _empty_previous(prev: Path, kind: str) -> Path:
+    """OUT/previous/, emptied of the files an earlier run moved there; one line (nothing changed)
+    when it holds anything else."""
+    import os
+
+    from ..errors import InputError
+
+    if prev.is_symlink() or (prev.exists() and not prev.is_dir()):
+        raise InputError(prev, "--out: previous is not a directory nteval made: move it away, or choose another --out")
+    if prev.is_dir():
+        names = os.listdir(prev)
+        foreign = sorted(n for n in names if n not in OWN[kind] or not (prev / n).is_file() or (prev / n).is_symlink())
+        if foreign:
+            raise InputError(prev, f"--out: previous/ holds files nteval did not move there ({', '.join(foreign[:3])}"
+                                   f"{', …' if len(foreign) > 3 else ''}): move them away, or choose another --out")
+        for n in names:
+            (prev / n).unlink()
+    else:
+        prev.mkdir()
+    return prev
+
+
+def set_aside(out: Path, kind: str) -> None:
+    """:func:`claim_out` for a run stopped before it could claim OUT (a usage error): the earlier
+    files of an OUT nteval wrote move to OUT/previous/; anything else is left as it is, silently
+    (the error that stopped the run is the one to show)."""
+    from ..atomic import out_lock
+    from ..errors import InputError
+
+    try:
+        with out_lock(out):
+            claim_out(out, kind)
+    except (InputError, OSError):
+        pass
 
 
 def junit_xml(result: dict[str, Any]) -> str:
@@ -86,20 +149,56 @@ def junit_xml(result: dict[str, Any]) -> str:
             ET.SubElement(case, "skipped", message=f"{summary}; {more.get('note', 'not decided')}")
         out = ET.SubElement(case, "system-out")
         out.text = summary
+    _alert_case(suites, suite, result, len(cases), failures)
+    return _xml(suites)
+
+
+def _alert_case(suites: ET.Element, suite: ET.Element, result: dict[str, Any], tests: int, failures: int) -> None:
+    """The history's alert rules as one more test case: an alert fails it (exit status 5)."""
     hist = result.get("history")
-    if hist is not None:  # the history's alert rules, as one more case: an alert fails it (exit status 5)
-        alerts = hist.get("alerts") or []
-        case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
-                             name=f"history alert rules ({hist['where']})", time="0")
-        if alerts:
-            f = ET.SubElement(case, "failure", type="alert", message=alerts[0]["text"])
-            f.text = "\n".join(a["text"] for a in alerts)
-        n_fail = failures + (1 if alerts else 0)
-        for el in (suites, suite):
-            el.set("tests", str(len(cases) + 1))
-            el.set("failures", str(n_fail))
+    if hist is None:
+        return
+    alerts = hist.get("alerts") or []
+    case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
+                         name=f"history alert rules ({hist['where']})", time="0")
+    if alerts:
+        f = ET.SubElement(case, "failure", type="alert", message=alerts[0]["text"])
+        f.text = "\n".join(a["text"] for a in alerts)
+    for note in hist.get("notes") or []:
+        ET.SubElement(case, "system-out").text = f"note: {note}"
+    for el in (suites, suite):
+        el.set("tests", str(tests + 1))
+        el.set("failures", str(failures + (1 if alerts else 0)))
+
+
+def _xml(suites: ET.Element) -> str:
     ET.indent(suites)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+def check_junit_xml(result: dict[str, Any]) -> str:
+    """A check as JUnit XML: one passing case per topic set it scored (its score in system-out),
+    and the history's alert rules as a case that an alert fails."""
+    from .report import _who
+
+    name = result["system"]
+    scored = [(kind, st) for kind, st in result["sets"].items() if "mean" in st]
+    suites = ET.Element("testsuites", name="nteval check", tests=str(len(scored)), failures="0", errors="0", skipped="0")
+    suite = ET.SubElement(suites, "testsuite", name=f"nteval check: {result['task']} search ({result['measure']}), pin "
+                                                    f"{result['pin']['id']}",
+                          tests=str(len(scored)), failures="0", errors="0", skipped="0", timestamp=result.get("utc", ""),
+                          time=f"{result.get('seconds', 0):.3f}")
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("exit", result.get("exit", "")), ("system", name), ("pin", result["pin"]["id"]),
+                       ("topic_set", result["pin"]["topic_set"]), ("index_fingerprint", result["index_fingerprint"])):
+        ET.SubElement(props, "property", name=key, value=str(value))
+    for kind, st in scored:
+        case = ET.SubElement(suite, "testcase", classname=f"nteval.check.{result['task']}",
+                             name=f"{_who(result, name)}, {kind} topics ({st['topics']:,})", time="0")
+        ET.SubElement(case, "system-out").text = (f"{result['measure']} {st['mean']:.4f} [95 % interval "
+                                                  f"{st['ci95'][0]:.4f}, {st['ci95'][1]:.4f}]")
+    _alert_case(suites, suite, result, len(scored), 0)
+    return _xml(suites)
 
 
 def per_topic_tsv(result: dict[str, Any]) -> str:
@@ -118,4 +217,13 @@ def write_outputs(out: Path, result: dict[str, Any]) -> None:
     write_text(out / "junit.xml", junit_xml(result))
     write_text(out / "gate.md", markdown(result))
     write_text(out / "gate.txt", "\n".join(gate_lines(result)) + "\n")
-    write_text(out / "gate.json", json.dumps(slim, indent=2, ensure_ascii=False, default=str) + "\n")
+    write_text(out / "gate.json", json.dumps(mark(slim, "gate"), indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def write_check_outputs(out: Path, result: dict[str, Any]) -> None:
+    """OUT/check.json, check.md and junit.xml of a check."""
+    out.mkdir(parents=True, exist_ok=True)
+    slim = {k: v for k, v in result.items() if k != "per_topic"}
+    write_text(out / "junit.xml", check_junit_xml(result))
+    write_text(out / "check.md", check_markdown(result))
+    write_text(out / "check.json", json.dumps(mark(slim, "check"), indent=2, ensure_ascii=False, default=str) + "\n")

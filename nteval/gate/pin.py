@@ -34,7 +34,7 @@ import gzip
 import hashlib
 import json
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -133,9 +133,23 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
             topics, qrels, sources = pin.topic_set(name)
             used = set(sources.values())
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
-            t2, q2, s2, stats = topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name, progress)
+            t2, q2, s2, stats = _known_only(*topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name,
+                                                       progress), known)
             sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), stats)
         return _write_pin(tmp, index_dir, spec, sets, sorted(known), {"extended_from": pin.id})
+
+
+def _known_only(topics: dict[str, str], qrels: dict[str, dict[str, int]], sources: dict[str, str], stats: dict[str, Any],
+                known: set[str]) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
+    """An extension's new topics judged on the documents its pin knows only: made on the index as
+    it is now, their judgments may name documents added since the pin, which condensed rankings
+    leave out of every run (each would count as a relevant document no system can retrieve). A
+    topic left with no relevant document is dropped."""
+    kept = {q: {d: r for d, r in v.items() if d in known} for q, v in qrels.items()}
+    kept = {q: v for q, v in kept.items() if any(r > 0 for r in v.values())}
+    return ({q: t for q, t in topics.items() if q in kept}, kept, {q: d for q, d in sources.items() if q in kept},
+            {**stats, "judgments_of_unknown_documents_dropped": sum(len(v) for v in qrels.values())
+             - sum(len(v) for v in kept.values())})
 
 
 @contextlib.contextmanager
@@ -271,6 +285,8 @@ class Pin:
 
     path: Path
     meta: dict[str, Any]
+    _known: set[str] | None = field(default=None, repr=False, compare=False)
+    _added: dict[str, int] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def id(self) -> str:
@@ -296,8 +312,22 @@ class Pin:
         return dict(line.split("\t", 1) for line in lines)
 
     def known(self) -> set[str]:
-        with gzip.open(self.path / "known.txt.gz", "rt", encoding="utf-8") as fh:
-            return {line.rstrip("\n") for line in fh if line.strip()}
+        """Every document the index held when the pin was made (an extension keeps its pin's)."""
+        if self._known is None:
+            with gzip.open(self.path / "known.txt.gz", "rt", encoding="utf-8") as fh:
+                self._known = {line.rstrip("\n") for line in fh if line.strip()}
+        return self._known
+
+    def added_since(self, index_dir: str | Path) -> int:
+        """How many documents ``index_dir`` holds that the pin does not know (added since it was
+        made): pinned topics were never judged against them, so pinned rankings are condensed
+        whenever there is one, whatever fingerprint pin.json records (an extension made on an
+        updated index records that index's, and keeps the older list of known documents)."""
+        key = str(Path(index_dir).absolute())
+        if key not in self._added:
+            known = self.known()
+            self._added[key] = sum(1 for d in _store_docids(Path(index_dir)) if d not in known)
+        return self._added[key]
 
 
 def read_pin(path: str | Path) -> Pin:

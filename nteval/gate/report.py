@@ -29,16 +29,20 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
     d = c["pinned"]
     m = result["measure"]
     size = ""
-    if c["decision"] == "better" and d["smaller_than_margin"]:
-        size = ", by less than the margin"
-    elif c["decision"] == "better":
+    if c["decision"] == "better" and d["ci"][0] >= d["margin"]:
         size = ", by at least the margin"
+    elif c["decision"] == "better" and d["ci"][1] < d["margin"]:
+        size = ", by less than the margin"
+    elif c["decision"] == "better":  # (say only what the bounds show: the margin lies inside the interval)
+        size = f" (by the margin or not: the interval, {_s(d['ci'][0])} to {_s(d['ci'][1])}, holds it)"
     elif c["decision"] == "non-inferior" and d["ci"][1] < 0:
         size = " (it scores lower, but by less than the margin)"
     text = (f"{_who(result, name)} {VERB[c['decision']]} the live {_who(result, result['baseline'])} for "
             f"{result['task']} search{size}: {m} {_f(d['candidate_mean'])} vs {_f(d['baseline_mean'])} "
             f"({_s(d['diff'])}, {d['ci_level'] * 100:.0f} % CI [{_s(d['ci'][0])}, {_s(d['ci'][1])}]; margin "
             f"{_s(-d['margin'])}, {d['margin_rule']}) on {d['topics']:,} pinned topics")
+    if (d.get("title_gain") or {}).get("changed"):
+        text += f" ({d['title_gain']['changed']})"
     if c["decided"].startswith("on the fresh"):
         f = c["fresh"]
         text += (f", and worse on {f['topics']:,} fresh topics ({_s(f['diff'])}, {f['ci_level'] * 100:.0f} % CI "
@@ -118,8 +122,9 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
                  f"{result['pin']['topic_set']}) — baseline {_who(result, result['baseline'])}"
                  + (f" [{result['engines'].get(result['baseline'])}]" if result["engines"].get(result["baseline"]) else ""))
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
-                 + ("" if not result["pin"]["index_changed"] else
-                    " (the index changed since the pin: " + pinned.get("condensed", "") + ")"))
+                 + ("" if not pinned.get("condensed") else
+                    f" (the index holds {result['pin']['documents_added_since']:,} documents added since the pin: "
+                    + pinned["condensed"] + ")"))
     short_runs = {n: a for n, a in pinned["status"].get("answered", {}).items() if a < pinned["topics"]}
     if short_runs:
         lines.append("  not every topic answered: " + ", ".join(f"{n} {a:,} of {pinned['topics']:,}" for n, a in short_runs.items())
@@ -127,8 +132,9 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
     fresh = result["sets"].get("fresh")
     if fresh:
         st = fresh["status"]
-        lines.append(f"  fresh topics: {fresh['topics']:,} made from {st['eligible_new_documents']:,} documents added since "
-                     f"the pin (asked {st['asked']:,})" + (f"; {fresh['why_not']}" if fresh.get("why_not") else ""))
+        made = (f"{fresh['topics']:,} made from {st['eligible_new_documents']:,} documents added since the pin (asked "
+                f"{st['asked']:,})" if "eligible_new_documents" in st else f"none made (asked {st['asked']:,})")
+        lines.append(f"  fresh topics: {made}" + (f"; {fresh['why_not']}" if fresh.get("why_not") else ""))
     for name, c in result["candidates"].items():
         eng = result["engines"].get(name)
         lines.append(f"  candidate {_who(result, name)}" + (f" [{eng}]" if eng else "") + f": {c['decision'].upper()} "
@@ -155,6 +161,7 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
     if hist:
         lines.append(f"  history: recorded in {hist['where']} (records {', '.join(map(str, hist['records']))})")
         lines += [f"  ALERT: {a['text']}" for a in hist.get("alerts", [])]
+        lines += [f"  note: {n}" for n in hist.get("notes", [])]
     return lines
 
 
@@ -185,46 +192,102 @@ def _clip(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def md(text: Any) -> str:
+    """Text (a name, a label, a query, a sentence holding them) safe in gate.md and check.md: ``<``,
+    ``>`` and ``&`` as entities (a name ``next<!--`` would hide the rest of a pull-request
+    comment), no live link, and ``|``, `````` ` `````` and ``*`` escaped (a table cell, a code span,
+    emphasis)."""
+    from ..report.document import _md_escape
+
+    return _md_escape(str(text).replace("\\", "\\\\")).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*")
+
+
+def _engine(result: dict[str, Any], name: str) -> str:
+    eng = result["engines"].get(name)
+    return f" [{md(eng)}]" if eng else ""
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The gate as Markdown for a pull-request comment: the headline, a table per topic set, the
-    topics that moved most, the method."""
+    topics that moved most, the method. Every name, label, query and sentence escaped (:func:`md`)."""
     m = result["measure"]
     icon = {"pass": "✅", "regression": "❌", "inconclusive": "⚠️"}[result["outcome"]]
     alerts = (result.get("history") or {}).get("alerts") or []
     title = result["outcome"]
     if alerts and result["outcome"] == "pass":
         icon, title = "⚠️", "pass, with a history alert"
-    lines = [f"### {icon} nteval gate: {title}", "", result["headline"]["text"], "",
-             *[f"> **ALERT** (exit status 5): {a['text']}" for a in alerts], *([""] if alerts else []),
+    level = next(iter(result["candidates"].values()))["pinned"]["ci_level"]
+    lines = [f"### {icon} nteval gate: {title}", "", md(result["headline"]["text"]), "", *_history_md(result),
              f"Task: **{result['task']}** search ({m}); pin `{result['pin']['id']}` (topic set "
-             f"`{result['pin']['topic_set']}`); baseline **{_who(result, result['baseline'])}**.", "",
-             f"| candidate | topics | {m} candidate | {m} baseline | difference [CI] | margin | decision |",
+             f"`{result['pin']['topic_set']}`); baseline **{md(_who(result, result['baseline']))}**"
+             f"{_engine(result, result['baseline'])}.", "",
+             f"| candidate | topics | {m} candidate | {m} baseline | difference [{level * 100:.0f} % CI] | margin | decision |",
              "|---|---|---|---|---|---|---|"]
     for name, c in result["candidates"].items():
         for kind in ("pinned", "fresh"):
             d = c.get(kind)
             if d:
-                lines.append(f"| {_who(result, name)} ({kind}) | {d['topics']:,} | {_f(d['candidate_mean'])} | "
-                             f"{_f(d['baseline_mean'])} | {_s(d['diff'])} [{_s(d['ci'][0])}, {_s(d['ci'][1])}] | "
-                             f"{_s(-d['margin'])} | **{d['decision']}** |")
+                lines.append(f"| {md(_who(result, name))}{_engine(result, name)} ({kind}) | {d['topics']:,} | "
+                             f"{_f(d['candidate_mean'])} | {_f(d['baseline_mean'])} | {_s(d['diff'])} [{_s(d['ci'][0])}, "
+                             f"{_s(d['ci'][1])}] | {_s(-d['margin'])} | **{d['decision']}** |")
     for name, c in result["candidates"].items():
         d = c["pinned"]
         ch = d["churn"]
-        lines += ["", f"**{_who(result, name)}** — churn: RBO {ch['rbo']:.3f}, overlap@10 {ch['overlap@10']:.3f}."
-                  + (f" Gap: {c['gap']['note']}." if c.get("gap") else "")]
-        for way in ("worse", "better"):
-            rows = d["changed"][way]
-            if not rows:
-                continue
-            lines += ["", f"<details><summary>{len(rows)} most {way} topics</summary>", "",
-                      f"| topic | query | {m} | " + ("rank of the known item |" if result["task"] == "known-item"
-                                                   else "pseudo-relevant in top 10 |"), "|---|---|---|---|"]
-            for r in rows:
-                detail = (f"{_rank(r['rank'][0])} → {_rank(r['rank'][1])}" if "rank" in r else
-                          f"{r['relevant_in_top10'][0]} → {r['relevant_in_top10'][1]} of {r['relevant']}")
-                q = _clip(r["query"], 120).replace("|", "\\|")
-                lines.append(f"| {r['qid']} | {q} | {r[m][0]:.3f} → {r[m][1]:.3f} | {detail} |")
-            lines += ["", "</details>"]
-    lines += ["", f"<sub>{result['candidates'][next(iter(result['candidates']))]['pinned']['method']}; margin "
-                  f"{result['rule']['margin']}; {result['rule']['multiplicity']}.</sub>"]
+        lines += ["", f"**{md(_who(result, name))}** — churn: RBO {ch['rbo']:.3f}, overlap@10 {ch['overlap@10']:.3f}."
+                  + (f" Gap: {md(c['gap']['note'])}." if c.get("gap") else "")]
+        lines += _moved_md(result, d)
+    lines += ["", f"<sub>{md(result['candidates'][next(iter(result['candidates']))]['pinned']['method'])}; margin "
+                  f"{md(result['rule']['margin'])}; {md(result['rule']['multiplicity'])}.</sub>"]
     return "\n".join(lines) + "\n"
+
+
+def _history_md(result: dict[str, Any]) -> list[str]:
+    """The history's alerts and notes as Markdown quotes (nothing without a history)."""
+    hist = result.get("history") or {}
+    alerts, notes = hist.get("alerts") or [], hist.get("notes") or []
+    return ([*[f"> **ALERT** (exit status 5): {md(a['text'])}" for a in alerts], *([""] if alerts else []),
+             *[f"> note: {md(n)}" for n in notes], *([""] if notes else [])])
+
+
+def _moved_md(result: dict[str, Any], d: dict[str, Any]) -> list[str]:
+    m = result["measure"]
+    lines: list[str] = []
+    for way in ("worse", "better"):
+        rows = d["changed"][way]
+        if not rows:
+            continue
+        lines += ["", f"<details><summary>{len(rows)} most {way} topics</summary>", "",
+                  f"| topic | query | {m} | " + ("rank of the known item |" if result["task"] == "known-item"
+                                               else "pseudo-relevant in top 10 |"), "|---|---|---|---|"]
+        for r in rows:
+            detail = (f"{_rank(r['rank'][0])} → {_rank(r['rank'][1])}" if "rank" in r else
+                      f"{r['relevant_in_top10'][0]} → {r['relevant_in_top10'][1]} of {r['relevant']}")
+            lines.append(f"| {md(r['qid'])} | {md(_clip(r['query'], 120))} | {r[m][0]:.3f} → {r[m][1]:.3f} | {detail} |")
+        lines += ["", "</details>"]
+    return lines
+
+
+def check_markdown(result: dict[str, Any]) -> str:
+    """A check as Markdown (check.md): what was measured, the alerts and notes, the history."""
+    name = result["system"]
+    hist = result["history"]
+    icon, title = ("⚠️", "alert") if hist["alerts"] else ("✅", "recorded")
+    lines = [f"### {icon} nteval check: {title}", "", md(check_line(result)), "", *_history_md(result),
+             f"Task: **{result['task']}** search ({result['measure']}); pin `{result['pin']['id']}` (topic set "
+             f"`{result['pin']['topic_set']}`); system **{md(_who(result, name))}**{_engine(result, name)}.", "",
+             f"| topics | count | {result['measure']} [95 % interval] |", "|---|---|---|"]
+    for kind, st in result["sets"].items():
+        if "mean" in st:
+            lines.append(f"| {kind} | {st['topics']:,} | {st['mean']:.4f} [{st['ci95'][0]:.4f}, {st['ci95'][1]:.4f}] |")
+    lines += ["", f"Recorded in {md(hist['where'])} (records {', '.join(map(str, hist['records']))})."]
+    return "\n".join(lines) + "\n"
+
+
+def check_line(result: dict[str, Any]) -> str:
+    """A check's first line: the system, its score on each topic set, and whether it alerts."""
+    name = result["system"]
+    scored = [f"{result['measure']} {st['mean']:.4f} [{st['ci95'][0]:.4f}, {st['ci95'][1]:.4f}] on {st['topics']:,} "
+              f"{kind} topics" for kind, st in result["sets"].items() if "mean" in st]
+    alerts = result["history"]["alerts"]
+    return (f"{'ALERT' if alerts else 'RECORDED'} — {_who(result, name)}: {'; '.join(scored)}"
+            + (f"; {alerts[0]['text']}" if alerts else "; no alert") + ".")

@@ -9,18 +9,7 @@ from typing import Any
 from ..atomic import write_text
 from ..effects import MMD
 from ..errors import InputError
-from .alerts import (
-    ALERT_ALPHA,
-    WINDOW,
-    _dedupe,
-    below_best,
-    earlier_releases,
-    failed_labels,
-    fresh_drift,
-    release_line,
-    released,
-    timeline,
-)
+from .alerts import ALERT_ALPHA, WINDOW, failed_labels, fresh_drift, release_line, timeline, walk
 from .history import opened
 
 
@@ -49,31 +38,30 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
         raise InputError(place, f"--history: no record of {task} search on pin {pin_id} (it holds: "
                                 + ", ".join(f"{t} on {p}" for t, p in pins) + ")")
     failed = failed_labels([r for r in every if r.pin_id == pin_id])
-    line = _dedupe(timeline(chosen, "pinned"))
-    fresh_line = _dedupe(release_line(chosen, "fresh", failed))
+    fresh_line = release_line(chosen, "fresh", failed)
+    fresh_line = [r for r in fresh_line if r.depth == fresh_line[-1].depth] if fresh_line else []
     points: list[dict[str, Any]] = []
     alerts: list[dict[str, Any]] = []
-    for i, r in enumerate(line):
-        earlier = earlier_releases(r, [x for x in line[:i] if released(x, failed)])
-        a = below_best(r, earlier, m, ALERT_ALPHA) if earlier and released(r, failed) and r.role != "baseline" else None
+    for r, is_release, earlier, a in walk(timeline(chosen, "pinned"), failed, m, ALERT_ALPHA):
         fired = bool(a and a["fired"])
         if a is not None and fired:
             alerts.append(a)
         ref = max(earlier, key=lambda x: x.mean) if earlier else r
         margin = m.value * ref.mean if m.relative else m.value
-        points.append({"record": r.id, "utc": r.utc, "label": r.label, "system": r.system, "role": r.role,
-                       "released": released(r, failed), "engine": r.engine, "index_fingerprint": r.index_fingerprint[:12],
+        points.append({"record": r.id, "utc": r.utc, "label": r.label, "system": r.system, "role": r.role, "depth": r.depth,
+                       "released": is_release, "engine": r.engine, "index_fingerprint": r.index_fingerprint[:12],
                        "index_documents": r.index_documents, "topics": len(r.scores), "mean": round(r.mean, 6),
                        "ci": list(r.ci or (r.mean, r.mean)), "decision": r.decision,
                        "best": round(ref.mean, 6), "best_label": ref.label,
-                       "margin": round(margin, 6), "alert": a["text"] if a is not None and fired else None})
+                       "margin": round(margin, 6), "alert": a["text"] if a is not None and fired else None,
+                       "note": a.get("note") if a is not None else None})
     fresh_points = [{"record": r.id, "label": r.label, "mean": round(r.mean, 6), "ci": list(r.ci or (r.mean, r.mean)),
                      "topics": len(r.scores), "decision": r.decision} for r in fresh_line]
     for k in range(WINDOW, len(fresh_line) + 1):
         d = fresh_drift(fresh_line[:k], m, ALERT_ALPHA, window)
         if d and d["fired"]:
             alerts.append(d)
-    measure = line[0].measure if line else chosen[0].measure
+    measure = chosen[0].measure
     report = {"history": place, "schema": meta.get("schema_version"), "task": task, "pin": pin_id, "measure": measure,
               "margin": m.describe().replace("the better system's", "the best earlier release's"), "alert_alpha": ALERT_ALPHA, "window": window, "releases": points,
               "fresh": fresh_points, "alerts": alerts,
@@ -95,20 +83,23 @@ def history_lines(report: dict[str, Any]) -> list[str]:
     for i, p in enumerate(report["releases"], 1):
         lines.append(f"  {i:>3}  {p['label'][:22]:<22} {p['system'][:24]:<24} {p['topics']:>6,}  {p['mean']:.4f} "
                      f"[{p['ci'][0]:.4f}, {p['ci'][1]:.4f}]  {p['best']:.4f}       {p['decision'] or p['role']}"
+                     + ("" if p.get("depth", 1000) == 1000 else f" (depth {p['depth']:,})")
                      + ("" if p["released"] else " (not released)") + ("  ALERT" if p["alert"] else ""))
     if report["fresh"]:
         lines.append("  fresh topics: " + ", ".join(f"{f['label']} {f['mean']:.4f} ({f['topics']:,})" for f in report["fresh"]))
     lines.append("  " + rules_text(report))
     for a in report["alerts"]:
         lines.append(f"  ALERT: {a['text']}")
+    lines += [f"  note: {p['note']}" for p in report["releases"] if p.get("note")]
     if not report["alerts"]:
         lines.append("  no alert")
     return lines
 
 
 def rules_text(report: dict[str, Any]) -> str:
-    return (f"releases: the candidates that passed every gate of their label, checks, and the first baseline (a failed "
-            f"or undecided candidate is shown, not compared with); rules: a release below the best earlier one by more than the margin ({report['margin']}), paired, at "
+    return (f"releases: the candidates that passed every gate of their label, every check, and the gates' baselines (a "
+            f"baseline recorded again with the same scores is one release; a failed or undecided candidate is shown, not "
+            f"compared with); rules: a release below the best earlier one by more than the margin ({report['margin']}), paired, at "
             f"{report['alert_alpha']:g} / the number of earlier releases (Bonferroni: the best is picked among them); "
             f"fresh-topic means drifting down over {report['window']} checks (weighted least-squares slope, one-sided "
             f"p < {report['alert_alpha']:g}, and a loss of at least the margin)")
@@ -120,11 +111,18 @@ def write_files(out: Path, report: dict[str, Any]) -> None:
 
     out.mkdir(parents=True, exist_ok=True)
     n_rel = sum(1 for r in report["releases"] if r["released"])
-    title = (f"{report['task']} search ({report['measure']}), pin {report['pin']}: {n_rel} releases"
-             + (f" ({len(report['releases']) - n_rel} candidates that did not ship)" if len(report["releases"]) > n_rel else ""))
+    title = (f"{report['task']} search ({report['measure']}), pin {report['pin']}: {_count(n_rel, 'release')}"
+             + (f" ({_count(len(report['releases']) - n_rel, 'candidate')} that did not ship)"
+                if len(report["releases"]) > n_rel else ""))
     trend_plot(report["releases"], report["fresh"], out / "history.png", title, report["measure"])
-    write_text(out / "history.json", json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    from .outputs import mark
+
+    write_text(out / "history.json", json.dumps(mark(report, "history"), indent=2, ensure_ascii=False) + "\n")
     write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report, out / "history.png")))
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 FIGURE = ("<figure><img src='data:image/png;base64,{png}' alt='each release&#39;s mean with its 95 % interval, the margin band under "
@@ -141,12 +139,17 @@ def _html(report: dict[str, Any], png: Path) -> str:
 
     m = report["measure"]
     rows = [[p["label"], p["system"], f"{p['topics']:,}", f"{p['mean']:.4f} [{p['ci'][0]:.4f}, {p['ci'][1]:.4f}]",
-             f"{p['best']:.4f} ({p['best_label']})", p["decision"] or p["role"], "ALERT" if p["alert"] else "",
+             f"{p['best']:.4f} ({p['best_label']})",
+             (p["decision"] or p["role"]) + ("" if p.get("depth", 1000) == 1000 else f" (depth {p['depth']:,})"),
+             "ALERT" if p["alert"] else "",
              p["utc"][:16].replace("T", " "), p["engine"] or ""] for p in report["releases"]]
     blocks = [("table", ["release", "system", "topics", f"{m} [95 % interval]", "best so far", "decision", "alert",
                          "recorded (UTC)", "engine"], rows)]
     alerts: list[tuple[Any, ...]] = [("ul", [[a["text"]] for a in report["alerts"]])] if report["alerts"] else \
         [("p", "No alert.")]
+    notes = [[f"note: {p['note']}"] for p in report["releases"] if p.get("note")]
+    if notes:
+        alerts.append(("ul", notes))
     body = (f"<h1>Release history: {inline_html(report['task'])} search</h1>"
             f"<p class='meta'>{inline_html(report['history'])} · pin {inline_html(report['pin'])} · measure {m} · margin "
             f"{inline_html(report['margin'])}</p>"

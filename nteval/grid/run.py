@@ -371,9 +371,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     """The grid of :func:`run_grid`, inside its prologue. ``grid.references``: systems scored on
     the same topics beside the grid (external runs of ``--runs``, a dense model, a callable): each
     is a line on the maps and a row of the summary."""
-    from tqdm import tqdm
-
-    from ..progress import shown
+    from ..progress import shown, tqdm
 
     t_start = time.perf_counter()
     params, depth, seed, references = list(grid.axes), grid.depth, grid.seed, grid.references

@@ -188,9 +188,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     """
     import tempfile
 
-    from tqdm import tqdm
-
-    from ..progress import shown
+    from ..progress import shown, tqdm
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []

@@ -111,11 +111,51 @@ def foreign_entries(path: Path) -> list[str]:
             if p.name not in INDEX_ENTRIES:
                 out.append(shown(p))
             elif p.name in ("engines", "dense") and p.is_dir() and not p.is_symlink():
-                out += [shown(c) for c in p.iterdir()
-                        if not (_CACHE_ENTRY.match(c.name) or (p.name == "engines" and c.name == "answers"))]
+                for c in p.iterdir():
+                    if p.name == "engines" and c.name == "answers":
+                        out += [shown(f) for f in _walk(c) if not _ANSWERS.match(f.name)]
+                    elif not _CACHE_ENTRY.match(c.name):
+                        out.append(shown(c))
+                    elif c.is_dir() and not c.is_symlink():
+                        out += [shown(c / rel) for rel in _cache_foreign(c)]
     except OSError:
         return out
     return sorted(out)
+
+
+#: an engine's answer cache (:mod:`nteval.systems.remote`): one SQLite file per system and key
+_ANSWERS = re.compile(r"^.+-[0-9a-f]{16}\.sqlite(-(wal|shm|journal))?$")
+
+
+def _walk(d: Path):
+    """The files under ``d`` (hidden ones, nteval's locks and staging, left out)."""
+    for f in sorted(d.rglob("*")):
+        if f.is_file() and not any(part.startswith(".") for part in f.relative_to(d).parts):
+            yield f
+
+
+def _cache_foreign(cache: Path) -> list[str]:
+    """The files of an engine or dense cache (``INDEX/engines/<cache>/``, ``INDEX/dense/<cache>/``)
+    its build did not write: its meta.json lists every file the build wrote (and a dense cache each
+    vector file); PISA adds its per-setting postings under ``settings/`` and rotates its log; dense
+    retrieval adds its FAISS indexes. A cache being built (no meta.json yet) is nteval's."""
+    try:
+        meta = json.loads((cache / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(meta, dict):
+        return []
+    known = set(meta.get("files") or {}) | set(meta.get("sha256") or {})
+    out = []
+    for f in _walk(cache):
+        rel = f.relative_to(cache)
+        top = rel.parts[0]
+        if (rel.as_posix() in known or rel.as_posix() == "meta.json"
+                or (len(rel.parts) == 1 and (".log" in f.name or f.suffix == ".faiss"))
+                or (top == "settings" and len(rel.parts) >= 3 and (cache / "settings" / rel.parts[1] / "setting.json").is_file())):
+            continue
+        out.append(rel.as_posix())
+    return out
 
 
 def _indexes_below(path: Path, limit: int = 3) -> str:

@@ -319,9 +319,7 @@ class PipelinedIndexer:
     def _wait(self) -> None:
         """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
         Lucene phase, silent otherwise, runs."""
-        from tqdm import tqdm
-
-        from ..progress import shown
+        from ..progress import shown, tqdm
 
         self._commit_stream()
         pending = {f for f in self._futures if not f.done()}

@@ -14,16 +14,17 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
         f"index {where}  (fingerprint {manifest['fingerprint'][:12]})",
         f"  sources      {len(manifest['sources'])} file(s)",
     ]
+    medline = any(s["format"] == "medline" for s in manifest["sources"])  # (deletions and MeSH: PubMed's alone)
     for s in manifest["sources"]:
         sc = s["counts"]
         lines.append(f"    {s['path']}  [{s['format']}]  seen {sc['seen']:,}  usable {sc['documents']:,}"
-                     f"  deleted-listed {sc['deleted_pmids']:,}")
+                     + (f"  deleted-listed {sc['deleted_pmids']:,}" if s["format"] == "medline" else ""))
     lines += [
         f"  records      seen {c['seen']:,}  kept {c['kept']:,}  replaced {c['replaced']:,}",
-        f"  deletions    {c['deleted_pmids']:,} PMIDs listed, {c['deleted_removed']:,} removed",
+        *([f"  deletions    {c['deleted_pmids']:,} PMIDs listed, {c['deleted_removed']:,} removed"] if medline else []),
         f"  skipped      {skipped}",
         index_counts(manifest),
-        store_summary(manifest.get("store", {})),
+        store_summary(manifest.get("store", {}), medline),
         "  versions     " + ", ".join(f"{k} {v}" for k, v in manifest["versions"].items()),
     ]
     return "\n".join(lines)
@@ -39,14 +40,18 @@ def index_counts(manifest: dict[str, Any]) -> str:
             f"  [--documents {documents_policy(manifest)}]")
     if "with_title_and_abstract" in st:
         line += (f"\n  documents    {st['without_title']:,} without a title, {st['without_abstract']:,} without an abstract;"
-                 f" {st['with_title_and_abstract']:,} with both can be NT topics")
+                 f" {st['with_title_and_abstract']:,} with both (by default, topics are drawn from those with 3+ abstract"
+                 " sentences and 3+ title words)")
     return line
 
 
-def store_summary(store: dict[str, Any]) -> str:
-    """The store line: its format, and what the MeSH and cross-lingual protocols can draw on."""
+def store_summary(store: dict[str, Any], medline: bool = True) -> str:
+    """The store line: its format, and what the MeSH and cross-lingual protocols can draw on (for
+    PubMed sources: other formats carry neither)."""
     if store.get("format", 1) < 2:
         return "  store        format 1: no MeSH or vernacular-title data (rebuild with nteval index --force for them)"
+    if not medline and not store.get("documents_with_mesh") and not store.get("vernacular_titles"):
+        return f"  store        format {store['format']}"
     vern = store.get("vernacular_titles", {})
     top = ", ".join(f"{lang} {n:,}" for lang, n in list(vern.items())[:6])
     return (f"  store        format {store['format']}: MeSH on {store.get('documents_with_mesh', 0):,} documents,"

@@ -219,7 +219,7 @@ def _sentence_transformer(path: str, system: str, name: str | None = None) -> En
     tag = hashlib.sha256(b"".join(str(f.relative_to(p)).encode() + str(f.stat().st_size).encode()
                                   for f in files)).hexdigest()[:12]
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    dim = int(dim_of())
+    dim = int(dim_of() or 0)
 
     def embed(texts: list[str]) -> np.ndarray:
         if not texts:

@@ -165,16 +165,23 @@ def _named(files: list[Path]) -> dict[str, Path]:
 
 
 def _tag(path: Path) -> str:
-    """The run tag (6th column of the first line), or the file's stem for an empty file."""
+    """The run tag (6th column of the first line; of a .gz file, of its first decompressed line), or
+    the file's stem (without .gz) for an empty file."""
+    import gzip
+    import zlib
+
+    stem = Path(path.name[:-3]).stem if path.name.endswith(".gz") else path.stem
     try:
-        with open(path, "rb") as fh:
+        with (gzip.open(path, "rb") if path.name.endswith(".gz") else open(path, "rb")) as fh:
             for raw in fh:
                 cols = raw.split()
                 if cols:
-                    return cols[5].decode("utf-8", "replace") if len(cols) >= 6 else path.stem
+                    return cols[5].decode("utf-8", "replace") if len(cols) >= 6 else stem
     except OSError as err:
-        raise InputError(path, f"cannot read run file: {err.strerror}") from None
-    return path.stem
+        raise InputError(path, f"cannot read run file: {err.strerror or err}") from None
+    except (EOFError, zlib.error) as err:
+        raise InputError(path, f"truncated or corrupt gzip stream: {err}") from None
+    return stem
 
 
 _DIGESTS: dict[tuple[str, int, int], str] = {}

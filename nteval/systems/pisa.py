@@ -200,9 +200,8 @@ def pisa_index(target: Any, stemmer: str, progress: bool | None) -> tuple[Path, 
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
         import shutil
 
-        from tqdm import tqdm
-
         from ..progress import shown as show
+        from ..progress import tqdm
 
         where = partial / "pisa"
         if where.exists():  # PISA's indexer cannot resume a cut build: start it again

@@ -78,9 +78,8 @@ def fts_index(target: Any, tokenizer: str, stops: str, progress: bool | None) ->
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
         import sys
 
-        from tqdm import tqdm
-
         from ..progress import shown as show
+        from ..progress import tqdm
 
         db_path = partial / "fts.sqlite"
         db_path.unlink(missing_ok=True)  # (a cut build starts again: FTS5 builds in seconds)

@@ -65,9 +65,8 @@ def tantivy_index(target: Any, progress: bool | None) -> tuple[Path, dict[str, A
     tv = require("tantivy", "engines", "tantivy")
 
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
-        from tqdm import tqdm
-
         from ..progress import shown as show
+        from ..progress import tqdm
 
         where = partial / "tantivy"
         where.mkdir(exist_ok=True)

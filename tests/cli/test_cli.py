@@ -39,3 +39,15 @@ def test_a_missing_index_directory_is_said_so(tmp_path, cmd):
             "update": ["index", "--update", missing, str(FIRST100)]}[cmd]
     r = CliRunner().invoke(main, args)
     assert r.exit_code == 2 and f"{missing}: no such index directory" in r.stderr and len(r.stderr.splitlines()) == 1
+
+
+def test_manifest_of_a_beir_corpus_says_nothing_of_pubmed(scifact_index, sample_index):
+    """PubMed's deletions and MeSH are not listed for a BEIR corpus ("0 PMIDs listed", "MeSH on 0
+    documents"); a PubMed index keeps them. The topic filter is named beside the documents with both."""
+    from conftest import cli
+
+    beir = cli("manifest", scifact_index).output
+    assert "PMIDs" not in beir and "deleted-listed" not in beir and "MeSH" not in beir, beir
+    pubmed = cli("manifest", sample_index).output
+    assert "PMIDs listed" in pubmed and "MeSH on" in pubmed
+    assert "with both (by default, topics are drawn from those with 3+ abstract sentences and 3+ title words)" in pubmed

@@ -153,6 +153,11 @@ def test_overlap_rank_and_churn():
     assert rank_of({"q": b}, "q", "d0") == 2 and rank_of({"q": b}, "q", "d99") is None
     c = churn({"q": a}, {"q": a}, ["q"])
     assert c["rbo"] == pytest.approx(1.0) and c["overlap@10"] == 1.0 and c["identical_top10"] == 1
+    # identical rankings shorter than 10 (none at all too) overlap fully; a short one inside a long one does not
+    short = [("x", 2.0), ("y", 1.0), ("z", 0.5)]
+    c = churn({"e": [], "s": short}, {"e": [], "s": short}, ["e", "s"])
+    assert c["rbo"] == 1.0 and c["overlap@10"] == 1.0 and c["identical_top10"] == 2
+    assert overlap_at(["x", "y", "z"], [d for d, _ in a]) == 0.0 and overlap_at(["d0"], ["d0", "d1"]) == 0.5
 
 
 # -- error rates on real per-topic scores ---------------------------------------------------------
@@ -190,3 +195,22 @@ def test_false_pass_at_the_margin_on_real_scores_is_at_most_alpha():
 def test_mmd_margin_is_of_the_baseline():
     d = decide(np.full(10, 0.8), np.full(10, 0.8), QIDS[:10], DecisionRule(MMD(0.05, True), 0.05))
     assert d["margin"] == pytest.approx(0.04) and "baseline's" in d["margin_rule"]
+
+
+def test_the_headline_says_only_what_the_bounds_show_of_the_size():
+    """"better, by at least the margin" only when the interval's lower end clears the margin; "by less
+    than the margin" only when its upper end stays under it; otherwise the interval is said."""
+    from nteval.gate.report import candidate_clause
+
+    def clause(lo: float, hi: float, margin: float = 0.0438) -> str:
+        d = {"decision": "better", "ci": [lo, hi], "margin": margin, "candidate_mean": 0.92, "baseline_mean": 0.876,
+             "diff": (lo + hi) / 2, "ci_level": 0.9, "margin_rule": "5 % of the baseline's score", "topics": 1000}
+        res = {"candidates": {"v4": {"decision": "better", "decided": "on the pinned topics", "pinned": d}},
+               "labels": {}, "baseline": "v1", "measure": "RR", "task": "known-item"}
+        return candidate_clause(res, "v4")
+
+    assert "by at least the margin" in clause(0.05, 0.09)
+    assert "by less than the margin" in clause(0.01, 0.03)
+    said = clause(0.0289, 0.0644)  # the new user's v4: +0.0447, the margin inside the interval
+    assert "at least the margin" not in said and "less than the margin" not in said
+    assert "(by the margin or not: the interval, +0.0289 to +0.0644, holds it)" in said

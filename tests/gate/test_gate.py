@@ -20,6 +20,11 @@ def pin(sample_index, tmp_path_factory) -> Path:
     return out
 
 
+def cached(cache: Path, pin: Path, protocol: str = "focused") -> Path:
+    """Where --runs-cache CACHE keeps a gate's runs on the pinned topics of ``protocol``."""
+    return cache / json.loads((pin / "pin.json").read_text())["id"] / protocol / "pinned"
+
+
 def gate(sample_index, pin, out, *args):
     return cli("gate", "--index", sample_index, "--pin", pin, "--systems", "table1", "--out", out, "--quiet", *args)
 
@@ -62,8 +67,14 @@ def test_exit_codes_junit_and_markdown(sample_index, pin, tmp_path):
     inc = json.loads((tmp_path / "inconclusive" / "gate.json").read_text())["candidates"]["qld_mu1000"]["pinned"]
     assert inc["more_topics"]["topics"] > 300
     assert "nteval pin --extend" in (tmp_path / "inconclusive" / "gate.txt").read_text()
-    # the second gate with the same baseline reused its cached run
-    assert (cache / "pinned" / "bm25.run").is_file()
+    # the second gate with the same baseline reused its cached run; each task keeps its own (a shared
+    # cache thrashed: every gate of the other task rewrote bm25.run)
+    known_item = cached(cache, pin) / "bm25.run"
+    stamp = known_item.stat().st_mtime_ns
+    assert (cached(cache, pin, "highrecall") / "bm25.run").is_file()
+    assert gate(sample_index, pin, tmp_path / "again", "--task", "topical", "--baseline", "bm25", "--candidate",
+                "bm25_rm3", "--runs-cache", cache).exit_code == 0
+    assert known_item.stat().st_mtime_ns == stamp
 
 
 def test_several_candidates_and_a_run_file(sample_index, pin, tmp_path):
@@ -132,6 +143,22 @@ def test_check_appends_to_the_history(sample_index, pin, tmp_path):
                        "--out", tmp_path / "c2"), "--history")
 
 
+def test_a_live_search_that_drops_between_checks_alerts(sample_index, pin, tmp_path):
+    """Two checks of the live search (run files of one tag) on an unchanged index: the second, far
+    worse, is a new observation and raises the alert (exit 5)."""
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "disjunctive_1", "--runs-cache", cache).exit_code == 3
+    good = retag(cached(cache, pin) / "bm25.run", tmp_path / "good.run", "live")
+    bad = retag(cached(cache, pin) / "disjunctive_1.run", tmp_path / "bad.run", "live")
+    hist = tmp_path / "h.sqlite"
+    for i, (run, status) in enumerate(((good, 0), (good, 0), (bad, 5))):
+        r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", run,
+                "--history", hist, "--out", tmp_path / f"c{i}", "--quiet")
+        assert r.exit_code == status, r.output
+    assert "ALERT: release live (RR 0.7" in r.output and "best earlier release live (0.9" in r.output
+
+
 def test_an_alert_reaches_every_output_and_siblings_are_alternatives(sample_index, pin, tmp_path):
     """Candidates of one gate are alternatives: neither is the other's "earlier release", whatever
     their order. A release that passes its gate but falls below the best earlier release by more than
@@ -171,7 +198,7 @@ def test_empty_or_partial_runs_do_not_decide_a_gate(sample_index, pin, tmp_path)
     r = gate(sample_index, pin, tmp_path / "g0", "--task", "known-item", "--baseline", "bm25", "--candidate",
              "bm25_k1.2_b0.75", "--runs-cache", tmp_path / "cache")
     assert r.exit_code == 0, r.output
-    lines = (tmp_path / "cache" / "pinned" / "bm25.run").read_text().splitlines()
+    lines = (cached(tmp_path / "cache", pin) / "bm25.run").read_text().splitlines()
     qids = sorted({x.split()[0] for x in lines})
     empty = tmp_path / "empty.run"
     empty.write_text("")
@@ -220,3 +247,164 @@ def test_the_advice_to_extend_asks_for_more_than_the_pin_holds():
     assert extend_command(res, 1232, 280).endswith("--topics 1320 --out PIN2")   # 1232 × 300/280, rounded up
     assert extend_command(res, 67, 44).endswith("--topics 457 --out PIN2")
     assert extend_command(res, 100, 300).endswith("--topics 301 --out PIN2")      # always more than the pin's
+
+
+def test_out_is_nteval_s_only_when_its_mark_says_so(sample_index, pin, tmp_path):
+    """A folder holding a gate.json (or history.json) of the user's is not nteval's: refused, nothing
+    moved; a previous/ holding a file nteval did not put there is never emptied."""
+    base = ["--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75"]
+    user = tmp_path / "user"
+    (user / "previous").mkdir(parents=True)
+    (user / "gate.json").write_text('{"my": "ci gate config"}')
+    (user / "gate.md").write_text("# design")
+    (user / "previous" / "notes-2025.txt").write_text("notes")
+    before = {p: p.read_text() for p in user.rglob("*") if p.is_file()}
+    for _ in range(2):
+        one_line_error(gate(sample_index, pin, user, *base), "gate.json is not one nteval wrote")
+    assert {p: p.read_text() for p in user.rglob("*") if p.is_file()} == before
+    out = tmp_path / "g"
+    assert gate(sample_index, pin, out, *base).exit_code == 0
+    assert json.loads((out / "gate.json").read_text())["nteval_output"] == {"command": "gate", "format": 1}
+    assert gate(sample_index, pin, out, *base).exit_code == 0  # its own: earlier files to previous/
+    assert sorted(p.name for p in (out / "previous").iterdir()) == ["gate.json", "gate.md", "gate.txt", "junit.xml",
+                                                                   "per_topic.tsv"]
+    (out / "previous" / "mine.txt").write_text("mine")
+    one_line_error(gate(sample_index, pin, out, *base), "previous/ holds files nteval did not move there (mine.txt)")
+    assert (out / "previous" / "mine.txt").read_text() == "mine" and (out / "gate.md").is_file()
+    # the history's page: the same rule
+    hist = tmp_path / "h.sqlite"
+    assert gate(sample_index, pin, tmp_path / "g2", *base, "--history", hist).exit_code == 0
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "history.json").write_text('{"pages": 3}')
+    (site / "history.html").write_text("<p>mine</p>")
+    one_line_error(cli("history", hist, "--out", site), "history.json is not one nteval wrote")
+    assert (site / "history.html").read_text() == "<p>mine</p>"
+    for _ in range(2):
+        assert cli("history", hist, "--out", tmp_path / "trend").exit_code == 0
+    assert (tmp_path / "trend" / "previous" / "history.html").is_file()
+
+
+def test_every_bad_input_sets_the_earlier_pass_aside(sample_index, pin, tmp_path):
+    """A gate (or check) that passed, then rerun into the same OUT and stopped on bad input (a
+    history it cannot use, an option click refuses), leaves no gate.md or junit.xml in OUT for a
+    pipeline to post: they are in OUT/previous/."""
+    base = ["--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75"]
+    out = tmp_path / "g"
+    check = ["check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", "bm25", "--quiet"]
+    for bad, words in ((["--history", tmp_path / "nodir" / "h.sqlite"], "directory does not exist"),
+                       (["--history", "postgresql://nteval@127.0.0.1:1/x"], "cannot connect"),
+                       (["--task", "knownitem"], "knownitem"),
+                       (["--mmd", "5"], "--mmd")):
+        assert gate(sample_index, pin, out, *base).exit_code == 0
+        first = (out / "gate.md").read_text()
+        one_line_error(gate(sample_index, pin, out, *base, *bad), words)
+        assert not (out / "gate.md").exists() and not (out / "junit.xml").exists(), bad
+        assert (out / "previous" / "gate.md").read_text() == first
+        assert cli(*check, "--history", tmp_path / "h.sqlite", "--out", tmp_path / "c").exit_code == 0
+        assert (tmp_path / "c" / "check.md").is_file()
+        hist = [] if "--history" in bad else ["--history", tmp_path / "h.sqlite"]
+        one_line_error(cli(*check, "--out", tmp_path / "c", *hist, *bad), words.split()[0])
+        assert not any((tmp_path / "c" / f).exists() for f in ("check.md", "check.json", "junit.xml")), bad
+
+
+def test_check_writes_junit_and_markdown(sample_index, pin, tmp_path):
+    hist = tmp_path / "h.sqlite"
+    for i, (system, status) in enumerate((("bm25", 0), ("disjunctive_1", 5))):
+        out = tmp_path / f"c{i}"
+        r = cli("check", "--index", sample_index, "--pin", pin, "--task", "known-item", "--system", system, "--label",
+                "live", "--history", hist, "--out", out, "--quiet")
+        assert r.exit_code == status, r.output
+        xml = junitparser.JUnitXml.fromfile(str(out / "junit.xml"))
+        suite = next(iter(xml))
+        cases = list(suite)
+        assert [c.name for c in cases] == [f"live ({system}), pinned topics (300)", f"history alert rules ({hist})"]
+        assert suite.failures == (status == 5) and suite.tests == 2
+        md = (out / "check.md").read_text()
+        assert md.startswith("### ✅ nteval check: recorded" if status == 0 else "### ⚠️ nteval check: alert")
+        assert "| pinned | 300 | 0." in md and (status == 0 or "**ALERT**" in md)
+
+
+def test_names_and_queries_are_escaped_in_gate_md(sample_index, pin, tmp_path):
+    """A system named next<!-- (an HTML comment opener) would hide the rest of a pull-request comment."""
+    sys_file = tmp_path / "inject.yaml"
+    sys_file.write_text("- name: next<!--\n  algorithm: bm25\n  params: {k1: 1.2, b: 0.75}\n")
+    r = gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate", sys_file)
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "g" / "gate.md").read_text()
+    assert "<!--" not in md and "next&lt;!--" in md and md.count("next&lt;!--") >= 3
+    from nteval.gate.report import md as escape
+
+    assert escape("a|b `c` *d* [e](f) <g>") == "a\\|b \\`c\\` \\*d\\* [e]\\(f) &lt;g&gt;"
+
+
+def test_a_gate_off_a_terminal_prints_progress_lines(sample_index, pin, tmp_path):
+    """stderr piped (a CI job's log): plain progress lines, no terminal bar (no carriage return), and
+    no silence longer than 30 s between the start, the lines and the end; with a line every second
+    here (NTEVAL_PROGRESS_EVERY=1), so every 30 s by default keeps each silence under a minute."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    exe = Path(sys.executable).with_name("nteval")
+    cmd = [str(exe), "gate", "--index", str(sample_index), "--pin", str(pin), "--systems", "table1", "--task", "topical",
+           "--baseline", "bm25", "--candidate", "qld_mu100", "--out", str(tmp_path / "g")]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "NTEVAL_PROGRESS_EVERY": "1"})
+    seen = [(time.monotonic(), line) for line in proc.stderr]
+    proc.wait()
+    times = [start, *(t for t, _ in seen), time.monotonic()]
+    assert proc.returncode == 4, [line for _, line in seen]
+    lines = [line for _, line in seen]
+    assert len(lines) >= 2 and all(line.startswith("nteval: systems: ") for line in lines), lines
+    assert not any("\r" in line for line in lines) and " q/s" in "".join(lines)
+    assert max(b - a for a, b in zip(times, times[1:])) < 30, times
+
+
+def test_gzipped_and_two_tag_run_files(sample_index, pin, tmp_path):
+    """A gzipped run file given by name is named by the tag of its first decompressed line, whatever
+    gzip's level; a file holding two run tags is one line naming both, and the file given."""
+    import gzip
+
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "qld_mu100", "--runs-cache", cache).exit_code == 0
+    live = retag(cached(cache, pin) / "bm25.run", tmp_path / "live.run", "live")
+    for level in (1, 9):
+        gz = tmp_path / f"live{level}.run.gz"
+        gz.write_bytes(gzip.compress(live.read_bytes(), compresslevel=level, mtime=0))
+        r = gate(sample_index, pin, tmp_path / f"gz{level}", "--task", "known-item", "--baseline", "qld_mu100",
+                 "--candidate", gz)
+        assert r.exit_code == 0 and r.output.startswith("PASS — release: live is"), r.output
+    lines = live.read_text().splitlines()
+    two = tmp_path / "two.run"
+    two.write_text("".join((x.rsplit(" ", 1)[0] + (" candB" if i % 2 else " candA")) + "\n" for i, x in enumerate(lines)))
+    one_line_error(gate(sample_index, pin, tmp_path / "tt", "--task", "known-item", "--baseline", "bm25",
+                        "--candidate", two), str(two), "two run tags in one run file ('candA' from line 1, 'candB'")
+
+
+def test_hits_on_records_without_an_abstract_are_named_so(sample_index, pin, tmp_path):
+    """A run ranking records of the collection that have no abstract (in `all`, not in `nt`: what an
+    engine over titles finds) is told so, not that they are "not in the collection"."""
+    import sqlite3
+
+    cache = tmp_path / "cache"
+    assert gate(sample_index, pin, tmp_path / "g", "--task", "known-item", "--baseline", "bm25", "--candidate",
+                "qld_mu100", "--runs-cache", cache).exit_code == 0
+    db = sqlite3.connect(sample_index / "docs.sqlite")
+    no_abstract = db.execute("SELECT docid FROM docs WHERE abstract = '' ORDER BY docid LIMIT 1").fetchone()[0]
+    db.close()
+    rows = [x.split() for x in (cached(cache, pin) / "bm25.run").read_text().splitlines()]
+    last = {}
+    for i, c in enumerate(rows):  # (each topic's lowest-ranked hit becomes the record without an abstract)
+        last[c[0]] = i
+    for i in list(last.values())[:20]:
+        rows[i][2] = no_abstract
+    run = tmp_path / "mine.run"
+    run.write_text("".join(" ".join(c[:5] + ["mine"]) + "\n" for c in rows))
+    r = gate(sample_index, pin, tmp_path / "m", "--task", "known-item", "--baseline", "bm25", "--candidate", run)
+    assert r.exit_code == 0, r.output
+    assert f"e.g. {no_abstract}) are not among the documents NT searches (records of the collection without an " \
+           "abstract" in r.output

@@ -350,3 +350,167 @@ def test_a_release_failing_another_task_does_not_ship(tmp_path):
     r = cli("history", where, "--task", "topical")
     assert r.exit_code == 0 and "no alert" in r.output, r.output
     assert "better (not released)" in r.output
+
+
+# -- what counts as a release (turn-5 H1, H2, L13, F6) ---------------------------------------------
+
+def _check(h, new: list[Record]) -> tuple[list, list]:
+    from nteval.gate.alerts import check_alerts
+
+    h.append(new)
+    return check_alerts(h, new, {"spec": {"mmd": "5%"}, "task": "known-item", "pin": {"id": "pin-x"}})
+
+
+@pytest.mark.parametrize("fresh, shipped", [
+    (dict(decision=None, details={"decided": False, "shown_decision": "worse"}, n=3), True),   # too few: shown only
+    (dict(decision="inconclusive", n=40), True),                                                # decided, inconclusive
+    (dict(decision="non-inferior", n=40), True),
+    (dict(decision="worse", n=40), False),                                                      # a fresh regression
+])
+def test_only_a_fresh_regression_keeps_a_passed_release_from_shipping(tmp_path, fresh, shipped):
+    """A candidate that passed on the pinned topics went live unless its fresh topics showed it
+    worse: fresh topics too few to decide on, or inconclusive, fail nothing. The regression after
+    a shipped release then alerts against it."""
+    base = _scores(1, 0.6)
+    n = fresh.pop("n")
+    fresh_rec = record("v2", np.clip(base + 0.3, 0, 1), kind="fresh", **fresh)
+    fresh_rec.scores = dict(list(fresh_rec.scores.items())[:n])
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", np.clip(base + 0.3, 0, 1), decision="better"),
+                  fresh_rec])
+        alerts, _ = _check(h, [record("v3", base, role="checked")])
+    assert bool(alerts) == shipped and (not alerts or alerts[0]["best"] == "v2")
+
+
+def test_a_check_is_a_new_observation(tmp_path):
+    """The same system checked again on the same index (a live engine changes while nteval's index
+    does not) is compared with the earlier checks: a drop alerts. A gate's baseline recorded again
+    with the same scores is one release, not a second one."""
+    base = _scores(1, 0.8)
+    with opened(tmp_path / "h.sqlite") as h:
+        alerts, notes = _check(h, [record("live", base, role="checked")])  # a new history: said (F2)
+        assert not alerts and len(notes) == 1 and "held no earlier record of pin pin-x" in notes[0]
+        assert "must outlive the CI job" in notes[0]
+        assert _check(h, [record("live", base, role="checked")]) == ([], [])
+        alerts, _ = _check(h, [record("live", np.clip(base - 0.3, 0, 1), role="checked")])
+        assert len(alerts) == 1 and alerts[0]["label"] == "live" and alerts[0]["looks"] == 2
+    with opened(tmp_path / "g.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", base, decision="non-inferior")])
+        assert _check(h, [record("v2", base, role="baseline"), record("v3", base, decision="non-inferior")]) == ([], [])
+        from nteval.gate.alerts import timeline
+
+        assert [(r.label, r.role) for r in timeline(h.records(scores=True))] == [
+            ("v1", "baseline"), ("v2", "candidate"), ("v3", "candidate")]
+        # the live v3 measured again by a later gate, now far worse: a new observation, and an alert
+        alerts, _ = _check(h, [record("v3", np.clip(base - 0.3, 0, 1), role="baseline"),
+                               record("v4", base, decision="non-inferior")])
+        assert [a["label"] for a in alerts] == ["v3"]
+
+
+def test_notes_for_a_reused_label_and_a_rollback_within_the_margin(tmp_path):
+    """A label recorded before for another system is said; a release shown below the best earlier
+    one by less than the margin (a rollback) gets a note, not an alert (1,000 topics: enough to show
+    a loss of 0.03 where the margin is 0.045)."""
+    rng = np.random.default_rng(1)
+    base = np.clip(rng.normal(0.9, 0.2, 1000), 0, 1)
+
+    def wide(label: str, scores: np.ndarray, **kw) -> Record:
+        r = record(label, scores[:200], **kw)
+        r.scores = {f"w{i:04d}": float(v) for i, v in enumerate(scores)}
+        return r
+
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([wide("v1", np.clip(base - 0.03, 0, 1), role="baseline"), wide("v2", base, decision="better")])
+        other = wide("v1", np.clip(base - 0.2, 0, 1), role="baseline")
+        other.system = "another"
+        alerts, notes = _check(h, [other])
+        assert [a["label"] for a in alerts] == ["v1"]
+        assert notes == ["label v1 was recorded before for sys-v1, now for another: the history shows both as release "
+                         "v1 (give each release its own label)"]
+        alerts, notes = _check(h, [wide("v5", np.clip(base - 0.03, 0, 1), role="checked")])  # a rollback to v1
+        assert not alerts and len(notes) == 1, notes
+        assert notes[0].startswith("release v5 (RR 0.8") and "below the best earlier release v2" in notes[0]
+        assert "by less than the margin" in notes[0]
+
+
+def test_undecided_fresh_topics_are_recorded_without_a_decision():
+    from nteval.gate.history import gate_records
+
+    dec = {"decision": "worse", "margin": 0.04, "changed": {}}
+    per = {"pinned": {"b": {"q1": 0.5}, "c": {"q1": 0.6}}, "fresh": {"b": {"f1": 0.5}, "c": {"f1": 0.1}}}
+    result = {"utc": "2026-01-01T00:00:00+00:00", "out": "o", "task": "known-item", "measure": "RR",
+              "pin": {"id": "pin-x", "topic_set": "ts"}, "index_fingerprint": "f" * 64, "index_documents": 10,
+              "baseline": "b", "labels": {"b": "v1", "c": "v2"}, "engines": {}, "per_topic": per,
+              "sets": {"pinned": {"decided": True, "candidates": {"c": {**dec, "decision": "better"}}},
+                       "fresh": {"decided": False, "candidates": {"c": dec}}}}
+    recs = {(r.label, r.topics_kind): r for r in gate_records(result)}
+    assert recs[("v2", "pinned")].decision == "better"
+    assert recs[("v2", "fresh")].decision is None and recs[("v2", "fresh")].details["shown_decision"] == "worse"
+
+
+def test_a_check_at_another_depth_is_not_compared_with_releases_at_1000(tmp_path):
+    """A nightly check cut to depth 50 scores lower AP than releases at 1,000 for the same system:
+    another measure, so it is recorded with its depth and compared only with releases of its depth."""
+    from nteval.gate.history import gate_records
+
+    base = _scores(1, 0.8)
+    with opened(tmp_path / "h.sqlite") as h:
+        h.append([record("v1", base, role="baseline"), record("v2", base, decision="non-inferior")])
+        shallow = record("nightly", np.clip(base - 0.3, 0, 1), role="checked", details={"depth": 50})
+        assert _check(h, [shallow]) == ([], [])
+        alerts, _ = _check(h, [record("nightly2", np.clip(base - 0.6, 0, 1), role="checked", details={"depth": 50})])
+        assert [a["best"] for a in alerts] == ["nightly"]  # (its own depth's releases only)
+        assert [r.depth for r in h.records()] == [1000, 1000, 50, 50]
+    per = {"pinned": {"s": {"q1": 0.5}}}
+    result = {"utc": "2026-01-01T00:00:00+00:00", "out": "o", "task": "known-item", "measure": "RR", "kind": "check",
+              "pin": {"id": "pin-x", "topic_set": "ts"}, "index_fingerprint": "f" * 64, "index_documents": 10,
+              "baseline": None, "labels": {"s": "s"}, "engines": {}, "per_topic": per, "spec": {"depth": 50},
+              "sets": {"pinned": {"candidates": {"s": {}}}}}
+    assert gate_records(result)[0].depth == 50
+
+
+@pytest.mark.parametrize("sql, words", [
+    ("ALTER TABLE records DROP COLUMN engine", "sqlite: no such column: engine"),
+    ("DROP TABLE scores", "no such table: scores"),
+])
+def test_a_history_damaged_by_hand_is_named_as_the_history(tmp_path, sql, words):
+    """A dropped column or table is the history's damage, said of the history (it named the index's
+    document store and advised rebuilding the index)."""
+    path = tmp_path / "h.sqlite"
+    _edited(sql)(path)
+    r = cli("history", path)
+    line = one_line_error(r, str(path), "a damaged history", words)
+    assert "document store" not in line and "index" not in line
+
+
+def test_postgres_permission_denied_names_the_privilege(pg_server, tmp_path):
+    """A role that may not create the history's schema is told which privilege it needs."""
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    pg_server.psql("DROP ROLE IF EXISTS weak", db="nteval")
+    pg_server.psql("CREATE ROLE weak LOGIN PASSWORD 'weakpw'", db="nteval")
+    pg_server.psql("REVOKE CREATE ON DATABASE nteval FROM PUBLIC", db="nteval")
+    url = pg_server.url().replace("nteval@", "weak:weakpw@", 1) if "nteval@" in pg_server.url() else None
+    if url is None:
+        pytest.skip(f"unexpected server URL {pg_server.url()}")
+    with pytest.raises(Exception) as err:
+        open_history(url)
+    text = str(err.value)
+    assert "permission denied for database nteval" in text and "needs CREATE on database nteval" in text
+    assert "weakpw" not in text
+
+
+def test_a_libpq_keyword_string_is_a_postgres_history(pg_server, tmp_path, monkeypatch):
+    """`--history "host=… port=… dbname=… user=… password=…"` (psql's form) reaches the server; no
+    SQLite file named after it (the password in its name) is made, and the password is not shown."""
+    import servers
+
+    monkeypatch.chdir(tmp_path)
+    pg_server.psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
+    conninfo = (f"host=127.0.0.1 port={pg_server.port} dbname={servers.DATABASE} user={servers.ROLE} "
+                f"password={servers.PASSWORD}")
+    with opened(conninfo) as h:
+        h.append([record("v1", _scores(1))])
+        assert servers.PASSWORD not in h.where and "password=***" in h.where
+    with opened(pg_server.url(with_password=True)) as h:
+        assert [r.label for r in h.records()] == ["v1"]
+    assert list(tmp_path.iterdir()) == []

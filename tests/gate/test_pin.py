@@ -176,3 +176,18 @@ def test_pin_command(base_index, tmp_path):
     one_line_error(cli("pin", "--index", base_index, "--topics", 20, "--out", tmp_path / "p", "--force"),
                    "--force refused", "2 entries", "NOTES.txt", "focused/runs/", "nothing was changed")
     assert (tmp_path / "p" / "NOTES.txt").read_text() == (tmp_path / "p" / "focused" / "runs" / "a.run").read_text() == "mine"
+
+
+def test_a_reader_that_goes_away_is_not_an_error(base_index, tmp_path):
+    """`nteval pin … | head -1`: the reader closes the pipe before nteval writes; the pin is written,
+    the status is 0 and nothing is said on stderr (it was "Broken pipe", exit 2)."""
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("nteval")
+    proc = subprocess.Popen([str(exe), "pin", "--index", str(base_index), "--topics", "20", "--out", str(tmp_path / "p"),
+                             "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # (the reader gone before the pin is written, as `head -1` is by the second line)
+    err = proc.stderr.read()
+    assert proc.wait() == 0 and err == b"", err
+    read_pin(tmp_path / "p")

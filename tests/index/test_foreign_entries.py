@@ -29,17 +29,28 @@ def _caches(idx: Path) -> None:
     """What nteval leaves inside an index besides it: caches (engine index, answer cache, dense
     vectors), their locks, a reader's lock."""
     (idx / ".nt.lock").write_text("")  # (read_lock of INDEX/nt leaves it)
-    (idx / "engines" / f"all-pisa-{FP}").mkdir(parents=True)
-    (idx / "engines" / f"all-pisa-{FP}" / "meta.json").write_text("{}")
+    pisa = idx / "engines" / f"all-pisa-{FP}"
+    (pisa / "pisa").mkdir(parents=True)
+    (pisa / "meta.json").write_text('{"files": {"pisa/inv.docs": [0, ""]}}')  # (what the build wrote)
+    (pisa / "pisa" / "inv.docs").write_bytes(b"")
+    (pisa / "pisa.log").write_text("")
+    (pisa / "pisa.log.1").write_text("")
+    (pisa / "settings" / "bm25.k1-0.9.b-0.4").mkdir(parents=True)  # (PISA's postings of one setting)
+    (pisa / "settings" / "bm25.k1-0.9.b-0.4" / "setting.json").write_text("{}")
+    (pisa / "settings" / "bm25.k1-0.9.b-0.4" / "inv.bm25").write_bytes(b"")
     (idx / "engines" / f".all-pisa-{FP}.lock").write_text("")
     (idx / "engines" / "answers").mkdir()
     (idx / "engines" / "answers" / f"es-{FP}.sqlite").write_bytes(b"")
     (idx / "dense" / f"nt-minilm-{FP}").mkdir(parents=True)
     (idx / "dense" / f"nt-minilm-{FP}" / "vectors-float32.npy").write_bytes(b"")
+    (idx / "dense" / f"nt-minilm-{FP}" / "meta.json").write_text('{"sha256": {"vectors-float32.npy": ""}}')
+    (idx / "dense" / f"nt-minilm-{FP}" / "flat.faiss").write_bytes(b"")
 
 
 @pytest.mark.parametrize("how", ["update", "force"])
-@pytest.mark.parametrize("user", ["NOTES.txt", "mine/", "engines/notes.txt", "dense/mine/"])
+@pytest.mark.parametrize("user", ["NOTES.txt", "mine/", "engines/notes.txt", "dense/mine/",
+                                  f"engines/all-pisa-{FP}/pisa/mine/notes.txt", f"engines/all-pisa-{FP}/settings/notes.txt",
+                                  "engines/answers/notes.txt", f"dense/nt-minilm-{FP}/mine/"])
 def test_user_entries_refuse_the_replacement_and_nothing_changes(sample_index, tmp_path, how, user):
     idx = _copy(sample_index, tmp_path)
     _caches(idx)
@@ -47,7 +58,9 @@ def test_user_entries_refuse_the_replacement_and_nothing_changes(sample_index, t
     if user.endswith("/"):
         target.mkdir(parents=True)
         (target / "results.tsv").write_text("q1\t0.5\n")
+        user = user if user.rstrip("/").count("/") < 2 else user + "results.tsv"  # (in a cache: its files are listed)
     else:
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text("my notes\n")
     before = _tree(idx)
     args = (["index", "--update", idx, FIRST200] if how == "update"
