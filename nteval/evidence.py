@@ -164,16 +164,48 @@ def evidence_lines(protocol: str) -> list[str]:
             + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']}{test})"]
 
 
-def bias_notes(protocol: str, configs: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """A note for each system of the run whose family has a bias the study flagged under
-    ``protocol`` (its ``flag_rule``: the interval excludes 0 on the verdict's own kind of
-    collection, or with the same sign on both), with its size on each collection."""
+#: A family whose measured bias (NT advantage over BM25 minus the humans') exceeds this on a
+#: collection of the verdict's own kind is flagged: runs note it, headlines flag it, gates caution.
+BIAS_CAUTION = 0.05
+#: The high-recall verdict judged by the lexical references alone (the neural extra missing, or
+#: ``--preset lexical``): the study measures it apart (scripts/validation_study.py's ``BEFORE``).
+LEXICAL_SIDE = "highrecall_lexical"
+OWN_KIND = {"focused": "precise", "highrecall": "topical", LEXICAL_SIDE: "topical"}
+
+
+def study_side(protocol: str, sref: dict[str, Any] | None = None) -> str:
+    """Which of the study's measured verdicts a run's is: ``focused``; ``highrecall`` when its
+    references include the neural one (``sref``: results.json's), else the lexical references'
+    (:data:`LEXICAL_SIDE`); any other protocol is its own name (the study has not measured it)."""
+    if protocol != "highrecall" or sref is None:
+        return protocol
+    return protocol if "neural" in (sref.get("families") or {}) else LEXICAL_SIDE
+
+
+def measured_bias(side: str, family: str | None) -> dict[str, dict[str, Any]] | None:
+    """The study's bias of ``family`` under the verdict ``side`` on the collections of the verdict's
+    own kind (``{collection: {bias, ci95, significant, nt_advantage, human_advantage}}``), or None
+    when it has not measured it (an unknown family, a verdict the study does not cover)."""
+    s = study()
+    b = ((s or {}).get("biases", {}).get(side) or {}).get(family or "")
+    if not b:
+        return None
+    own = OWN_KIND.get(side)
+    cols = {c: v for c, v in b["collections"].items() if _collections().get(c, {}).get("kind") == own}
+    return cols or None
+
+
+def bias_notes(protocol: str, configs: dict[str, dict[str, Any]], side: str | None = None) -> list[dict[str, Any]]:
+    """A note for each system of the run whose family has a bias the study flagged under the
+    verdict ``side`` (default ``protocol``; :func:`study_side`), its ``flag_rule``: more than
+    :data:`BIAS_CAUTION` on a collection of the verdict's own kind; with its size on each collection."""
     s = study()
     if not s:
         return []
-    measured = s.get("biases", {}).get(protocol, {})
+    side = side or protocol
+    measured = s.get("biases", {}).get(side, {})
     fam = families(configs)
-    own = {"focused": "precise", "highrecall": "topical"}.get(protocol)
+    own = OWN_KIND.get(side)
     notes = []
     for name in configs:
         f = fam.get(name)

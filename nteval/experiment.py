@@ -157,11 +157,11 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     if tset.strata:
         results["strata"] = strata_means(scores, tset.strata, measures)
     from .answer import headline, index_label
-    from .evidence import bias_notes, coverage, evidence
+    from .evidence import bias_notes, coverage, evidence, study_side
 
     results["coverage"] = coverage(results["collection"]) if results.get("collection") else None
     results["evidence"] = evidence(proto.name)
-    results["bias_notes"] = bias_notes(proto.name, results["system_configs"])
+    results["bias_notes"] = bias_notes(proto.name, results["system_configs"], study_side(proto.name, results.get("sref")))
     results["task"] = task
     if task is not None and verdict:
         results["answer"] = headline(task, results, index_label(results))

@@ -63,6 +63,10 @@ COLLECTIONS = {
     "cisi": {"label": "CISI", "kind": "topical", "corpus": "cisi/beir/corpus.jsonl",
              "queries": "cisi/beir/queries.jsonl", "qrels": "cisi/beir/qrels/test.tsv",
              "description": "library-science information needs; every abstract on the topic"},
+    "cf": {"label": "CF", "kind": "topical", "corpus": "cf/corpus.jsonl", "queries": "cf/queries.jsonl",
+           "qrels": "cf/qrels/dev.tsv",
+           "description": "cystic fibrosis, MEDLINE records with MeSH; the odd-numbered half of the queries, four "
+                          "judges (relevant: any judge's grade > 0)"},
 }
 #: What a verdict cannot see: a collection of the study with a seeded share of its abstracts
 #: dropped (scripts/drop_abstracts.py), set against the untouched one.
@@ -75,8 +79,8 @@ COVERAGE = {"name": "cisi_half_abstracts", "of": "cisi", "share": 0.5, "seed": 1
 #: own kind (focused: the precise SciFact; high-recall: the topical CISI), where the verdict claims to
 #: hold, or excludes 0 with the same sign on both collections. A bias only on the other kind of
 #: collection is the verdict answering another task, which the task statement already says.
-FLAG_RULE = ("flagged: the bias interval excludes 0 on the collection of the verdict's own kind, or excludes 0 with "
-             "the same sign on both collections")
+FLAG_RULE = ("flagged: the bias is larger than 5 points (either way) on a collection of the verdict's own kind, where "
+             "the verdict claims to hold")
 
 #: What to do about a measured bias, per (protocol, family).
 ADVICE = {
@@ -94,10 +98,20 @@ ADVICE = {
                           "than humans do.",
 }
 PROTOCOLS = (("focused", "RR"), ("highrecall", "AP"))
+#: The high-recall verdict as it was judged before the neural reference (the lexical vote alone, the
+#: ``--preset lexical`` of today): recomputed from the same runs, for the before/after figures.
+BEFORE = "highrecall_lexical"
+#: Every NT side the agreement and bias figures are given for (decisions: PROTOCOLS only).
+SIDES = PROTOCOLS + ((BEFORE, "AP"),)
+#: The systems the neural figures follow, and the baseline of the gate decisions shown for them.
+NEURAL = ("minilm", "minilm_bm25_rrf")
+GATE_BASELINE = "bm25"
+DECISION_CODE = {"better": "B", "non-inferior": "N", "worse": "W", "inconclusive": "I"}
 #: reversed pairs named per ranking and collection in docs/validation.md
 REVERSED_SHOWN = 8
 BASELINES = ("reference_count", "soboroff")
-OWN_KIND = {"focused": "precise", "highrecall": "topical"}
+OWN_KIND = {"focused": "precise", "highrecall": "topical", BEFORE: "topical"}
+from nteval.evidence import BIAS_CAUTION  # noqa: E402  (the flag rule's threshold, one value for the study and the runs)
 
 
 # -- 1. runs ---------------------------------------------------------------------------------------
@@ -167,16 +181,50 @@ def snapshot_of(out: Path) -> dict[str, Any]:
     for b in BASELINES:
         qids = sorted(base[b][names[0]])
         scores[b] = {"qids": qids, "values": [[base[b][n][q] for q in qids] for n in names]}
+    scores[BEFORE] = lexical_side(out, names)
     d = report["decisions"]
     decisions = {p: {"separated": d["verdicts"][p]["separated_pairs"], "groups": report["verdict"][p]["groups"]}
                  for p, _ in PROTOCOLS}
     decisions["human"] = {"separated": d["human"]["separated_pairs"], "groups": d["human"]["groups"]}
     for b in BASELINES:
         decisions[b] = {"separated": d["baselines"][b]["separated_pairs"], "groups": d["baselines"][b]["groups"]}
-    return {"systems": names, "nt_topics": {p: report["nt"][p]["n_topics"] for p, _ in PROTOCOLS},
+    index = {n: i for i, n in enumerate(names)}
+    gate = {side: {"test": g["method"], "rows": [[index[r["baseline"]], index[r["candidate"]],
+                                                  DECISION_CODE[r["gate"]], DECISION_CODE[r["human"]],
+                                                  int(r["human_beyond_margin"])] for r in g["rows"]]}
+            for side, g in report["gate"].items()}
+    return {"systems": names, "nt_topics": {p: report["nt"][p]["n_topics"] for p, _ in PROTOCOLS}, "gate": gate,
             "correction": d["human"]["correction"], "alpha": d["human"]["alpha"], "test": d["human"]["test"],
             "scores": scores, "decisions": decisions, "coverage": report["coverage"],
             "run": {"nteval": report["provenance"]["nteval"], "generated": report["provenance"]["generated"]}}
+
+
+def lexical_side(out: Path, names: list[str]) -> dict[str, Any]:
+    """Per-topic AP of every system on the high-recall topics judged by the lexical references alone
+    (their z ≥ ZT vote, as ``--preset lexical`` judges): the same runs, the qrels recomputed from
+    the lexical references' runs in OUT/highrecall/sref/ (the high-recall verdict before the
+    neural reference)."""
+    from nteval.evaluate import evaluate_run
+    from nteval.formats.trec import read_run, read_topics
+    from nteval.index import read_manifest
+    from nteval.protocols.highrecall import LEXICAL_SREFS, judgeable
+    from nteval.topics.highrecall import fused_pseudo_qrels
+    from nteval.topics.ids import highrecall_id
+
+    hr = out / "highrecall"
+    res = json.loads((hr / "results.json").read_text())
+    index_dir = Path(json.loads((out / "report.json").read_text())["index"])
+    refs = [read_run(hr / "sref" / f"{n}.run") for n in LEXICAL_SREFS]
+    by_doc = fused_pseudo_qrels(refs, k=res["k"], zt=res["zt"], std=res["std"], judged=res["judged"], combine="vote")
+    by_doc, _ = judgeable(index_dir, read_manifest(index_dir), by_doc)
+    topics = read_topics(hr / "topics.tsv")
+    qrels = {q: by_doc[d] for d in by_doc for q in [highrecall_id(d, res["sentence"])] if q in topics}
+    qids = sorted(qrels)
+    values = []
+    for n in names:
+        _, per = evaluate_run(qrels, read_run(hr / "runs" / f"{n}.run"), ["AP"])
+        values.append([round(per[q]["AP"], 6) for q in qids])
+    return {"qids": qids, "values": values}
 
 
 def read_snapshot(path: Path = SNAPSHOT) -> dict[str, Any]:
@@ -266,7 +314,7 @@ def family_biases(c: dict[str, Any], configs: dict[str, Any], rng: np.random.Gen
     base = names.index("bm25")
     human = _m(c, "human")
     out: dict[str, Any] = {}
-    for protocol, _ in PROTOCOLS:
+    for protocol, _ in SIDES:
         nt = _m(c, protocol)
         ix = rng.integers(0, nt.shape[1], (BOOT, nt.shape[1]))
         iy = rng.integers(0, human.shape[1], (BOOT, human.shape[1]))
@@ -295,10 +343,10 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
     cols = snap["collections"]
     meta_keys = ("label", "kind", "description", "judged_queries", "relevant_per_query", "documents")
     collections = {n: {k: cols[n][k] for k in meta_keys} for n in COLLECTIONS}
-    agree: dict[str, Any] = {p: {} for p, _ in PROTOCOLS}
+    agree: dict[str, Any] = {p: {} for p, _ in SIDES}
     decided: dict[str, Any] = {p: {} for p, _ in PROTOCOLS} | {b: {} for b in BASELINES}
     for name in COLLECTIONS:
-        for p, m in PROTOCOLS:
+        for p, m in SIDES:
             agree[p][name] = agreement(cols[name], p, m)
         for k, v in decisions(cols[name]).items():
             decided[k][name] = v
@@ -311,12 +359,12 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
     for protocol, per in biases.items():
         for f, b in per.items():
             cs = b["collections"]
-            own = [c for n, c in cs.items() if COLLECTIONS[n]["kind"] == OWN_KIND[protocol] and c["significant"]]
-            signs = {np.sign(c["bias"]) for c in cs.values() if c["significant"]}
-            consistent = len(cs) > 1 and all(c["significant"] for c in cs.values()) and len(signs) == 1
-            # the rule (FLAG_RULE): a bias on the verdict's own kind of collection, or the same on both kinds
-            b["flagged"] = bool(own) or consistent
-            b["direction"] = int(np.sign(own[0]["bias"])) if own else (int(signs.pop()) if consistent else 0)
+            own = [c for n, c in cs.items() if COLLECTIONS[n]["kind"] == OWN_KIND[protocol]]
+            large = [c for c in own if abs(c["bias"]) > BIAS_CAUTION]
+            # the rule (FLAG_RULE, nteval.evidence.BIAS_CAUTION): more than 5 points on the verdict's own kind
+            b["flagged"] = bool(large)
+            worst = max(large, key=lambda c: abs(c["bias"])) if large else None
+            b["direction"] = int(np.sign(worst["bias"])) if worst else 0
             if (protocol, f) in ADVICE:
                 b["advice"] = ADVICE[(protocol, f)]
     cov_name, of = COVERAGE["name"], COVERAGE["of"]
@@ -326,13 +374,60 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
                               for p, m in PROTOCOLS},
                 "decisions": {p: {"untouched": decided[p][of]["share_same_direction"],
                                   "dropped": decisions(cols[cov_name])[p]["share_same_direction"]} for p, _ in PROTOCOLS}}
-    return {"study": {"summary": f"SciFact and CISI, the {SYSTEMS} set of {len(snap['configs'])} systems, {TOPICS} NT "
-                                 "topics per protocol",
+    gate = {p: {name: gate_figures(cols[name], p) for name in COLLECTIONS} for p, _ in PROTOCOLS}
+    neural = {name: neural_figures(cols[name]) for name in COLLECTIONS}
+    return {"study": {"summary": f"SciFact, CISI and CF, the {SYSTEMS} set of {len(snap['configs'])} systems, {TOPICS} "
+                                 "NT topics per protocol",
                       "command": COMMAND, "systems": SYSTEMS, "nt_topics": TOPICS, "seed": SEED, "bootstrap": BOOT,
                       "collections": collections,
                       "decision_test": f"{cols['scifact']['test'].split(',')[0]}, {cols['scifact']['correction']}, "
                                        f"alpha {cols['scifact']['alpha']}"},
-            "agreement": agree, "decisions": decided, "biases": biases, "flag_rule": FLAG_RULE, "coverage": coverage}
+            "agreement": agree, "decisions": decided, "biases": biases, "flag_rule": FLAG_RULE, "coverage": coverage,
+            "gate": gate, "neural": neural}
+
+
+def gate_figures(c: dict[str, Any], protocol: str) -> dict[str, Any]:
+    """The release gate's decisions on ``protocol``'s NT scores against the reference test's on human
+    AP, over every ordered pair of systems (the pairs' decisions are stored in the snapshot, as
+    ``nteval correlate`` made them; tests/evidence recompute a sample of them)."""
+    from nteval.correlate.gate_agreement import tally
+
+    names, g = c["systems"], c["gate"][protocol]
+    decision = {v: k for k, v in DECISION_CODE.items()}
+    rows = [{"baseline": names[b], "candidate": names[x], "gate": decision[gd], "human": decision[hd],
+             "human_beyond_margin": bool(m)} for b, x, gd, hd, m in g["rows"]]
+    t = tally(rows)
+    t.pop("rows")
+    return {**t, "method": g["test"]}
+
+
+def neural_figures(c: dict[str, Any]) -> dict[str, Any]:
+    """For each neural system of the study: its rank and advantage over BM25 for the humans and under
+    each verdict (the high-recall one before and after the neural reference), and the gate's decision
+    on it against the live BM25 next to the reference test's on human AP."""
+    from nteval.correlate.gate_agreement import human_decision
+    from nteval.gate.decide import decide
+
+    names = c["systems"]
+    b = names.index(GATE_BASELINE)
+    out: dict[str, Any] = {}
+
+    def ranked(m: np.ndarray) -> dict[str, int]:
+        means = m.mean(axis=1)
+        return {names[i]: r for r, i in enumerate(np.argsort(-means, kind="stable"), 1)}
+
+    human = _m(c, "human")
+    hr = ranked(human)
+    for n in [x for x in NEURAL if x in names]:
+        i = names.index(n)
+        row: dict[str, Any] = {"human": {"rank": hr[n], "advantage": round(float(human[i].mean() / human[b].mean() - 1), 4),
+                                         "decision": human_decision(human[b], human[i])["decision"]}}
+        for side, _ in SIDES:
+            m = _m(c, side)
+            row[side] = {"rank": ranked(m)[n], "advantage": round(float(m[i].mean() / m[b].mean() - 1), 4),
+                         "decision": decide(m[b], m[i], c["scores"][side]["qids"])["decision"]}
+        out[n] = row
+    return out
 
 
 def study_of(snap: dict[str, Any]) -> dict[str, Any]:
@@ -381,7 +476,7 @@ def markdown(study: dict[str, Any]) -> str:
     for protocol, per in study["agreement"].items():
         for name, a in per.items():
             mt = a.get("many_topics")
-            lines.append(f"| {protocol} ({a['nt_measure']}) | {cols[name]['label']} | {a['kendall']:.3f} "
+            lines.append(f"| {SIDE_LABEL[protocol]} ({a['nt_measure']}) | {cols[name]['label']} | {a['kendall']:.3f} "
                          f"[{a['ci95'][0]:.3f}, {a['ci95'][1]:.3f}] | {a['better_half_kendall']:.3f} | "
                          f"{a['human_ceiling_kendall']:.3f} | "
                          + (f"{mt['kendall']:.3f} [{mt['ci95'][0]:.3f}, {mt['ci95'][1]:.3f}]" if mt else "n/a") + " |")
@@ -411,6 +506,7 @@ def markdown(study: dict[str, Any]) -> str:
         lines += [f"- {where} ({len(r)}): " + ", ".join(f"{x['judgment_free_prefers']} over {x['humans_prefer']}"
                                                        for x in r[:REVERSED_SHOWN]) + (", …" if len(r) > REVERSED_SHOWN else "")
                   for where, r in rev]
+    lines += neural_section(study) + gate_section(study)
     cv = study["coverage"]
     c = cv["coverage"]
     lines += ["", "## What the verdict covers", "",
@@ -432,11 +528,59 @@ def markdown(study: dict[str, Any]) -> str:
     for protocol, per in study["biases"].items():
         for f, b in per.items():
             for name, x in b["collections"].items():
-                lines.append(f"| {protocol} | {FAMILIES.get(f, f)} | {cols[name]['label']} | "
+                lines.append(f"| {SIDE_LABEL[protocol]} | {FAMILIES.get(f, f)} | {cols[name]['label']} | "
                              f"{x['nt_advantage']:+.1%} | {x['human_advantage']:+.1%} | {x['bias'] * 100:+.1f} pts "
                              f"[{x['ci95'][0] * 100:+.1f}, {x['ci95'][1] * 100:+.1f}] | {x['rank_shift']:+.1f} | "
                              f"{'yes' if x['significant'] else 'no'} | {'**yes**' if b['flagged'] else 'no'} |")
     return "\n".join(lines) + "\n"
+
+
+SIDE_LABEL = {"focused": "focused", "highrecall": "high-recall", BEFORE: "high-recall, lexical references (before)"}
+DECISION_SHOWN = {"better": "better", "non-inferior": "non-inferior", "worse": "**worse**", "inconclusive": "inconclusive"}
+
+
+def neural_section(study: dict[str, Any]) -> list[str]:
+    """The neural systems' ranks, advantages and gate decisions, humans vs each verdict, before and
+    after the neural reference, per collection."""
+    cols = study["study"]["collections"]
+    lines = ["", "## Neural retrieval: before and after the neural reference", "",
+             "The high-recall verdict's pseudo-relevant documents came from lexical reference systems alone (before); "
+             "now all-MiniLM-L6-v2, searching the titles over `all` like them, adds as many documents per topic as "
+             "their vote chose (after: equal shares, docs/verdicts.md). Rank among the "
+             f"{next(iter(study['agreement']['focused'].values()))['systems']}"
+             " systems, relative advantage over BM25 (k1 0.9, b 0.4), and the release gate's decision for the system "
+             f"as a candidate against BM25 as the live system (`decide()`: betting bounds, 5 % margin, alpha 0.05); the "
+             "humans' decision is the reference test's on their judged topics (Student's paired t, the same rule).", "",
+             "| collection | system | humans | high-recall before | high-recall after | focused |", "|---|---|---|---|---|---|"]
+    for name, per in study["neural"].items():
+        for n, r in per.items():
+            cells = [f"#{r[k]['rank']}, {r[k]['advantage']:+.1%}, {DECISION_SHOWN[r[k]['decision']]}"
+                     for k in ("human", BEFORE, "highrecall", "focused")]
+            lines.append(f"| {cols[name]['label']} ({cols[name]['kind']}) | {n} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def gate_section(study: dict[str, Any]) -> list[str]:
+    """The release gate's decisions against the human ones, per verdict and collection."""
+    cols = study["study"]["collections"]
+    first = next(iter(next(iter(study["gate"].values())).values()))
+    lines = ["", "## The release gate's decisions against the human ones", "",
+             f"Every ordered pair of systems (baseline, candidate), decided twice: by the gate on the verdict's NT "
+             f"topics ({first['method']['gate']}) and by a release manager with these judgments "
+             f"({first['method']['reference_test']}). Pass = better or non-inferior, fail = worse.", "",
+             "| verdict | collection | agree on pass/fail where both decide | false pass (humans: a loss beyond the "
+             "margin) | false alarm (humans pass) | decided: gate / humans |", "|---|---|---|---|---|---|"]
+    for protocol, per in study["gate"].items():
+        for name, g in per.items():
+            lines.append(f"| {SIDE_LABEL[protocol]} | {cols[name]['label']} ({cols[name]['kind']}) | "
+                         f"{_pct1(g['agreement'])} of {g['both_decide']:,} | {_pct1(g['false_pass_rate'])} "
+                         f"({g['false_pass']} of {g['human_loss_beyond_margin']}) | {_pct1(g['false_alarm_rate'])} "
+                         f"({g['false_alarm']} of {g['human_pass']}) | {g['gate_decided']:,} / {g['human_decided']:,} |")
+    return lines
+
+
+def _pct1(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 100:.1f} %"
 
 
 def blocks(study: dict[str, Any]) -> dict[str, str]:
@@ -458,8 +602,9 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
              "The figures are nteval's validation study ([validation.md](validation.md)), not any one run. Each verdict "
              f"agrees much less on the other kind of collection (focused on CISI τ {tau('focused', 'cisi')}, high-recall "
              f"on SciFact {tau('highrecall', 'scifact')}): **the task decides which ranking to act on.**")
-    readme = ("| verdict | SciFact (precise: ~1 relevant per claim) | CISI (topical: ~41 relevant per query) |\n"
-              "|---|---|---|\n")
+    readme = ("| verdict | " + " | ".join(f"{cols[c]['label']} ({cols[c]['kind']}: ~{cols[c]['relevant_per_query']:.0f} "
+                                         "relevant per query)" for c in COLLECTIONS) + " |\n"
+              "|---|" + "---|" * len(COLLECTIONS) + "\n")
     for p, label in (("focused", "focused RR (known-item)"), ("highrecall", "high-recall AP (topical)")):
         cells = []
         for c in COLLECTIONS:
@@ -468,17 +613,18 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
             t = f"{x['kendall']:.3f}"
             cells.append((f"**{t}**" if own else t) + f" [{x['ci95'][0]:.3f}, {x['ci95'][1]:.3f}]; "
                          f"{share(p, c)} of human-separated pairs, {rev(p, c)} reversed")
-        readme += f"| {label} | {cells[0]} | {cells[1]} |\n"
+        readme += f"| {label} | " + " | ".join(cells) + " |\n"
     own = [(p, c) for p, _ in PROTOCOLS for c in COLLECTIONS if OWN_KIND[p] == cols[c]["kind"]]
     readme += ("\nKendall τ-b of the system rankings with human AP [95 % BCa CI], and the share of the pairs of systems "
                "the human judgments separate (paired test, Holm) that the verdict separates the same way "
-               f"([docs/validation.md](docs/validation.md); human-vs-human ceiling: SciFact "
-               f"{a['focused']['scifact']['human_ceiling_kendall']:.2f}, CISI {a['focused']['cisi']['human_ceiling_kendall']:.2f}). "
+               "([docs/validation.md](docs/validation.md); human-vs-human ceiling: "
+               + ", ".join(f"{cols[c]['label']} {a['focused'][c]['human_ceiling_kendall']:.2f}" for c in COLLECTIONS) + "). "
                "On the kind of collection it stands for, each verdict separates "
                + " and ".join(f"{d[p][c]['same_direction']} of the {d[p][c]['human_separated']} pairs the humans separate "
                               f"({cols[c]['label']}, {p})" for p, c in own)
                + " the same way, and reverses " + " and ".join(str(rev(p, c)) for p, c in own) + ".")
-    return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study)}
+    gate = "\n".join(gate_section(study)[5:])  # the table of validation.md's section
+    return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study), "gate": gate}
 
 
 def _bias_block(study: dict[str, Any]) -> str:
@@ -512,7 +658,7 @@ def fill(text: str, generated: dict[str, str]) -> str:
     return MARK.sub(lambda m: m.group(1) + generated[m.group(2)] + m.group(4), text)
 
 
-DOCS_WITH_BLOCKS = (ROOT / "docs" / "verdicts.md", ROOT / "README.md")
+DOCS_WITH_BLOCKS = (ROOT / "docs" / "verdicts.md", ROOT / "README.md", ROOT / "docs" / "gate.md")
 
 
 def main() -> None:

@@ -279,18 +279,66 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
 
 def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: CorrelateSpec, settings: RunSettings,
                    execution: Execution) -> dict[str, Any]:
-    """The work of :func:`run_correlate`, inside its prologue."""
-    from dataclasses import replace
+    """The work of :func:`run_correlate`, inside its prologue: the NT sides, the human side, then
+    the agreement figures (correlations, decisions, the gate's decisions, run-based baselines)."""
+    manifest = read_manifest(index_dir)
+    systems_path, system_list, topics, qrels, pairs = _inputs(index_dir, chosen, spec)
+    nt, nt_scores = _nt_sides(index_dir, out, SystemSet(system_list, file=systems_path), spec, settings, execution)
+    names = [s.name for s in system_list]
+    runs, human_scores, human_per = _human_side(index_dir, out / "human", manifest, system_list, topics, qrels, pairs,
+                                                settings, execution)
+    report_pairs, ceiling = _pair_figures(names, nt_scores, human_per, qrels, pairs, spec, execution.progress)
+    baselines, baseline_ap = _baseline_figures(runs, names, topics, qrels, human_scores, pairs, spec, out / "human",
+                                               execution.progress)
+    human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
+    decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, spec.seed,
+                                 execution.progress)
+    report = {
+        "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
+        "systems": names, "human": {"queries": str(spec.human.queries), "qrels": str(spec.human.qrels),
+                                    "topics": len(topics), "judged_topics": len(qrels), "field": spec.human.field,
+                                    "scores": human_scores},
+        "verdict": _verdicts(nt, report_pairs),
+        "system_configs": {s.name: s.describe() for s in system_list},
+        "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
+                      "settings": _protocol_settings(r)} for side, r in nt.items()},
+        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines, "decisions": decisions,
+        "gate": gate_figures(names, nt, nt_scores, human_ap, execution.progress),
+        "settings": {"n_topics": spec.n_topics, "seed": spec.seed, "depth": settings.depth, "bootstrap": spec.n_boot,
+                     "splits": spec.splits, "pool_depth": spec.pool_depth, "soboroff_trials": spec.trials,
+                     "pseudo_relevant_per_topic": mean_relevant(qrels)},
+        "provenance": provenance(manifest),
+    }
+    report["bias_notes"] = {side: r.get("bias_notes") or [] for side, r in nt.items()}
+    if "focused" in nt and "highrecall" in nt:
+        from ..answer import disagreements
 
+        report["disagreements"] = disagreements(nt["focused"], nt["highrecall"])
+    report["task"] = settings.task
+    if settings.task is not None:
+        from ..answer import TASKS
+
+        side = TASKS[settings.task][0]
+        report["answer"] = {**nt[side]["answer"],
+                            "agreement_with_human": report["verdict"].get(side, {}).get("agreement_with_human")}
+    report["coverage"] = correlate_coverage(index_dir, manifest, qrels)
+    report["caveats"] = caveats(report)
+    from ..report.agreement import write_reports
+
+    write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
+    write_reports(report, out)
+    return report
+
+
+def _inputs(index_dir: Path, chosen: SystemSet, spec: CorrelateSpec) -> tuple:
+    """(systems file, systems, human topics, human qrels, (protocol, NT measure, human measure) pairs),
+    every input checked before any run."""
     from .. import protocols as registry
-    from ..answer import TASKS
-    from ..experiment import run_protocol_scores
     from ..systems.sets import resolve_set
 
-    protocols, task, hj = spec.protocols, settings.task, spec.human
-    manifest = read_manifest(index_dir)
+    hj = spec.human
     systems_path, system_list = resolve_set(chosen)
-    _check_external_sides(system_list, [*protocols, "human"])
+    _check_external_sides(system_list, [*spec.protocols, "human"])
     if len(system_list) < spec.min_systems:
         raise InputError(systems_path, f"{len(system_list)} systems: need at least {spec.min_systems} to correlate "
                                        "rankings (a rank correlation over fewer systems takes a handful of values; "
@@ -300,52 +348,77 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     if len(qrels) < spec.min_human_topics:
         raise InputError(hj.qrels, f"{len(qrels)} judged human topics: need at least {spec.min_human_topics} for a "
                                    "human ranking that means something (--min-human-topics)")
-    pairs = spec.pairs if spec.pairs is not None else protocol_pairs(protocols)
-    for name in protocols:  # what each protocol needs of the index, before any of them runs
+    pairs = spec.pairs if spec.pairs is not None else protocol_pairs(spec.protocols)
+    for name in spec.protocols:  # what each protocol needs of the index, before any of them runs
         registry.get(name).check_index(index_dir)
+    return systems_path, system_list, topics, qrels, pairs
+
+
+def _nt_sides(index_dir: Path, out: Path, listed: SystemSet, spec: CorrelateSpec, settings: RunSettings,
+              execution: Execution) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Each NT protocol's results and per-topic scores (the declared task goes to its own protocol)."""
+    from dataclasses import replace
+
+    from ..answer import TASKS
+    from ..experiment import run_protocol_scores
+
     nt: dict[str, dict[str, Any]] = {}
     nt_scores = {}
-    listed = SystemSet(system_list, file=systems_path)
-    for name in protocols:
+    task = settings.task
+    for name in spec.protocols:
         own = replace(settings, task=task if task is not None and TASKS[task][0] == name else None, runs_dir=None)
         nt[name], nt_scores[name] = run_protocol_scores(
             name, index_dir, out / name, systems=listed, settings=own, execution=execution, n_topics=spec.n_topics,
             seed=spec.seed, **spec.protocol_params.get(name, {}))
         release_memory()
-    hdir = out / "human"
-    write_topics(hdir / "topics.tsv", topics)
-    write_qrels(hdir / "qrels.txt", qrels)
-    runs, infos = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
-                          hdir / "runs", settings.depth, Execution(progress=execution.progress,
-                                                                   scheduler=execution.scheduler))
-    release_memory()
-    names = [s.name for s in system_list]
-    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
-    human_scores: dict[str, dict[str, float]] = {}
-    human_per: dict[str, dict[str, dict[str, float]]] = {}
-    n_boot, seed, progress = spec.n_boot, spec.seed, execution.progress
+    return nt, nt_scores
+
+
+def _bar(total: int, desc: str, progress: bool | None):
     import sys
 
     from tqdm import tqdm
 
     from ..progress import shown
 
-    # every step after the runs shows on one bar (a 4-minute silent stretch on SciFact before):
-    # the human evaluation, then per (NT measure, human measure) pair its intervals, the ceiling,
-    # the baselines' pools
-    stats_bar = tqdm(total=2 * len(names) + 4 * len(pairs) + 1, desc="agreement statistics", unit=" step",
-                     disable=not shown(progress), file=sys.stderr, leave=False)
+    return tqdm(total=total, desc=desc, unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
+
+
+def _human_side(index_dir: Path, hdir: Path, manifest: dict[str, Any], system_list: list, topics: dict[str, str],
+                qrels: dict, pairs, settings: RunSettings, execution: Execution) -> tuple:
+    """The systems' runs on the human topics (searching ``all``: real users' documents have titles),
+    each one's human scores (mean and per topic), written to HDIR."""
+    write_topics(hdir / "topics.tsv", topics)
+    write_qrels(hdir / "qrels.txt", qrels)
+    runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
+                      hdir / "runs", settings.depth, Execution(progress=execution.progress, scheduler=execution.scheduler))
+    release_memory()
+    names = [s.name for s in system_list]
+    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
+    human_scores: dict[str, dict[str, float]] = {}
+    human_per: dict[str, dict[str, dict[str, float]]] = {}
+    bar = _bar(len(names), "human judgments", execution.progress)
     for n in runs.held() + [n for n in names if n not in runs.held()]:  # (the runs in memory first)
         human_scores[n], human_per[n] = evaluate_run(qrels, runs[n], hmeasures)
-        stats_bar.update()
+        bar.update()
+    bar.close()
     human_scores = {n: human_scores[n] for n in names}
     human_per = {n: human_per[n] for n in names}
     lines = ["system\tqid\tmeasure\tvalue"] + [f"{n}\t{q}\t{m}\t{v:.6f}" for n in names for q, vs in human_per[n].items()
                                                 for m, v in vs.items()]
     write_text(hdir / "per_topic.tsv", "\n".join(lines) + "\n")
+    return runs, human_scores, human_per
+
+
+def _pair_figures(names: list[str], nt_scores: dict[str, Any], human_per: dict, qrels: dict, pairs,
+                  spec: CorrelateSpec, progress: bool | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Per (NT measure, human measure) pair: the correlations with their intervals, among the better
+    half, the advantage over BM25, the many-topic τ; and the human-vs-human ceiling."""
+    n_boot, seed = spec.n_boot, spec.seed
+    bar = _bar(4 * len(pairs) + 1, "agreement statistics", progress)
     report_pairs = []
     for side, ntm, hm in pairs:
-        stats_bar.set_postfix_str(f"{side} {ntm} vs human {hm}")
+        bar.set_postfix_str(f"{side} {ntm} vs human {hm}")
         xt = nt_scores[side].matrix(ntm, names)
         yt = np.array([[human_per[n][q][hm] for q in sorted(qrels)] for n in names])
         # the estimate is computed from the same per-topic values the bootstrap resamples
@@ -355,43 +428,48 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
         top = sorted(range(len(names)), key=lambda i: -y[i])[: max(3, len(names) // 2)]
         ci = bootstrap_ci(xt, yt, n_boot=n_boot, seed=seed)
         ci_method = ci.pop("method")
-        stats_bar.update()
+        bar.update()
         top_ci = top_stats = None
         if len(top) >= MIN_SYSTEMS:  # fewer: noise (see caveats)
             top_ci = bootstrap_ci(xt[top], yt[top], n_boot=n_boot, seed=seed)
             top_ci.pop("method")
             top_stats = correlations([x[i] for i in top], [y[i] for i in top])
-        stats_bar.update()
+        bar.update()
         adv = advantage_vs_baseline(xt, yt, names, "bm25", n_boot, seed) if (ntm, hm) in (("RR", "AP"), ("AP", "AP")) else None
-        stats_bar.update()
+        bar.update()
         # the agreement with a human ranking from as many topics as the NT one (see many_topic_tau)
         many = many_topic_tau(xt, yt, n_boot=n_boot, seed=seed, target=max(xt.shape[1], yt.shape[1]))
-        stats_bar.update()
+        bar.update()
         report_pairs.append({"nt": side, "nt_measure": ntm, "human_measure": hm, "advantage_vs_bm25": adv,
                              "stats": correlations(x, y), "ci95": ci, "ci_method": ci_method,
                              "many_topics": {**many, "ci95": list(many["ci95"])} if many else None,
-                             "ci95_top_half": top_ci,
-                             "stats_top_half": top_stats,
+                             "ci95_top_half": top_ci, "stats_top_half": top_stats,
                              "top_half_systems": [names[i] for i in top],
                              "nt_scores": dict(zip(names, x)), "human_scores": dict(zip(names, y))})
-    stats_bar.set_postfix_str("human-vs-human ceiling")
+    bar.set_postfix_str("human-vs-human ceiling")
     ceiling = {hm: _human_ceiling(human_per, names, hm, spec.splits, seed) for hm in sorted({p[2] for p in pairs})}
-    stats_bar.update()
+    bar.update()
+    bar.close()
+    return report_pairs, ceiling
+
+
+def _baseline_figures(runs, names: list[str], topics: dict[str, str], qrels: dict, human_scores: dict, pairs,
+                      spec: CorrelateSpec, hdir: Path, progress: bool | None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The run-based judgment-free baselines on the human topics (reference count, Soboroff): their
+    pseudo-qrels from the pooled runs, every system's scores under them, written to HDIR."""
+    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     n_rel = mean_relevant(qrels)
-    pool_depth, trials = spec.pool_depth, spec.trials
-    stats_bar.set_postfix_str("pools of the run-based baselines")
+    bar = _bar(len(names), "pools of the run-based baselines", progress)
     # one pool per topic for every draw (each run read once: the run set holds few of them in memory)
-    pooled = pools(runs, sorted(topics), pool_depth, tick=stats_bar.update)
+    pooled = pools(runs, sorted(topics), spec.pool_depth, tick=bar.update)
+    bar.close()
     base_q = {"reference_count": [reference_count_qrels(None, sorted(topics), n_rel, pooled=pooled)],
-              "soboroff": [soboroff_qrels(None, sorted(topics), n_rel, seed=seed + t, pooled=pooled) for t in range(trials)]}
-    stats_bar.close()
-    baselines: dict[str, Any] = {}
-    baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
-    baseline_qids: dict[str, list[str]] = {}
-    bar = tqdm(total=len(names) * sum(len(q) for q in base_q.values()), desc="run-based baselines", unit=" eval",
-               disable=not shown(progress), file=sys.stderr, leave=False)
+              "soboroff": [soboroff_qrels(None, sorted(topics), n_rel, seed=spec.seed + t, pooled=pooled)
+                           for t in range(spec.trials)]}
+    bar = _bar(len(names) * sum(len(q) for q in base_q.values()), "run-based baselines", progress)
     bscores: dict[str, dict[str, dict[str, float]]] = {b: {} for b in base_q}
     bper: dict[str, dict[str, list[float]]] = {b: {} for b in base_q}
+    baseline_qids: dict[str, list[str]] = {}
     for n in runs.held() + [n for n in names if n not in runs.held()]:  # each run read once, those in memory first
         run = runs[n]
         for b, qsets in base_q.items():
@@ -401,6 +479,8 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
             baseline_qids[b] = sorted(evals[0][1])
             bper[b][n] = [float(np.mean([per[q]["AP"] for _, per in evals])) for q in baseline_qids[b]]
     bar.close()
+    baselines: dict[str, Any] = {}
+    baseline_ap: dict[str, np.ndarray] = {}  # per-topic AP under each baseline's pseudo-qrels (trials averaged)
     for b in base_q:
         baselines[b] = {"scores": {n: bscores[b][n] for n in names},
                         "correlations": {hm: correlations([bscores[b][n][hm] for n in names],
@@ -410,46 +490,39 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     write_text(hdir / "baselines_per_topic.tsv", "baseline\tsystem\tqid\tAP\n" + "".join(
         f"{b}\t{n}\t{q}\t{v:.6f}\n" for b, m in baseline_ap.items() for n, row in zip(names, m)
         for q, v in zip(baseline_qids[b], row)))
-    human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
-    decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, seed, progress)
-    verdict = {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
-                      "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
-                      "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
-                                                     "ci95": p["ci95"], "stats_top_half": p["stats_top_half"],
-                                                     "many_topics": p["many_topics"]}
-                                                    for p in report_pairs if p["nt"] == side
-                                                    and p["nt_measure"] == r["verdict"]["measure"]
-                                                    and p["human_measure"] == "AP"), None),
-                      "reliability": {k: r["verdict"]["reliability"][k] for k in ("split_half", "stable_from_topics")}
-                      if r["verdict"].get("reliability") else None}
-               for side, r in nt.items() if r.get("verdict")}
-    report = {
-        "index": str(index_dir.absolute()), "index_fingerprint": manifest["fingerprint"], "systems_file": str(systems_path),
-        "systems": names, "human": {"queries": str(hj.queries), "qrels": str(hj.qrels), "topics": len(topics),
-                                    "judged_topics": len(qrels), "field": hj.field, "scores": human_scores},
-        "verdict": verdict,
-        "system_configs": {s.name: s.describe() for s in system_list},
-        "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
-                      "settings": _protocol_settings(r)} for side, r in nt.items()},
-        "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines, "decisions": decisions,
-        "settings": {"n_topics": spec.n_topics, "seed": seed, "depth": settings.depth, "bootstrap": n_boot,
-                     "splits": spec.splits,
-                     "pool_depth": pool_depth, "soboroff_trials": trials, "pseudo_relevant_per_topic": n_rel},
-        "provenance": provenance(manifest),
-    }
-    report["bias_notes"] = {side: r.get("bias_notes") or [] for side, r in nt.items()}
-    if "focused" in nt and "highrecall" in nt:
-        from ..answer import disagreements
+    return baselines, baseline_ap
 
-        report["disagreements"] = disagreements(nt["focused"], nt["highrecall"])
-    report["task"] = task
-    if task is not None:
-        side = TASKS[task][0]
-        report["answer"] = {**nt[side]["answer"], "agreement_with_human": verdict.get(side, {}).get("agreement_with_human")}
-    report["coverage"] = correlate_coverage(index_dir, manifest, qrels)
-    report["caveats"] = caveats(report)
-    from ..report.agreement import write_reports
 
-    write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
-    write_reports(report, out)
-    return report
+def _verdicts(nt: dict[str, dict[str, Any]], report_pairs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each verdict's scores, groups, agreement with human AP and reliability, as report.json keeps them."""
+    return {side: {"measure": r["verdict"]["measure"], "task": r["verdict"]["task"],
+                   "scores": r["verdict"]["scores"], "groups": r["verdict"]["groups"],
+                   "agreement_with_human": next(({"human_measure": p["human_measure"], "stats": p["stats"],
+                                                  "ci95": p["ci95"], "stats_top_half": p["stats_top_half"],
+                                                  "many_topics": p["many_topics"]}
+                                                 for p in report_pairs if p["nt"] == side
+                                                 and p["nt_measure"] == r["verdict"]["measure"]
+                                                 and p["human_measure"] == "AP"), None),
+                   "reliability": {k: r["verdict"]["reliability"][k] for k in ("split_half", "stable_from_topics")}
+                   if r["verdict"].get("reliability") else None}
+            for side, r in nt.items() if r.get("verdict")}
+
+
+def gate_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], human_ap: np.ndarray,
+                 progress: bool | None = None) -> dict[str, Any]:
+    """For each verdict: the release gate's decisions (its own rule) on the NT per-topic scores of
+    every ordered pair of systems, against the reference test's on human AP
+    (:func:`nteval.correlate.gate_agreement.gate_agreement`); the pairs themselves go to
+    report.json, the counts and rates to every report."""
+    from .gate_agreement import gate_agreement
+
+    out: dict[str, Any] = {}
+    sides = [s for s, r in nt.items() if r.get("verdict")]
+    bar = _bar(len(sides), "the gate's decisions vs the human ones", progress)
+    for side in sides:
+        m = nt[side]["verdict"]["measure"]
+        sc = nt_scores[side]
+        out[side] = {"measure": m, **gate_agreement(names, sc.matrix(m, names), list(sc.topics), human_ap)}
+        bar.update()
+    bar.close()
+    return out

@@ -415,8 +415,7 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
     candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
     pinned_infos = infos_all.get("pinned", {})
     configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
-    for c, b in _biases(spec.protocol, configs, base, cands).items():
-        candidates[c]["bias"] = b
+    _families(spec.protocol, pin, configs, base, candidates)
     engines = {n: engine_of(i.system, i.notes, manifest) for n, i in pinned_infos.items()}
     labels = {base: spec.baseline_label or base, **{c: (spec.label if spec.label and k == 1 else c) for c in cands}}
     result: dict[str, Any] = {
@@ -511,28 +510,27 @@ def _overall(sets: dict[str, Any], per_topic: dict, base: str, c: str, fresh_use
             "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
 
 
-def _biases(protocol: str, configs: dict[str, dict[str, Any]], base: str, cands: list[str]) -> dict[str, Any]:
-    """The candidates whose family the validation study measured this protocol to over- or
-    understate (:func:`nteval.evidence.bias_notes`), when the baseline is not of that family: the
-    size of the bias on the study's collection of this task's kind, and a caution."""
-    from ..evidence import _collections, bias_notes
+def _families(protocol: str, pin: Pin, configs: dict[str, dict[str, Any]], base: str,
+              candidates: dict[str, dict[str, Any]]) -> None:
+    """Each candidate of another family than the baseline's: what the validation study measured of
+    how this verdict judges the pair (``family``, with a caution for the headline), and a "worse"
+    that NT's measured understatement of the family could explain made inconclusive
+    (:mod:`nteval.gate.families`)."""
+    from ..evidence import study_side
+    from .families import cross_family_worse, family_check
 
-    notes = {n["system"]: n for n in bias_notes(protocol, configs)}
-    own = {"focused": "precise", "highrecall": "topical"}[protocol]
-    out = {}
-    for c in cands:
-        note = notes.get(c)
-        if note is None or (base in notes and notes[base]["family"] == note["family"]):
+    sref = ((pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
+    side = study_side(protocol, sref)
+    for c, entry in candidates.items():
+        check = family_check(side, configs, base, c)
+        if check is None:
             continue
-        sized = [(name, v) for name, v in note["collections"].items() if _collections()[name]["kind"] == own]
-        name, v = sized[0] if sized else next(iter(note["collections"].items()))
-        col = _collections()[name]
-        direction = "overstating" if v["bias"] > 0 else "understating"
-        out[c] = {"family": note["family"], "label": note["label"], "bias": v["bias"], "collection": col["label"],
-                  "text": f"caution: nteval's validation study measured this verdict {direction} {note['label'].split(' (')[0]} "
-                          f"by {v['bias'] * 100:+.0f} points on {col['label']} ({col['kind']}); part of this difference "
-                          "may not be the users'", "advice": note.get("advice", "")}
-    return out
+        entry["family"] = check
+        decided = entry["fresh"] if entry["decided"].startswith("on the fresh") else entry["pinned"]
+        why = cross_family_worse(check, decided)
+        if why:
+            check["rule"] = why
+            entry["decision"], entry["decided"] = "inconclusive", f"across families: {why}"
 
 
 def _multiplicity(k: int, looks_worse: int, alpha: float) -> str:

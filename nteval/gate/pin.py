@@ -134,7 +134,7 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
             used = set(sources.values())
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
             t2, q2, s2, stats = _known_only(*topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name,
-                                                       progress), known)
+                                                       progress, pinned_references(pin)), known)
             sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), stats)
         return _write_pin(tmp, index_dir, spec, sets, sorted(known), {"extended_from": pin.id})
 
@@ -453,7 +453,7 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
     status: dict[str, Any] = {"eligible_new_documents": len(new), "asked": n, "used": 0}
     if not ids:
         return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
-    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress)
+    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, pinned_references(pin))
     status["used"] = len(topics)
     return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
 
@@ -473,10 +473,19 @@ def seeded_pool(index_dir: Path, seed: int, min_sentences: int, min_title_tokens
     return sorted(pool, key=lambda d: hashlib.sha256(f"{seed}:{d}".encode()).digest())
 
 
-def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: Path, progress: bool | None
-              ) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
+def pinned_references(pin: Pin) -> list[str] | None:
+    """The high-recall reference systems a pin's topics were judged by (None: the default, for a pin
+    that did not record them): an extension's and a gate's fresh topics are judged by the same ones."""
+    sref = ((pin.meta.get("protocols", {}).get("highrecall") or {}).get("settings") or {}).get("sref") or {}
+    names = [n for ns in (sref.get("families") or {}).values() for n in ns] or (sref.get("name") or "").split("+")
+    return [n for n in names if n] or None
+
+
+def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: Path, progress: bool | None,
+              references: list[str] | None = None) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
     """(topics, qrels, sources, stats) that ``protocol`` makes now from the documents ``ids`` (a
-    high-recall S_ref searches the index as it is; no topic when none keeps a pseudo-relevant one)."""
+    high-recall S_ref searches the index as it is, with ``references`` (the pin's: :func:`pinned_references`;
+    None: the default); no topic when none keeps a pseudo-relevant one)."""
     if not ids:
         return {}, {}, {}, {}
     if protocol == "focused":
@@ -492,7 +501,7 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
     from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
 
     try:
-        topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(None), work,
+        topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(references), work,
                                                              HighRecallSpec(n_topics=len(ids), seed=seed), progress)
     except InputError:  # (no topic kept a pseudo-relevant document)
         return {}, {}, {}, {}

@@ -58,8 +58,10 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     if len(cands) == 1:
         name = next(iter(cands))
         text = f"{head}: {candidate_clause(result, name)}."
-        if cands[name].get("bias") and cands[name]["decision"] != "worse":
-            text = text[:-1] + f"; {cands[name]['bias']['text']}."
+        fam = cands[name].get("family") or {}
+        for extra in (fam.get("rule"), fam.get("caution")):
+            if extra:
+                text = text[:-1] + f"; {extra}."
         more = cands[name]["pinned"].get("more_topics") if cands[name]["decision"] == "inconclusive" else None
         if more and more.get("topics"):
             text += f" About {more['topics']:,} topics would likely decide it (see below)."
@@ -79,6 +81,10 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
                     f"{_who(result, result['baseline'])} for {result['task']} search")
         rest = [f"{n} {c['decision']}" for n, c in cands.items() if not worst or c["decision"] != worst]
         text += (f"; the others: {', '.join(rest)}" if worst and rest else (f" ({', '.join(rest)})" if rest else "")) + "."
+        across = [f"{n}: {f.get('rule') or f['caution']}" for n, c in cands.items()
+                  if (f := c.get("family") or {}) and (f.get("rule") or f.get("caution"))]
+        if across:
+            text = text[:-1] + "; across families — " + "; ".join(across) + "."
     return {"outcome": outcome, "text": text}
 
 

@@ -231,6 +231,29 @@ def _decision_blocks(r: dict[str, Any]) -> list[Block]:
     return blocks
 
 
+def gate_blocks(r: dict[str, Any]) -> list[Block]:
+    """The release gate's decisions on each NT verdict against the human ones (report.json ``gate``)."""
+    g = r.get("gate")
+    if not g:
+        return []
+
+    def pct(x: float | None) -> str:
+        return "n/a" if x is None else f"{x * 100:.1f} %"
+
+    rows = [[f"NT {side} ({x['measure']})", f"{x['pairs']:,}", f"{pct(x['agreement'])} of {x['both_decide']:,}",
+             f"{pct(x['false_pass_rate'])} ({x['false_pass']} of {x['human_loss_beyond_margin']})",
+             f"{pct(x['false_alarm_rate'])} ({x['false_alarm']} of {x['human_pass']})",
+             f"{x['gate_decided']:,} / {x['human_decided']:,}"] for side, x in g.items()]
+    first = next(iter(g.values()))
+    return [("h2", "The release gate's decisions against the human ones"),
+            ("table", ["verdict", "ordered pairs", "agree on pass/fail where both decide", "false pass (humans: a loss "
+                       "beyond the margin)", "false alarm (humans pass)", "decided: gate / humans"], rows),
+            ("p", f"For every ordered pair of systems (baseline, candidate): the gate: {first['method']['gate']}; the "
+                  f"humans: {first['method']['reference_test']}. Pass = better or non-inferior, fail = worse. The "
+                  "humans decide on their judged topics only (fewer pairs); their decisions are theirs on these topics, "
+                  "not the truth. Each pair's two decisions: report.json, gate.")]
+
+
 def _plain_tau(k: float | None) -> str:
     """Kendall τ in plain words: the share of system pairs both rankings order the same way."""
     if k is None:
@@ -329,6 +352,7 @@ def summary_blocks(r: dict[str, Any]) -> list[Block]:
                    ("p", "Method: " + r["pairs"][0]["many_topics"]["method"] + ". Measured coverage: docs, "
                          "\"How far the intervals hold\" (scripts/ci_coverage.py).")]
     blocks += _decision_blocks(r)
+    blocks += gate_blocks(r)
     rows = [[pair_label(p), str(len(p["top_half_systems"])), _fmt(s["pearson"]["value"]), _fmt(s["spearman"]["value"]),
              f"{_fmt(s['kendall']['value'])} (p={_fmt(s['kendall']['p'], 4)})", _fmt(s["tau_ap"]["value"])]
             for p in r["pairs"] if (s := p.get("stats_top_half"))]

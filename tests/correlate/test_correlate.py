@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 from click.testing import CliRunner
 
 from nteval.cli import main
@@ -79,6 +80,34 @@ def test_correlate_report(correlated):
     assert "## Decisions: do the judgment-free rankings separate the pairs humans separate?" in md
     assert "Decisions: of the " in md
     assert (out / "report.md").read_text().count("![") == len(rep["pairs"])
+    # the release gate's decisions against the human ones (issue 45): every ordered pair, its own rule
+    from nteval.correlate.gate_agreement import human_decision
+    from nteval.gate.decide import decide
+
+    g = rep["gate"]
+    assert set(g) == {"focused", "highrecall"}
+    for side, x in g.items():
+        assert x["pairs"] == 30 and len(x["rows"]) == 30 and x["measure"] == rep["verdict"][side]["measure"]
+        assert x["agree"] <= x["both_decide"] <= x["pairs"] and x["false_pass"] <= x["human_loss_beyond_margin"]
+        assert x["both_decide"] == sum(r["gate"] != "inconclusive" and r["human"] != "inconclusive" for r in x["rows"])
+    # one pair re-decided from the written per-topic scores: the gate's decide() on NT RR, the t rule on human AP
+    import csv
+    from collections import defaultdict
+
+    def per_topic(path, measure):
+        s = defaultdict(dict)
+        for row in csv.DictReader(open(path), delimiter="\t"):
+            if row["measure"] == measure:
+                s[row["system"]][row["qid"]] = float(row["value"])
+        return s
+
+    nt, hu = per_topic(out / "focused" / "per_topic.tsv", "RR"), per_topic(out / "human" / "per_topic.tsv", "AP")
+    row = next(r for r in g["focused"]["rows"] if r["baseline"] == "bm25" and r["candidate"] == "disjunctive_1")
+    q, hq = sorted(nt["bm25"]), sorted(hu["bm25"])
+    assert row["gate"] == decide([nt["bm25"][t] for t in q], [nt["disjunctive_1"][t] for t in q], q)["decision"]
+    assert row["human"] == human_decision(np.array([hu["bm25"][t] for t in hq]),
+                                          np.array([hu["disjunctive_1"][t] for t in hq]))["decision"]
+    assert "## The release gate's decisions against the human ones" in md
 
 
 def test_correlate_rejects_qrels_without_matching_topics(scifact_index, tmp_path):

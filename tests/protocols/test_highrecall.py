@@ -89,11 +89,62 @@ def test_end_to_end_deterministic_and_consistent(first200_index, tmp_path):
     assert a["n_topics"] + a["dropped"]["no_sentence"] + a["dropped"]["no_pseudo_relevant"] == 40
 
 
+def expected(out, names, res):
+    """The pseudo-qrels (by source document) the rules give the reference runs written in OUT/sref/:
+    the lexical vote, and each other family's equal share beside it (several families), or the
+    fusion of one family's references."""
+    from nteval.protocols.highrecall import reference_families, reference_systems
+    from nteval.topics.highrecall import balanced_pseudo_qrels, fused_pseudo_qrels
+
+    groups = reference_families(reference_systems(tuple(names)))
+    runs = {f: [read_run(out / "sref" / f"{r.name}.run") for r in g] for f, g in groups.items()}
+    kw = dict(judged=res["judged"], combine=res["sref"]["combine"] or "vote", graded=res["graded"])
+    if len(groups) > 1:
+        return balanced_pseudo_qrels(runs["lexical"], [v for f, v in runs.items() if f != "lexical"], **kw)
+    return fused_pseudo_qrels(next(iter(runs.values())), **kw)
+
+
+def test_equal_shares_by_hand():
+    """Two lexical references vote (z ≥ 2 of each: the median of two is their mean), a neural one
+    adds as many of its best; its other documents are judged, not relevant; a topic the lexical vote
+    drops stays dropped whatever the neural reference says."""
+    from nteval.topics.highrecall import balanced_pseudo_qrels
+
+    flat = [(f"x{i:02d}", 1.0) for i in range(30)]
+    lex1 = {"t": [("a", 30.0), ("b", 25.0), *flat], "u": [("c", 1.0), ("d", 1.0)]}
+    lex2 = {"t": [("b", 30.0), ("a", 25.0), *flat], "u": [("c", 1.0), ("d", 1.0)]}
+    neural = {"t": [("n1", 0.9), ("n2", 0.8), ("a", 0.7), ("n3", 0.1)], "u": [("n9", 0.9)]}
+    q = balanced_pseudo_qrels([lex1, lex2], [[neural]], k=1000, zt=2.0, judged="topk-nonrelevant")
+    assert set(q) == {"t"}  # u: every lexical score equal, no z, no topic
+    assert {d for d, r in q["t"].items() if r > 0} == {"a", "b", "n1", "n2"}
+    assert q["t"]["n3"] == 0 and q["t"]["x00"] == 0 and len(q["t"]) == 2 + 30 + 3
+    # a family of several references: reciprocal rank fusion picks its share
+    other = {"t": [("n2", 0.9), ("n3", 0.8), ("n1", 0.1)]}
+    q2 = balanced_pseudo_qrels([lex1, lex2], [[neural, other]], k=1000, zt=2.0)
+    assert {d for d, r in q2["t"].items() if r > 0} == {"a", "b", "n1", "n2"}  # n2: 1/62 + 1/61; n1: 1/61 + 1/63
+
+
+def test_without_the_neural_extra_the_lexical_vote_judges_and_says_so(first200_index, tmp_path, monkeypatch):
+    from nteval.systems import dense
+
+    monkeypatch.setitem(dense.SHIPPED_MODELS, "minilm", dense.ShippedModel("minilm", 384, ("nteval_no_such_module",), ""))
+    r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--topics", "30", "--min-topics", "10",
+                                  "--systems", "default", "--out", str(tmp_path / "h")])
+    assert r.exit_code == 0, r.output
+    assert "CAUTION: the neural extra is not installed" in r.output
+    res = json.loads((tmp_path / "h" / "results.json").read_text())
+    assert res["sref"]["families"] == {"lexical": ["bm25", "bm25_k1.2_b0.75", "qld_mu1000"]}
+    assert res["sref"]["neural_reference"].startswith("the neural extra is not installed")
+    # asked for by name, the balanced references are refused in one line
+    r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--topics", "30", "--min-topics", "10",
+                                  "--preset", "balanced", "--out", str(tmp_path / "b")])
+    assert r.exit_code == 2 and "pip install 'nteval[neural]'" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+
+
 def test_default_settings_are_deterministic_and_fuse_the_references(first200_index, tmp_path):
     """The defaults chosen by the high-recall study: byte-identical topics/qrels for a seed, and
     pseudo-qrels that are exactly the fusion rule applied to the reference systems' runs."""
-    from nteval.experiment import DEFAULT_SREFS
-    from nteval.topics.highrecall import fused_pseudo_qrels
+    from nteval.protocols.highrecall import default_srefs
 
     kw = dict(n_topics=40, seed=5, systems="default", progress=False, min_topics=10)
     a = run_highrecall(first200_index, tmp_path / "a", **kw)
@@ -102,13 +153,12 @@ def test_default_settings_are_deterministic_and_fuse_the_references(first200_ind
         assert (tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes(), f
     from nteval.corpus.store import known_docids
 
-    refs = [read_run(tmp_path / "a" / "sref" / f"{n}.run") for n in DEFAULT_SREFS]
-    want = fused_pseudo_qrels(refs, judged=a["judged"], combine=a["sref"]["combine"] or "vote", graded=a["graded"])
+    want = expected(tmp_path / "a", default_srefs(), a)
     in_nt = known_docids(first200_index, {d for v in want.values() for d in v}, "nt")
     got = read_qrels(tmp_path / "a" / "qrels.txt")
     assert got and not a["holdout"]
     assert all(got[q] == {d: r for d, r in want[q.removesuffix("-s3")].items() if d in in_nt} for q in got)
-    assert a["sref"]["name"] == "+".join(DEFAULT_SREFS)
+    assert a["sref"]["name"] == "+".join(default_srefs())
     # the paper's setting by name
     p = run_highrecall(first200_index, tmp_path / "p", preset="paper", **kw)
     assert p["sref"]["name"] == "bm25" and p["judged"] == "relevant-only" and not p["holdout"] and not p["graded"]
@@ -152,12 +202,10 @@ def test_judgeable_keeps_only_documents_the_systems_search(sample_index, tmp_pat
     """S_ref searches `all`, where records without an abstract compete (PubMed finds them by their
     titles); those are not in `nt`, so their judgments leave the pseudo-qrels, counted."""
     from nteval.corpus.store import known_docids
-    from nteval.experiment import DEFAULT_SREFS
-    from nteval.topics.highrecall import fused_pseudo_qrels
+    from nteval.protocols.highrecall import default_srefs
 
     res = run_highrecall(sample_index, tmp_path / "h", n_topics=100, seed=42, systems="default", progress=False)
-    refs = [read_run(tmp_path / "h" / "sref" / f"{n}.run") for n in DEFAULT_SREFS]
-    fused = fused_pseudo_qrels(refs, judged="topk-nonrelevant")
+    fused = expected(tmp_path / "h", default_srefs(), res)
     got = read_qrels(tmp_path / "h" / "qrels.txt")
     judged = {d for v in got.values() for d in v}
     assert known_docids(sample_index, judged, "nt") == judged  # every judged document is searchable
