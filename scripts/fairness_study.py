@@ -187,7 +187,7 @@ class Designs:
 
         db = sqlite3.connect(f"file:{self.c.idx / 'docs.sqlite'}?mode=ro", uri=True)
         major, heads = defaultdict(set), defaultdict(set)
-        for docid, ui, qual, m in db.execute("SELECT docid, descriptor_ui, qualifier, major FROM mesh"):
+        for docid, ui, m in db.execute("SELECT docid, descriptor_ui, major FROM mesh"):
             heads[docid].add(ui)
             if m:
                 major[docid].add(ui)

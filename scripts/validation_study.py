@@ -111,7 +111,6 @@ DECISION_CODE = {"better": "B", "non-inferior": "N", "worse": "W", "inconclusive
 REVERSED_SHOWN = 8
 BASELINES = ("reference_count", "soboroff")
 OWN_KIND = {"focused": "precise", "highrecall": "topical", BEFORE: "topical"}
-from nteval.evidence import BIAS_CAUTION  # noqa: E402  (the flag rule's threshold, one value for the study and the runs)
 
 
 # -- 1. runs ---------------------------------------------------------------------------------------
@@ -359,6 +358,8 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
     for protocol, per in biases.items():
         for f, b in per.items():
             cs = b["collections"]
+            from nteval.evidence import BIAS_CAUTION  # (the flag rule's threshold: one value for the study and the runs)
+
             own = [c for n, c in cs.items() if COLLECTIONS[n]["kind"] == OWN_KIND[protocol]]
             large = [c for c in own if abs(c["bias"]) > BIAS_CAUTION]
             # the rule (FLAG_RULE, nteval.evidence.BIAS_CAUTION): more than 5 points on the verdict's own kind

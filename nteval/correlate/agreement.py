@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -285,11 +285,11 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     systems_path, system_list, topics, qrels, pairs = _inputs(index_dir, chosen, spec)
     nt, nt_scores = _nt_sides(index_dir, out, SystemSet(system_list, file=systems_path), spec, settings, execution)
     names = [s.name for s in system_list]
-    runs, human_scores, human_per = _human_side(index_dir, out / "human", manifest, system_list, topics, qrels, pairs,
-                                                settings, execution)
+    judged = Judged(topics, qrels, sorted({p[2] for p in pairs} | set(HUMAN_MEASURES)), sorted({p[2] for p in pairs}))
+    runs, human_scores, human_per = _human_side(index_dir, out / "human", manifest, system_list, judged, settings,
+                                                execution)
     report_pairs, ceiling = _pair_figures(names, nt_scores, human_per, qrels, pairs, spec, execution.progress)
-    baselines, baseline_ap = _baseline_figures(runs, names, topics, qrels, human_scores, pairs, spec, out / "human",
-                                               execution.progress)
+    baselines, baseline_ap = _baseline_figures(runs, names, judged, human_scores, spec, out / "human", execution.progress)
     human_ap = np.array([[human_per[n][q]["AP"] for q in sorted(qrels)] for n in names])
     decisions = decision_figures(names, nt, nt_scores, human_ap, baseline_ap, settings.correction, spec.seed,
                                  execution.progress)
@@ -384,17 +384,25 @@ def _bar(total: int, desc: str, progress: bool | None):
     return tqdm(total=total, desc=desc, unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
 
 
-def _human_side(index_dir: Path, hdir: Path, manifest: dict[str, Any], system_list: list, topics: dict[str, str],
-                qrels: dict, pairs, settings: RunSettings, execution: Execution) -> tuple:
+class Judged(NamedTuple):
+    """The human side's topics and judgments, the measures scored on it, and those compared with NT."""
+    topics: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+    measures: list[str]
+    compared: list[str]
+
+
+def _human_side(index_dir: Path, hdir: Path, manifest: dict[str, Any], system_list: list, judged: Judged,
+                settings: RunSettings, execution: Execution) -> tuple:
     """The systems' runs on the human topics (searching ``all``: real users' documents have titles),
     each one's human scores (mean and per topic), written to HDIR."""
+    topics, qrels, hmeasures = judged.topics, judged.qrels, judged.measures
     write_topics(hdir / "topics.tsv", topics)
     write_qrels(hdir / "qrels.txt", qrels)
     runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"], label="human"), topics, system_list,
                       hdir / "runs", settings.depth, Execution(progress=execution.progress, scheduler=execution.scheduler))
     release_memory()
     names = [s.name for s in system_list]
-    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
     human_scores: dict[str, dict[str, float]] = {}
     human_per: dict[str, dict[str, dict[str, float]]] = {}
     bar = _bar(len(names), "human judgments", execution.progress)
@@ -453,12 +461,12 @@ def _pair_figures(names: list[str], nt_scores: dict[str, Any], human_per: dict, 
     return report_pairs, ceiling
 
 
-def _baseline_figures(runs, names: list[str], topics: dict[str, str], qrels: dict, human_scores: dict, pairs,
-                      spec: CorrelateSpec, hdir: Path, progress: bool | None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def _baseline_figures(runs, names: list[str], judged: Judged, human_scores: dict, spec: CorrelateSpec, hdir: Path,
+                      progress: bool | None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The run-based judgment-free baselines on the human topics (reference count, Soboroff): their
     pseudo-qrels from the pooled runs, every system's scores under them, written to HDIR."""
-    hmeasures = sorted({p[2] for p in pairs} | set(HUMAN_MEASURES))
-    n_rel = mean_relevant(qrels)
+    topics, hmeasures = judged.topics, judged.measures
+    n_rel = mean_relevant(judged.qrels)
     bar = _bar(len(names), "pools of the run-based baselines", progress)
     # one pool per topic for every draw (each run read once: the run set holds few of them in memory)
     pooled = pools(runs, sorted(topics), spec.pool_depth, tick=bar.update)
@@ -485,7 +493,7 @@ def _baseline_figures(runs, names: list[str], topics: dict[str, str], qrels: dic
         baselines[b] = {"scores": {n: bscores[b][n] for n in names},
                         "correlations": {hm: correlations([bscores[b][n][hm] for n in names],
                                                           [human_scores[n][hm] for n in names])
-                                         for hm in sorted({p[2] for p in pairs})}}
+                                         for hm in judged.compared}}
         baseline_ap[b] = np.array([bper[b][n] for n in names])
     write_text(hdir / "baselines_per_topic.tsv", "baseline\tsystem\tqid\tAP\n" + "".join(
         f"{b}\t{n}\t{q}\t{v:.6f}\n" for b, m in baseline_ap.items() for n, row in zip(names, m)

@@ -144,7 +144,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
     from ..formats.trec import write_qrels
     from ..runs import index_folds
-    from ..topics.highrecall import balanced_pseudo_qrels, fused_pseudo_qrels, pseudo_relevant_stats, sentence_query
+    from ..topics.highrecall import pseudo_relevant_stats, sentence_query
     from ..topics.ids import highrecall_id
 
     spec.validate()
@@ -169,15 +169,7 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     sref_runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, refs, out / "sref", k,
                            Execution(progress=progress))
     groups = reference_families(refs)
-    if len(groups) > 1 and "lexical" in groups:
-        qrels_all = balanced_pseudo_qrels(sref_runs.several([r.name for r in groups["lexical"]]),
-                                          [sref_runs.several([r.name for r in g]) for f, g in groups.items()
-                                           if f != "lexical"],
-                                          k=k, zt=zt, std=std, judged=judged, combine=combine, graded=graded)
-    else:
-        qrels_all = fused_pseudo_qrels(sref_runs.several([r.name for r in refs]), k=k, zt=zt, std=std, judged=judged,
-                                       combine=combine, graded=graded)
-    qrels_all, outside = judgeable(index_dir, manifest, qrels_all)
+    qrels_all, outside = judgeable(index_dir, manifest, references_qrels(groups, sref_runs, spec))
     folds: list[list[str]] = []
     if holdout:
         folds = index_folds(index_dir, "nt", list(sentences))
@@ -196,14 +188,8 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
     write_text(out / "pseudo_relevant_counts.tsv",
                "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
-    first = refs[0]
     stats = {
-        "sref": {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
-                 "params": first.params if len(refs) == 1 else {r.name: {"algorithm": r.algorithm, "params": r.params}
-                                                                for r in refs},
-                 "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None,
-                 "families": {f: [r.name for r in g] for f, g in groups.items()},
-                 "balance": "equal shares" if len(groups) > 1 and "lexical" in groups else None},
+        "sref": references_record(refs, groups, combine),
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
         "graded": graded, "holdout": holdout,
         "judged_outside_nt": outside,
@@ -214,6 +200,32 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     if holdout:
         stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}
     return topics, qrels, stats, {qid[d]: s for d, s in sentences.items()}, sources
+
+
+def references_qrels(groups: dict[str, list[System]], sref_runs: Any, spec: HighRecallSpec) -> dict[str, dict[str, int]]:
+    """The pseudo-qrels (by source document) of the references' runs: the lexical vote with every
+    other family's equal share beside it (:func:`nteval.topics.highrecall.balanced_pseudo_qrels`),
+    or the fusion of one family's references (:func:`nteval.topics.highrecall.fused_pseudo_qrels`)."""
+    from ..topics.highrecall import balanced_pseudo_qrels, fused_pseudo_qrels
+
+    kw: dict[str, Any] = dict(k=spec.k, zt=spec.zt, std=spec.std, judged=spec.judged, combine=spec.combine,
+                              graded=spec.graded)
+    if len(groups) > 1 and "lexical" in groups:
+        return balanced_pseudo_qrels(sref_runs.several([r.name for r in groups["lexical"]]),
+                                     [sref_runs.several([r.name for r in g]) for f, g in groups.items() if f != "lexical"],
+                                     **kw)
+    return fused_pseudo_qrels(sref_runs.several([r.name for g in groups.values() for r in g]), **kw)
+
+
+def references_record(refs: list[System], groups: dict[str, list[System]], combine: str) -> dict[str, Any]:
+    """results.json's ``sref``: the references, their families and how they were combined."""
+    first = refs[0]
+    return {"name": "+".join(r.name for r in refs), "algorithm": first.algorithm if len(refs) == 1 else "fused",
+            "params": first.params if len(refs) == 1 else {r.name: {"algorithm": r.algorithm, "params": r.params}
+                                                           for r in refs},
+            "index": "all", "query": "title", "combine": combine if len(refs) > 1 else None,
+            "families": {f: [r.name for r in g] for f, g in groups.items()},
+            "balance": "equal shares" if len(groups) > 1 and "lexical" in groups else None}
 
 
 def judgeable(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]

@@ -71,6 +71,48 @@ def test_what_a_run_prints_comes_from_the_study(shipped):
     assert f"a bias of {exp['bias'] * 100:+.0f} points" in note["text"]
 
 
+def test_the_gate_decisions_stored_are_what_the_gate_decides_now(snapshot):
+    """The snapshot keeps the release gate's and the reference test's decision on every ordered pair
+    (870 per verdict and collection: a minute each to recompute); a sample of them, the neural
+    systems against BM25 among them, is decided again here from the stored per-topic scores."""
+    import numpy as np
+
+    from nteval.correlate.gate_agreement import human_decision
+    from nteval.gate.decide import decide
+
+    code = {v: k for k, v in vs.DECISION_CODE.items()}
+    for name, c in snapshot["collections"].items():
+        if name not in vs.COLLECTIONS:
+            continue
+        names = c["systems"]
+        human = np.asarray(c["scores"]["human"]["values"])
+        for side in ("focused", "highrecall"):
+            rows = c["gate"][side]["rows"]
+            nt = np.asarray(c["scores"][side]["values"])
+            qids = c["scores"][side]["qids"]
+            want = {(names.index("bm25"), names.index(n)) for n in vs.NEURAL} | {(names.index(n), names.index("bm25"))
+                                                                                 for n in vs.NEURAL}
+            sample = [r for r in rows if (r[0], r[1]) in want] + rows[:: max(1, len(rows) // 4)][:4]
+            for b, x, g, h, beyond in sample:
+                assert code[g] == decide(nt[b], nt[x], qids)["decision"], (name, side, names[b], names[x])
+                hd = human_decision(human[b], human[x])
+                assert (code[h], bool(beyond)) == (hd["decision"], hd["beyond_margin"]), (name, side, names[b], names[x])
+
+
+def test_the_neural_figures_and_the_designs_table(shipped):
+    """The neural systems are followed on every collection, before and after the neural reference;
+    the designs table of docs/verdicts.md is the rendering of docs/fairness.json, whose choice is
+    the rule's on its own figures."""
+    fs = script("fairness_study")
+    for name in vs.COLLECTIONS:
+        row = shipped["neural"][name]["minilm"]
+        assert set(row) == {"human", "focused", "highrecall", vs.BEFORE}
+    data = json.loads(fs.OUT_JSON.read_text(encoding="utf-8"))
+    assert fs.choose(data) == data["choice"] and data["choice"]["chosen"] == "equal shares"
+    doc = fs.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {fs.MARK} -->\n{fs.block(data)}\n<!-- /{fs.MARK} -->" in doc
+
+
 def test_the_grid_facts_are_what_the_script_computes_from_the_table():
     shipped = json.loads(gs.FACTS.read_text(encoding="utf-8"))
     assert shipped["study"]["date"] and shipped["study"]["nteval"]
