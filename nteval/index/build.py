@@ -198,7 +198,17 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     with tempfile.TemporaryDirectory(prefix="nteval-parse-") as tmp:
         count = _RecordCount(Path(tmp), bar) if not bar.disable else None
         try:
-            _apply_files(store, files, jobs, documents, count, bar, on_file, on_done, per_source, deleted_ids)
+            for i, path, ops, sha in _parsed(files, jobs, documents, count):
+                if on_file is not None:
+                    on_file(ops)
+                counts, deleted = _apply_ops(store, ops)
+                per_source.append(counts)
+                deleted_ids.append(deleted)
+                if on_done is not None:
+                    on_done(path, sha, counts, deleted)
+                if count is not None:
+                    count.finished(i, counts["seen"] + counts["deleted_pmids"])
+                bar.set_postfix_str(f"{i + 1}/{len(files)} files")
         finally:
             if count is not None:
                 count.close()
@@ -206,56 +216,48 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     return per_source, deleted_ids
 
 
-def _apply_files(store: DocStore, files: Sequence[Path], jobs: int, documents: str, count: _RecordCount | None, bar,
-                 on_file, on_done, per_source: list[dict], deleted_ids: list[list[str]]) -> None:
-    """:func:`load_store`'s loop: each parsed file's operations applied to the store, in order."""
-    for i, path, ops, sha in _parsed(files, jobs, documents, count):
-        if on_file is not None:
-            on_file(ops)
-        c: Counter = Counter()
-        deleted: list[str] = []
-        touched = _touched(ops)
-        stored = store.present(touched)  # (+ ids put below: the ids a skip may have to remove)
-        rows_before, removed_before = len(stored), store.removed
-        for op in ops:
-            kind = op[0]
-            if kind == "put":
-                c["seen"] += 1
-                c["documents"] += 1
-                store.put_row(op[1])
-                stored.add(op[1][0])
-            elif kind == "skip":
-                c["seen"] += 1
-                c[f"skipped_{op[2]}"] += 1
-                if op[1] in stored:  # (most skipped records were never stored: no DELETE for them)
-                    store.delete(op[1])
-                if op[1]:
-                    store.skip(op[1], op[2])
-            else:
-                c["deleted_pmids"] += len(op[1])
-                deleted.extend(op[1])
-                store.flush()
-                before = store.removed
-                for d in op[1]:
-                    store.delete(d)
-                    store.skip(d, "deleted")
-                store.flush()
-                c["deleted_removed"] += store.removed - before
-        rows_after = len(store.present(touched))
-        removed = store.removed - removed_before
-        per_source.append({
-            "seen": c["seen"], "documents": c["documents"],
-            "replaced": c["documents"] - (rows_after - rows_before) - removed,
-            "deleted_pmids": c["deleted_pmids"], "deleted_removed": c["deleted_removed"],
-            "superseded_by_skipped": removed - c["deleted_removed"],
-            "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
-        })
-        deleted_ids.append(deleted)
-        if on_done is not None:
-            on_done(path, sha, per_source[-1], deleted)
-        if count is not None:
-            count.finished(i, c["seen"] + c["deleted_pmids"])
-        bar.set_postfix_str(f"{i + 1}/{len(files)} files")
+def _apply_ops(store: DocStore, ops: list[tuple]) -> tuple[dict, list[str]]:
+    """One parsed file's operations applied to the store, in order; returns the file's counts and
+    the ids its DeleteCitations listed."""
+    c: Counter = Counter()
+    deleted: list[str] = []
+    touched = _touched(ops)
+    stored = store.present(touched)  # (+ ids put below: the ids a skip may have to remove)
+    rows_before, removed_before = len(stored), store.removed
+    for op in ops:
+        kind = op[0]
+        if kind == "put":
+            c["seen"] += 1
+            c["documents"] += 1
+            store.put_row(op[1])
+            stored.add(op[1][0])
+        elif kind == "skip":
+            c["seen"] += 1
+            c[f"skipped_{op[2]}"] += 1
+            if op[1] in stored:  # (most skipped records were never stored: no DELETE for them)
+                store.delete(op[1])
+            if op[1]:
+                store.skip(op[1], op[2])
+        else:
+            c["deleted_pmids"] += len(op[1])
+            deleted.extend(op[1])
+            store.flush()
+            before = store.removed
+            for d in op[1]:
+                store.delete(d)
+                store.skip(d, "deleted")
+            store.flush()
+            c["deleted_removed"] += store.removed - before
+    rows_after = len(store.present(touched))
+    removed = store.removed - removed_before
+    counts = {
+        "seen": c["seen"], "documents": c["documents"],
+        "replaced": c["documents"] - (rows_after - rows_before) - removed,
+        "deleted_pmids": c["deleted_pmids"], "deleted_removed": c["deleted_removed"],
+        "superseded_by_skipped": removed - c["deleted_removed"],
+        "skipped": {r: c[f"skipped_{r}"] for r in SKIP_REASONS},
+    }
+    return counts, deleted
 
 
 def totals(per_source: Sequence[dict], kept: int, deleted_ids: list[str]) -> dict[str, Any]:
