@@ -379,20 +379,8 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     protocols = protocol_list(grid.protocol)
     if not protocols and grid.human is None:
         raise InputError(None, "--protocol none needs human judgments (--queries and --qrels)")
-    params_by_protocol = {name: dict(v) for name, v in grid.protocol_params.items()}
     base = find_system(grid.system, grid.systems)
-    if "highrecall" in protocols:
-        params_by_protocol["highrecall"] = dict(params_by_protocol.get("highrecall", {}))
-        from .. import protocols as registry
-        from ..protocols.highrecall import HighRecallSpec
-
-        # the spec applies a preset: it says whether sources are held out
-        hr_spec = registry.get("highrecall").Spec(**params_by_protocol["highrecall"])
-        assert isinstance(hr_spec, HighRecallSpec)  # (the built-in protocol: built-in names win over entry points)
-        if hr_spec.holdout and base.kind.feedback:
-            raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid "
-                                   "yet: grid it with --no-holdout, and check the chosen cell with "
-                                   "`nteval highrecall --holdout`")
+    params_by_protocol = _protocol_params(grid, protocols, base)
     manifest = read_manifest(index_dir)
     if grid.measures:
         from dataclasses import replace
@@ -406,18 +394,7 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
         systems_path = resolve_systems(grid.systems)[0]
     judgments, info = prepare(index_dir, out, grid, params_by_protocol, systems_path, progress)
 
-    digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
-    # cell-major order: an interrupted grid has covered every protocol evenly
-    plan: list[tuple[Judgments, dict[str, float], Task, str]] = []
-    for cell_params, s in cells:
-        for j in judgments:
-            key = cell_key(manifest["fingerprint"], j.index_name, *digests[j.name], s, depth, j.measures)
-            path = out / "cells" / j.name / f"{key[:32]}.json"
-            held = j.index_name.endswith("-holdout")
-            task = Task(j.name, str(index_dir / j.index_name.removesuffix("-holdout")), str(j.dir / "topics.tsv"),
-                        str(j.dir / "qrels.txt"), s, cell_params, depth, j.measures, str(path),
-                        exclude=str(j.dir / "holdout.tsv") if held else None)
-            plan.append((j, cell_params, task, key))
+    plan = _plan(index_dir, out, grid, manifest["fingerprint"], judgments, cells)
     for stale in (out / "cells").glob("*/.*.json.*"):  # temp files of cells a killed run was writing
         stale.unlink(missing_ok=True)
     todo = [(task, key) for _, _, task, key in plan if read_cell(Path(task.path), key) is None]
@@ -445,16 +422,8 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     rows = ["protocol\t" + "\t".join(names) + "\tmeasure\tvalue\ttopics" + ("\treference" if references else "")]
     for j in judgments:
         stored = [(p, read_cell(Path(t.path), key)) for jj, p, t, key in plan if jj is j]
-        missing = [p for p, c in stored if c is None]
-        if missing:
-            raise RuntimeError(f"{len(missing)} cells of {j.name} are missing after the run")
-        pres: dict[str, Any] = {"index": j.index_name, "topics": j.n_topics, "measures": {}}
-        for m in j.measures:
-            vals = [(p, float(c["measures"][m])) for p, c in stored]  # type: ignore[index]
-            pres["measures"][m] = {**_near_best(vals, params), "values": [v for _, v in vals],
-                                   "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
-            rows += [f"{j.name}\t" + "\t".join(value_label(p[n]) for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
-        pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)  # type: ignore[index]
+        pres, lines = _protocol_result(j, stored, params, seed)
+        rows += lines
         if references:
             pres["references"] = _score_references(Searched(index_dir, j.index_name, manifest["fingerprint"]), j,
                                                    references, depth, out, execution)
@@ -475,3 +444,59 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     result["timing"]["total_seconds"] = round(time.perf_counter() - t_start, 3)
     write_text(out / "grid.json", json.dumps(result, indent=2) + "\n")
     return result
+
+
+def _protocol_params(grid: GridSpec, protocols: list[str], base: System) -> dict[str, dict[str, Any]]:
+    """Each protocol's spec parameters beyond topics, seed and filters; a high-recall grid that
+    holds sources out refuses a feedback system (RM3, Rocchio)."""
+    params_by_protocol = {name: dict(v) for name, v in grid.protocol_params.items()}
+    if "highrecall" in protocols:
+        params_by_protocol["highrecall"] = dict(params_by_protocol.get("highrecall", {}))
+        from .. import protocols as registry
+        from ..protocols.highrecall import HighRecallSpec
+
+        # the spec applies a preset: it says whether sources are held out
+        hr_spec = registry.get("highrecall").Spec(**params_by_protocol["highrecall"])
+        assert isinstance(hr_spec, HighRecallSpec)  # (the built-in protocol: built-in names win over entry points)
+        if hr_spec.holdout and base.kind.feedback:
+            raise InputError(None, "--holdout with a feedback system (RM3, Rocchio) is not supported by nteval grid "
+                                   "yet: grid it with --no-holdout, and check the chosen cell with "
+                                   "`nteval highrecall --holdout`")
+    return params_by_protocol
+
+
+def _plan(index_dir: Path, out: Path, grid: GridSpec, fingerprint: str, judgments: list[Judgments],
+          cells: list[tuple[dict[str, float], System]]) -> list[tuple[Judgments, dict[str, float], Task, str]]:
+    """Every (protocol, cell): its judgments, parameters, task and cache key, the cell stored under
+    OUT/cells/<protocol>/. Cell-major order: an interrupted grid has covered every protocol evenly."""
+    digests = {j.name: (file_digest(j.dir / "topics.tsv"), file_digest(j.dir / "qrels.txt")) for j in judgments}
+    plan: list[tuple[Judgments, dict[str, float], Task, str]] = []
+    for cell_params, s in cells:
+        for j in judgments:
+            key = cell_key(fingerprint, j.index_name, *digests[j.name], s, grid.depth, j.measures)
+            path = out / "cells" / j.name / f"{key[:32]}.json"
+            held = j.index_name.endswith("-holdout")
+            task = Task(j.name, str(index_dir / j.index_name.removesuffix("-holdout")), str(j.dir / "topics.tsv"),
+                        str(j.dir / "qrels.txt"), s, cell_params, grid.depth, j.measures, str(path),
+                        exclude=str(j.dir / "holdout.tsv") if held else None)
+            plan.append((j, cell_params, task, key))
+    return plan
+
+
+def _protocol_result(j: Judgments, stored: list, axes: list[Axis], seed: int) -> tuple[dict[str, Any], list[str]]:
+    """Protocol ``j``'s entry of grid.json from its stored cells ((params, cell) in grid order):
+    each measure's best cell, the region near it and the cells tied with it; and its lines of
+    grid.tsv."""
+    names = [a.name for a in axes]
+    missing = [p for p, c in stored if c is None]
+    if missing:
+        raise RuntimeError(f"{len(missing)} cells of {j.name} are missing after the run")
+    pres: dict[str, Any] = {"index": j.index_name, "topics": j.n_topics, "measures": {}}
+    rows: list[str] = []
+    for m in j.measures:
+        vals = [(p, float(c["measures"][m])) for p, c in stored]
+        pres["measures"][m] = {**_near_best(vals, axes), "values": [v for _, v in vals],
+                               "indistinguishable_from_best": _tied_with_best(stored, m, names, seed)}
+        rows += [f"{j.name}\t" + "\t".join(value_label(p[n]) for n in names) + f"\t{m}\t{v:.6f}\t{j.n_topics}" for p, v in vals]
+    pres["empty_queries_max"] = max(int(c["empty_queries"]) for _, c in stored)
+    return pres, rows
