@@ -402,12 +402,8 @@ def run_all_holdout(where: Searched, topics: dict[str, str], systems: list[Syste
     all topics (cached in ``runs_dir/whole/``) and lose each topic's held-out documents from their
     rankings instead: Lucene deletions leave every other document's score as it was, so for a
     system without feedback the two are the same. Fusions with such an input are made last."""
-    import shutil
-
-    from .lucene.holdout import holdout_copy
     from .systems.execute import Target, run_system
 
-    index_dir, index_name, fingerprint, label = where.index_dir, where.index_name, where.fingerprint, where.label
     ex = execution or Execution()
     local = Execution(progress=ex.progress, threads=ex.threads)  # (held-out copies live here, not on a cluster)
     in_folds: list[System] = []
@@ -415,68 +411,99 @@ def run_all_holdout(where: Searched, topics: dict[str, str], systems: list[Syste
         if s.kind.needs_lucene or (s.kind.fusion and all(d in {f.name for f in in_folds} for d in s.kind.inputs(s))):
             in_folds.append(s)
     whole = [s for s in systems if not s.kind.needs_lucene and not s.kind.fusion]
-    folds = index_folds(index_dir, index_name, list(topics))
+    folds = index_folds(where.index_dir, where.index_name, list(topics))
     docs_of = [[(sources or {}).get(q, q) for q in fold] for fold in folds]  # the documents each fold holds out
-    merged: dict[str, Run] = {s.name: {} for s in systems}
-    seconds: dict[str, float] = {s.name: 0.0 for s in systems}
-    empty: dict[str, int] = {s.name: 0 for s in systems}
-    reused_all: dict[str, bool] = {s.name: True for s in systems}
-    held: dict[str, list[str]] = {}
-    base = runs_dir / "folds"
-    for i, fold in enumerate(folds):
-        fold_topics = {q: topics[q] for q in fold}
-        for q in fold:
-            held[q] = docs_of[i]
-        name = f"fold-{i:03d}"
-        fold_runs = base / name
-        fkey = hashlib.sha256(json.dumps([fingerprint, index_name, sorted(docs_of[i])]).encode()).hexdigest()[:16]
-        copy_dir = base / f"index-{fkey}"
-        # the fold's index copy is keyed by its held-out set; its runs are cached like any run
-        if not in_folds:
-            break
-        needs = not _all_cached(fold_runs, fold_topics, in_folds, fingerprint, f"{index_name}-holdout-{fkey}", depth)
-        if needs and not copy_dir.exists():
-            holdout_copy(index_dir / index_name, copy_dir, docs_of[i])
-        runs, infos = run_all(Searched(base, copy_dir.name, fingerprint, key_name=f"{index_name}-holdout-{fkey}",
-                                       label=label), fold_topics, in_folds, fold_runs, depth, local)
-        if copy_dir.exists():
-            shutil.rmtree(copy_dir)
+    held = {q: docs for fold, docs in zip(folds, docs_of) for q in fold}
+    merged = _Merged.of(systems)
+    for i, (fold, docs) in enumerate(zip(folds, docs_of) if in_folds else ()):
+        runs, infos = _fold_runs(where, {q: topics[q] for q in fold}, docs, in_folds, runs_dir / "folds" / f"fold-{i:03d}",
+                                 depth, local)
         for info in infos:
-            merged[info.system.name].update(runs[info.system.name])
-            seconds[info.system.name] += info.seconds
-            empty[info.system.name] += info.empty_queries
-            reused_all[info.system.name] &= info.reused
-    for fold, docs in zip(folds, docs_of):
-        for q in fold:
-            held[q] = docs
-    notes: dict[str, dict] = {}
+            merged.add_piece(info, runs[info.system.name])
     if whole:
         extra = max(len(f) for f in folds) if folds else 0
-        runs, infos = run_all(Searched(index_dir, index_name, fingerprint, label=label), topics, whole,
-                              runs_dir / "whole", depth + extra, local)
-        drop = {q: set(fold) for q, fold in held.items()}
+        runs, infos = run_all(Searched(where.index_dir, where.index_name, where.fingerprint, label=where.label), topics,
+                              whole, runs_dir / "whole", depth + extra, local)
+        drop = {q: set(docs) for q, docs in held.items()}
         for info in infos:
-            n = info.system.name
-            merged[n] = {q: r[:depth] for q, r in drop_held(runs[n], drop).items()}
-            seconds[n], reused_all[n] = info.seconds, info.reused
-            empty[n] = sum(1 for q in topics if not merged[n][q])
-            notes[n] = info.notes or {}
-    target = Target(index_dir, index_name, fingerprint, label=label)
+            merged.set_whole(info, {q: r[:depth] for q, r in drop_held(runs[info.system.name], drop).items()})
+    target = Target(where.index_dir, where.index_name, where.fingerprint, label=where.label)
     for s in systems:
         if s.kind.fusion and s not in in_folds:
-            fused = run_system(target, s, topics, depth, done=merged)
-            merged[s.name] = {q: canonical(fused.get(q, []), depth) for q in topics}
-            empty[s.name] = sum(1 for q in topics if not merged[s.name][q])
-            reused_all[s.name] = False
-    out_infos = []
-    for s in systems:
-        run = {q: merged[s.name].get(q, []) for q in topics}
-        path = runs_dir / f"{s.name}.run"
-        write_text(path, format_run(run, s.name))
-        secs = seconds[s.name]
-        out_infos.append(RunInfo(s, path, "holdout", reused_all[s.name], secs, empty[s.name],
-                                 round(len(topics) / secs, 1) if secs > 0 else None, notes.get(s.name)))
-    return merged, out_infos, held
+            fused = run_system(target, s, topics, depth, done=merged.runs)
+            merged.set_fused(s, {q: canonical(fused.get(q, []), depth) for q in topics})
+    return merged.runs, merged.write(systems, topics, runs_dir), held
+
+
+def _fold_runs(where: Searched, topics: dict[str, str], docs: list[str], systems: list[System], runs_dir: Path,
+               depth: int, execution: Execution) -> tuple[RunSet, list[RunInfo]]:
+    """One fold's runs of :func:`run_all_holdout` (cached in ``runs_dir``), over a copy of the
+    index without the fold's documents ``docs``: the copy is keyed by them, made beside
+    ``runs_dir`` only when a run is not cached, and removed once the runs are in."""
+    import shutil
+
+    from .lucene.holdout import holdout_copy
+
+    fkey = hashlib.sha256(json.dumps([where.fingerprint, where.index_name, sorted(docs)]).encode()).hexdigest()[:16]
+    key_name = f"{where.index_name}-holdout-{fkey}"
+    copy_dir = runs_dir.parent / f"index-{fkey}"
+    if not _all_cached(runs_dir, topics, systems, where.fingerprint, key_name, depth) and not copy_dir.exists():
+        holdout_copy(where.index_dir / where.index_name, copy_dir, docs)
+    runs, infos = run_all(Searched(runs_dir.parent, copy_dir.name, where.fingerprint, key_name=key_name,
+                                   label=where.label), topics, systems, runs_dir, depth, execution)
+    if copy_dir.exists():
+        shutil.rmtree(copy_dir)
+    return runs, infos
+
+
+@dataclass
+class _Merged:
+    """:func:`run_all_holdout`'s runs as they come in, per system: its run over every topic so far,
+    the seconds it took, its empty queries, whether every piece was reused, and its notes."""
+    runs: dict[str, Run]
+    seconds: dict[str, float]
+    empty: dict[str, int]
+    reused: dict[str, bool]
+    notes: dict[str, dict]
+
+    @classmethod
+    def of(cls, systems: list[System]) -> _Merged:
+        return cls({s.name: {} for s in systems}, {s.name: 0.0 for s in systems}, {s.name: 0 for s in systems},
+                   {s.name: True for s in systems}, {})
+
+    def add_piece(self, info: RunInfo, run: Run) -> None:
+        """A fold's run of a system, added to what its other folds gave."""
+        n = info.system.name
+        self.runs[n].update(run)
+        self.seconds[n] += info.seconds
+        self.empty[n] += info.empty_queries
+        self.reused[n] &= info.reused
+
+    def set_whole(self, info: RunInfo, run: Run) -> None:
+        """The run of a system searched once over all topics (its held-out documents dropped)."""
+        n = info.system.name
+        self.runs[n] = run
+        self.seconds[n], self.reused[n] = info.seconds, info.reused
+        self.empty[n] = sum(1 for r in run.values() if not r)
+        self.notes[n] = info.notes or {}
+
+    def set_fused(self, s: System, run: Run) -> None:
+        """A fusion of the merged runs, made here."""
+        self.runs[s.name] = run
+        self.empty[s.name] = sum(1 for r in run.values() if not r)
+        self.reused[s.name] = False
+
+    def write(self, systems: list[System], topics: dict[str, str], runs_dir: Path) -> list[RunInfo]:
+        """Each system's merged run written to ``runs_dir`` (TREC, topics in order); one RunInfo each."""
+        out = []
+        for s in systems:
+            run = {q: self.runs[s.name].get(q, []) for q in topics}
+            path = runs_dir / f"{s.name}.run"
+            write_text(path, format_run(run, s.name))
+            secs = self.seconds[s.name]
+            out.append(RunInfo(s, path, "holdout", self.reused[s.name], secs, self.empty[s.name],
+                               round(len(topics) / secs, 1) if secs > 0 else None, self.notes.get(s.name)))
+        return out
 
 
 def _all_cached(runs_dir: Path, topics: dict[str, str], systems: list[System], fingerprint: str, key_name: str,
