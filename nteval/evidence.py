@@ -25,19 +25,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-#: Families of systems (what the study measures biases for), in the order notes are given.
-FAMILIES: dict[str, str] = {
-    "expansion": "query expansion (pseudo-relevance feedback: RM3, Rocchio)",
-    "neural": "neural retrieval (a transformer encoder: all-MiniLM-L6-v2, sentence-transformers models)",
-    "hybrid": "sparse + neural hybrid (fusion with a neural input)",
-    "dense": "static embeddings (wordllama: averaged token vectors)",
-    "static_hybrid": "sparse + static-embedding hybrid (fusion with a wordllama input)",
-    "fusion": "fusion of lexical systems",
-    "reduction": "query reduction (a few of the query's words: disjunctive, conj_disj, and_then)",
-    "proximity": "term proximity",
-    "bm25": "BM25",
-    "qld": "query likelihood (Dirichlet)",
-}
+from .systems.families import FAMILIES, families, uses  # noqa: F401  (a system's family: systems/families.py)
+
 #: What each kind of collection is, for a person (the study's collections are one of each).
 KINDS = {"precise": "a precise-task collection (about one relevant document per query: known-item-like)",
          "topical": "a topical collection (many relevant documents per query: ad hoc, recall-oriented)"}
@@ -52,73 +41,6 @@ def study() -> dict[str, Any] | None:
         return json.loads((resources.files("nteval") / "data" / STUDY).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-
-
-def _kind(algorithm: Any) -> Any:
-    """The registered kind of a results.json algorithm name (None for one this version lacks)."""
-    from .systems import registry
-
-    return registry.get(algorithm) if isinstance(algorithm, str) and registry.known(algorithm) else None
-
-
-def uses(name: str, configs: dict[str, dict[str, Any]], families: set[str], seen: frozenset = frozenset()) -> bool:
-    """``name`` is, or fuses (however deep), a system of one of ``families`` (keys of
-    :data:`FAMILIES`; ``configs``: results.json's ``system_configs``)."""
-    c = configs.get(name)
-    if c is None or name in seen:
-        return False
-    kind = _kind(c.get("algorithm"))
-    if kind is None:
-        return False
-    if kind.family in families:
-        return True
-    return kind.fusion and any(uses(x, configs, families, seen | {name})
-                               for x in (c.get("params") or {}).get("systems", []))
-
-
-def _own_family(c: dict[str, Any]) -> str | None:
-    """The family of one system that is not a fusion: its kind's (:meth:`SystemKind.family_of`), or
-    the one it declares (``params["family"]``, for systems nteval does not compute)."""
-    declared = (c.get("params") or {}).get("family")
-    if declared in FAMILIES:
-        return declared
-    kind = _kind(c.get("algorithm"))
-    return kind.family_of(c.get("params") or {}) if kind is not None else None
-
-
-def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
-    """Each system's family (a key of :data:`FAMILIES`), from ``{name: {"algorithm", "params"}}``
-    (results.json's ``system_configs``). A dense system is ``neural`` (a transformer encoder) or
-    ``dense`` (wordllama's static embeddings); a fusion with a neural input, however deep, is
-    ``hybrid``, one with a static-embedding input ``static_hybrid``, any other ``fusion``. External
-    systems have none, unless they declare ``params["family"]``."""
-    out: dict[str, str | None] = {}
-    for name, c in configs.items():
-        kind = _kind(c.get("algorithm"))
-        if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
-            inputs = _input_families(name, configs)
-            out[name] = ("hybrid" if "neural" in inputs or "hybrid" in inputs
-                         else "static_hybrid" if "dense" in inputs or "static_hybrid" in inputs else "fusion")
-        else:
-            out[name] = _own_family(c)
-    return out
-
-
-def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str]:
-    """The families of what a fusion fuses, however deep."""
-    found: set[str] = set()
-    for x in ((configs.get(name) or {}).get("params") or {}).get("systems", []):
-        c = configs.get(x)
-        if c is None or x in seen:
-            continue
-        kind = _kind(c.get("algorithm"))
-        if kind is not None and kind.fusion:
-            found |= _input_families(x, configs, seen | {name})
-        else:
-            f = _own_family(c)
-            if f:
-                found.add(f)
-    return found
 
 
 def _collections() -> dict[str, dict[str, Any]]:

@@ -14,6 +14,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,8 @@ from typing import Any
 EVERY = 30.0
 #: whether a bar that does not show prints plain lines instead (the command line, off a terminal)
 _LINES = False
+#: the plain bars whose heartbeat runs (a command's end stops those it made, even one never closed)
+_BEATING: weakref.WeakSet = weakref.WeakSet()
 
 
 @contextlib.contextmanager
@@ -29,10 +32,13 @@ def plain_lines(enabled: bool) -> Iterator[None]:
     ``enabled`` and stderr is not a terminal."""
     global _LINES
     before, _LINES = _LINES, bool(enabled) and not _on_terminal(sys.stderr)
+    earlier = set(_BEATING)
     try:
         yield
     finally:
         _LINES = before
+        for b in set(_BEATING) - earlier:  # (a bar left open by an error: no line after its command)
+            b.stop_beating()
 
 
 def every() -> float:
@@ -82,6 +88,11 @@ def _plain_class() -> type:
             super().__init__(*args, **kwargs)
             self._beat = threading.Thread(target=self._heartbeat, name="nteval-progress", daemon=True)
             self._beat.start()
+            _BEATING.add(self)
+
+        def stop_beating(self) -> None:
+            self._stop.set()
+            _BEATING.discard(self)
 
         def _heartbeat(self) -> None:
             while not self._stop.wait(min(self._every / 3, 10.0)):
@@ -102,7 +113,7 @@ def _plain_class() -> type:
 
         def close(self) -> None:
             if hasattr(self, "_stop"):
-                self._stop.set()
+                self.stop_beating()
             super().close()
 
     return Plain

@@ -298,31 +298,50 @@ def _gate_systems(baseline: str, candidates: list[str], systems: str | Path | No
     return base_sys, [c[0] for c in cands], to_run
 
 
-def _gate_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, Any], to_run: list, shown: list,
-               out: Path, cache: Path, execution) -> list[tuple[AppliedTopics, Any, list]]:
+@dataclass(frozen=True)
+class _Job:
+    """What a gate or check works with once :func:`_opened`: its spec, the pin, the index
+    (directory and manifest), OUT, where its runs are cached (:func:`_runs_cache`) and how they run."""
+
+    spec: GateSpec
+    pin: Pin
+    index_dir: Path
+    manifest: dict[str, Any]
+    out: Path
+    cache: Path
+    execution: Any
+
+    def searched(self, kind: str):
+        """The index as topic set ``kind`` (pinned, fresh) searches it, its runs labelled by the pin."""
+        from ..runs import Searched
+
+        label = f"{self.pin.id}-{self.spec.protocol}" + ("-fresh" if kind == "fresh" else "")
+        return Searched(self.index_dir, "nt", self.manifest["fingerprint"], label=label)
+
+
+def _gate_sets(job: _Job, to_run: list, shown: list) -> list[tuple[AppliedTopics, Any, list]]:
     """The topic sets a gate decides on, each with its runs and run infos: the pinned topics (the
     runs checked for answers and for titles), and the fresh ones when asked for (runs None when
     none could be made or searched)."""
     from ..leak import refuse_leaks
-    from ..runs import Searched
 
+    spec, pin, index_dir = job.spec, job.pin, job.index_dir
     proto = spec.protocol
     pinned = apply_pin(pin, index_dir, proto)
     if not pinned.topics:
         raise InputError(pin.path, f"no pinned {proto} topic is left on this index (all {pinned.status['pinned']} "
                                    "retired): make a new pin")
     skipped = _fresh_skipped(spec, to_run)
-    where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}")
-    runs, infos = _run_set(pinned, to_run, where, cache / "pinned", spec.depth, execution)
+    runs, infos = _run_set(pinned, to_run, job.searched("pinned"), job.cache / "pinned", spec.depth, job.execution)
     pinned.status["answered"] = answered(runs, shown, pinned.topics, "pinned")
     checked = refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
     if checked:
         pinned.status["title_leak"] = checked
     sets = [(pinned, runs, infos)]
-    fresh = skipped or (_fresh_made(spec, pin, index_dir, out, execution) if spec.fresh else None)
+    fresh = skipped or (_fresh_made(spec, pin, index_dir, job.out, job.execution) if spec.fresh else None)
     if fresh is not None and fresh.topics:
-        fwhere = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}-fresh")
-        sets.append((fresh, *_run_set(fresh, to_run, fwhere, cache / "fresh", spec.depth, execution)))
+        sets.append((fresh, *_run_set(fresh, to_run, job.searched("fresh"), job.cache / "fresh", spec.depth,
+                                      job.execution)))
     elif fresh is not None:
         sets.append((fresh, None, []))
     return sets
@@ -353,9 +372,9 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
         started, utc = time.perf_counter(), _now()
         with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
             base_sys, cands, to_run = _gate_systems(baseline, candidates, systems)
-            sets = _gate_sets(spec, pin, index_dir, manifest, to_run, [base_sys, *cands], out,
-                              _runs_cache(runs_dir, out, pin, spec), execution)
-            result = _decide_all(spec, rule, pin, sets, base_sys.name, [c.name for c in cands], manifest, index_dir)
+            job = _Job(spec, pin, index_dir, manifest, out, _runs_cache(runs_dir, out, pin, spec), execution)
+            sets = _gate_sets(job, to_run, [base_sys, *cands])
+            result = _decide_all(job, rule, sets, base_sys.name, [c.name for c in cands])
             result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
             _answers(result, [i for _, _, inf in sets for i in inf])
             from ..experiment import check_unchanged
@@ -396,10 +415,10 @@ def condensed(runs, names: list[str], known: set[str]) -> dict[str, dict[str, li
     return {n: {q: [h for h in r if h[0] in known] for q, r in runs[n].items()} for n in names}
 
 
-def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: str, cands: list[str],
-                manifest: dict[str, Any], index_dir: Path) -> dict[str, Any]:
+def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: list[str]) -> dict[str, Any]:
     """Scores, decisions, changes and churn for every candidate on the pinned (and fresh) topics;
     each candidate's overall decision; gate.json's content with its outcome and headline."""
+    spec, pin, manifest, index_dir = job.spec, job.pin, job.manifest, job.index_dir
     k = len(cands)
     fresh_used = len(sets) > 1 and sets[1][1] is not None and len(sets[1][0].topics) >= MIN_FRESH
     looks_worse = k * (2 if fresh_used else 1)
@@ -407,7 +426,7 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
     per_topic: dict[str, dict[str, dict[str, float]]] = {}
     infos_all: dict[str, Any] = {}
     for applied, runs, infos in sets:
-        entry, scores = _decide_set(spec, rule, pin, index_dir, applied, runs, base, cands, looks_worse, fresh_used)
+        entry, scores = _decide_set(job, rule, applied, runs, base, cands, looks_worse, fresh_used)
         out_sets[applied.kind] = entry
         if scores is not None:
             per_topic[applied.kind] = scores
@@ -436,14 +455,15 @@ def _decide_all(spec: GateSpec, rule: DecisionRule, pin: Pin, sets: list, base: 
     return result
 
 
-def _decide_set(spec: GateSpec, rule: DecisionRule, pin: Pin, index_dir: Path, applied: AppliedTopics, runs,
-                base: str, cands: list[str], looks_worse: int, fresh_used: bool) -> tuple[dict[str, Any], Any]:
+def _decide_set(job: _Job, rule: DecisionRule, applied: AppliedTopics, runs, base: str, cands: list[str],
+                looks_worse: int, fresh_used: bool) -> tuple[dict[str, Any], Any]:
     """One topic set of a gate: its entry in gate.json (status, whether it is decided on, each
     candidate's decision with its moved topics and churn) and the per-topic scores (None when it
     could not be scored). Pinned rankings are condensed when the index holds documents the pin does
     not know (their judgments never saw them)."""
     from .changes import churn, moved_topics, unjudged_share
 
+    spec, pin = job.spec, job.pin
     entry: dict[str, Any] = {"kind": applied.kind, "status": applied.status, "topics": len(applied.topics)}
     if runs is None or not applied.topics:
         entry["decided"] = False
@@ -451,7 +471,7 @@ def _decide_set(spec: GateSpec, rule: DecisionRule, pin: Pin, index_dir: Path, a
         return entry, None
     known = pin.known()
     scored = runs
-    if applied.kind == "pinned" and pin.added_since(index_dir):
+    if applied.kind == "pinned" and pin.added_since(job.index_dir):
         scored = condensed(runs, [base, *cands], known)
         entry["condensed"] = CONDENSED
     scores = _scores(scored, applied.qrels, [base, *cands], spec.measure)
@@ -627,8 +647,8 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
         with _opened(out, index_dir, pin, history, execution) as (index_dir, pin, manifest):
             sys_, file = resolve_system(system, systems, "system")
             to_run = _with_inputs(sys_, file)
-            sets, per_topic, infos = _check_sets(spec, pin, index_dir, manifest, sys_, to_run, out,
-                                                 _runs_cache(runs_dir, out, pin, spec), execution)
+            job = _Job(spec, pin, index_dir, manifest, out, _runs_cache(runs_dir, out, pin, spec), execution)
+            sets, per_topic, infos = _check_sets(job, sys_, to_run)
             result: dict[str, Any] = {
                 "gate": "nteval check", "kind": "check", "task": spec.task, "protocol": spec.protocol,
                 "measure": spec.measure, **_where(index_dir, manifest, pin, spec.protocol),
@@ -651,14 +671,13 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
             return result
 
 
-def _check_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, Any], sys_, to_run: list, out: Path,
-                cache: Path, execution) -> tuple[dict[str, Any], dict[str, Any], list]:
+def _check_sets(job: _Job, sys_, to_run: list) -> tuple[dict[str, Any], dict[str, Any], list]:
     """A check's topic sets (pinned; fresh when asked for and the system is one nteval runs): each
     set's entry (status, mean, 95 % interval), the per-topic scores and the runs' infos."""
     from ..leak import refuse_leaks
-    from ..runs import Searched
     from .history import mean_ci
 
+    spec, pin, index_dir = job.spec, job.pin, job.index_dir
     proto = spec.protocol
     skipped = _fresh_skipped(spec, to_run)
     sets: dict[str, Any] = {}
@@ -666,13 +685,12 @@ def _check_sets(spec: GateSpec, pin: Pin, index_dir: Path, manifest: dict[str, A
     infos_all: list = []
     for kind in ("pinned", "fresh") if spec.fresh else ("pinned",):
         a = (apply_pin(pin, index_dir, proto) if kind == "pinned" else
-             skipped or _fresh_made(spec, pin, index_dir, out, execution))
+             skipped or _fresh_made(spec, pin, index_dir, job.out, job.execution))
         entry: dict[str, Any] = {"kind": a.kind, "status": a.status, "topics": len(a.topics)}
         sets[a.kind] = entry
         if not a.topics:
             continue
-        where = Searched(index_dir, "nt", manifest["fingerprint"], label=f"{pin.id}-{proto}" + ("-fresh" if a.kind == "fresh" else ""))
-        runs, infos = _run_set(a, to_run, where, cache / a.kind, spec.depth, execution)
+        runs, infos = _run_set(a, to_run, job.searched(a.kind), job.cache / a.kind, spec.depth, job.execution)
         entry["answered"] = answered(runs, [sys_], a.topics, a.kind)[sys_.name]
         if a.kind == "pinned":
             refuse_leaks(index_dir, proto, runs, a.topics, a.sources, to_run)

@@ -212,7 +212,7 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
         finally:
             if count is not None:
                 count.close()
-    bar.close()
+            bar.close()  # (also when a file is refused: its heartbeat must not outlive the parse)
     return per_source, deleted_ids
 
 

@@ -61,7 +61,7 @@ def reference_families(refs: list[System]) -> dict[str, list[System]]:
     """The references grouped by family, the lexical ones first (``lexical``; the others by their
     family: ``neural``, ``dense``, ``expansion``…). Only a run with references of several families
     is balanced; references of one family are fused as before (:func:`fused_pseudo_qrels`)."""
-    from ..evidence import families
+    from ..systems.families import families
 
     fam = families({r.name: {"algorithm": r.algorithm, "params": r.params} for r in refs})
     groups: dict[str, list[System]] = {}

@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parents[2] / "nteval"
 #: low → high; a module may import its own layer or lower ones. Prefixes match packages.
 LAYERS: list[tuple[str, ...]] = [
     ("nteval._version", "nteval.errors", "nteval.settings", "nteval.params", "nteval.plugins", "nteval.progress", "nteval.lifecycle", "nteval.atomic",
-     "nteval.stats", "nteval.significance", "nteval.effects", "nteval.reliability"),
+     "nteval.stats", "nteval.significance", "nteval.effects", "nteval.reliability",
+     "nteval.gate.decide"),
     ("nteval.corpus",),
     ("nteval.formats",),
     ("nteval.lucene",),

@@ -80,14 +80,15 @@ def test_a_check_asks_the_live_engine_now_and_replays_only_when_told(first200_in
     # the engine changes behind the same version (a re-index, a ranking change): the next check sees it
     server.backend = Reversed(server.backend)
     r = _check(first200_index, pin, tmp_path, yaml, "c2")
-    assert r.exit_code == 0, r.output
+    # ... and says so: the same release far below its earlier record is an alert (exit 5)
+    assert r.exit_code == 5 and "ALERT: release es" in r.output, r.output
     assert server.searches == 2 * n and _rr(r.output) < good - 0.1
     assert not r.output.startswith("Not asked now")
     used = json.loads((tmp_path / "c2" / "check.json").read_text())["answers"]
     assert used["systems"]["es"]["asked"] == n and used["systems"]["es"]["from_earlier"] == 0 and used["note"] is None
     # --reuse-answers: nothing asked, and the first line and check.json say what was replayed, and from when
     r = _check(first200_index, pin, tmp_path, yaml, "c3", "--reuse-answers")
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 5, r.output  # (the replayed answers are c2's: still below the first record)
     assert server.searches == 2 * n
     first = r.output.splitlines()[0]
     assert first.startswith(f"Not asked now: {n} of {n} answers of es replayed, kept ") and "UTC" in first

@@ -1,0 +1,91 @@
+"""A system's family: what it does (its algorithm and, for a fusion, its inputs), not its name.
+
+The validation study measures NT's bias per family (:mod:`nteval.evidence`), the high-recall
+references are balanced across families (:func:`nteval.protocols.highrecall.reference_families`)
+and the gate cautions across them (:mod:`nteval.gate.families`): one classification for all three,
+which applies to any system of a run, not only the study's.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+#: Families of systems (what the study measures biases for), in the order notes are given.
+FAMILIES: dict[str, str] = {
+    "expansion": "query expansion (pseudo-relevance feedback: RM3, Rocchio)",
+    "neural": "neural retrieval (a transformer encoder: all-MiniLM-L6-v2, sentence-transformers models)",
+    "hybrid": "sparse + neural hybrid (fusion with a neural input)",
+    "dense": "static embeddings (wordllama: averaged token vectors)",
+    "static_hybrid": "sparse + static-embedding hybrid (fusion with a wordllama input)",
+    "fusion": "fusion of lexical systems",
+    "reduction": "query reduction (a few of the query's words: disjunctive, conj_disj, and_then)",
+    "proximity": "term proximity",
+    "bm25": "BM25",
+    "qld": "query likelihood (Dirichlet)",
+}
+
+
+def _kind(algorithm: Any) -> Any:
+    """The registered kind of a results.json algorithm name (None for one this version lacks)."""
+    from . import registry
+
+    return registry.get(algorithm) if isinstance(algorithm, str) and registry.known(algorithm) else None
+
+
+def uses(name: str, configs: dict[str, dict[str, Any]], families: set[str], seen: frozenset = frozenset()) -> bool:
+    """``name`` is, or fuses (however deep), a system of one of ``families`` (keys of
+    :data:`FAMILIES`; ``configs``: results.json's ``system_configs``)."""
+    c = configs.get(name)
+    if c is None or name in seen:
+        return False
+    kind = _kind(c.get("algorithm"))
+    if kind is None:
+        return False
+    if kind.family in families:
+        return True
+    return kind.fusion and any(uses(x, configs, families, seen | {name})
+                               for x in (c.get("params") or {}).get("systems", []))
+
+
+def _own_family(c: dict[str, Any]) -> str | None:
+    """The family of one system that is not a fusion: its kind's (:meth:`SystemKind.family_of`), or
+    the one it declares (``params["family"]``, for systems nteval does not compute)."""
+    declared = (c.get("params") or {}).get("family")
+    if declared in FAMILIES:
+        return declared
+    kind = _kind(c.get("algorithm"))
+    return kind.family_of(c.get("params") or {}) if kind is not None else None
+
+
+def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
+    """Each system's family (a key of :data:`FAMILIES`), from ``{name: {"algorithm", "params"}}``
+    (results.json's ``system_configs``). A dense system is ``neural`` (a transformer encoder) or
+    ``dense`` (wordllama's static embeddings); a fusion with a neural input, however deep, is
+    ``hybrid``, one with a static-embedding input ``static_hybrid``, any other ``fusion``. External
+    systems have none, unless they declare ``params["family"]``."""
+    out: dict[str, str | None] = {}
+    for name, c in configs.items():
+        kind = _kind(c.get("algorithm"))
+        if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
+            inputs = _input_families(name, configs)
+            out[name] = ("hybrid" if "neural" in inputs or "hybrid" in inputs
+                         else "static_hybrid" if "dense" in inputs or "static_hybrid" in inputs else "fusion")
+        else:
+            out[name] = _own_family(c)
+    return out
+
+
+def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str]:
+    """The families of what a fusion fuses, however deep."""
+    found: set[str] = set()
+    for x in ((configs.get(name) or {}).get("params") or {}).get("systems", []):
+        c = configs.get(x)
+        if c is None or x in seen:
+            continue
+        kind = _kind(c.get("algorithm"))
+        if kind is not None and kind.fusion:
+            found |= _input_families(x, configs, seen | {name})
+        else:
+            f = _own_family(c)
+            if f:
+                found.add(f)
+    return found
