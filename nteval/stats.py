@@ -196,7 +196,8 @@ def _oriented_t(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, int]:
     """Per pair of systems: the human paired t statistic oriented by NT's order of the pair (0 where NT
     ties the pair or the two systems score the same on every human topic), and how many pairs count."""
     i, j = np.triu_indices(x.shape[0], 1)
-    sx = np.sign(x[i].mean(axis=1) - x[j].mean(axis=1))
+    xm = x.mean(axis=1)
+    sx = np.sign(xm[i] - xm[j])
     d = y[i] - y[j]
     n = y.shape[1]
     m, sd = d.mean(axis=1), d.std(axis=1, ddof=1)
@@ -216,10 +217,9 @@ def _eb_fit(u: np.ndarray, n: int, weights: np.ndarray | None, iters: int) -> tu
     loglik = -0.5 * (u[:, None] - _GRID[None, :] * np.sqrt(n)) ** 2 / var
     lik = np.exp(loglik - loglik.max(axis=1, keepdims=True))
     w = np.full(_GRID.size, 1 / _GRID.size) if weights is None else weights.copy()
-    for _ in range(iters):
-        post = lik * w
-        post /= post.sum(axis=1, keepdims=True) + 1e-300
-        w = post.mean(axis=0)
+    m = max(lik.shape[0], 1)
+    for _ in range(iters):  # w ← the mean over pairs of each pair's posterior (lik·w, normalized), as two products
+        w = w * (lik.T @ (1.0 / (lik @ w + 1e-300))) / m
     post = lik * w
     post /= post.sum(axis=1, keepdims=True) + 1e-300
     return w, post
@@ -229,13 +229,13 @@ def _eb_tau(u: np.ndarray, n: int, target: float, weights: np.ndarray | None = N
             iters: int = 200) -> tuple[float, np.ndarray]:
     """The expected Kendall tau with ``target`` human topics (inf: the true human ranking), given
     the oriented t statistics of the pairs; and the fitted prior (to warm-start a replicate)."""
-    from scipy.stats import norm
+    from scipy.special import ndtr  # (the standard normal cdf, without scipy.stats' argument handling)
 
     w, post = _eb_fit(u, n, weights, iters)
     keep = u[~np.isnan(u)]
     if np.isfinite(target) and target > n:
         k = target - n  # the topics still to come: P(the mean difference over all `target` topics > 0)
-        p = (post * norm.cdf((np.sqrt(n) * keep[:, None] + k * _GRID[None, :]) / np.sqrt(k))).sum(axis=1)
+        p = (post * ndtr((np.sqrt(n) * keep[:, None] + k * _GRID[None, :]) / np.sqrt(k))).sum(axis=1)
     elif np.isfinite(target):
         p = (keep > 0) + 0.5 * (keep == 0)
     else:

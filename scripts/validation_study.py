@@ -83,6 +83,9 @@ FLAG_RULE = ("flagged: the bias is larger than 5 points (either way) on a collec
              "the verdict claims to hold")
 
 #: What to do about a measured bias, per (protocol, family).
+#: The high-recall verdict as it was judged before the neural reference (the lexical vote alone, the
+#: ``--preset lexical`` of today): recomputed from the same runs, for the before/after figures.
+BEFORE = "highrecall_lexical"
 ADVICE = {
     ("highrecall", "expansion"): "If your users look for specific documents (known-item), act on the focused verdict "
                                  "for expansion systems, not the high-recall one.",
@@ -90,17 +93,29 @@ ADVICE = {
                                  "the humans'; compare them with care.",
     ("highrecall", "proximity"): "Proximity scoring: the high-recall verdict's ordering of it is not the humans'.",
     ("focused", "proximity"): "Proximity scoring: the focused verdict rates it higher than humans do.",
-    ("highrecall", "dense"): "The high-recall pseudo-qrels come from lexical reference systems: judge a dense "
-                             "system's recall with care, and prefer the focused verdict for it.",
-    ("highrecall", "hybrid"): "The high-recall pseudo-qrels come from lexical reference systems, which understates "
-                              "what the dense part adds: prefer the focused verdict for hybrids.",
+    ("highrecall", "neural"): "Judged by lexical and neural references in equal shares (the default with the neural "
+                              "extra): the verdict ranks a neural retriever near the humans' rank on the topical "
+                              "collections; its size over BM25 is less sure than its rank.",
+    ("highrecall", "dense"): "Static embeddings are judged by lexical and neural references, neither of their kind: "
+                             "compare a static-embedding system's recall with care.",
+    ("highrecall", "static_hybrid"): "Judged by lexical and neural references, neither of the static part's kind: "
+                                     "compare such hybrids with care.",
     ("focused", "dense"): "The focused verdict orders dense systems much as humans do, but rates them closer to BM25 "
                           "than humans do.",
+    (BEFORE, "neural"): "These pseudo-qrels come from lexical references alone (no neural extra, or a pin made "
+                             "without it), which understate neural retrieval: pip install 'nteval[neural]' and pin again.",
+    (BEFORE, "hybrid"): "These pseudo-qrels come from lexical references alone, which understate what a neural "
+                             "part adds: pip install 'nteval[neural]' and pin again.",
+    (BEFORE, "dense"): "These pseudo-qrels come from lexical references alone: judge a static-embedding system's "
+                            "recall with care, and prefer the focused verdict for it.",
+    (BEFORE, "static_hybrid"): "These pseudo-qrels come from lexical references alone: compare such hybrids with care.",
+    (BEFORE, "expansion"): "If your users look for specific documents (known-item), act on the focused verdict "
+                                "for expansion systems, not the high-recall one.",
+    (BEFORE, "reduction"): "Short queries of a few rare words: the high-recall verdict's ordering of them is not "
+                                "the humans'; compare them with care.",
+    (BEFORE, "proximity"): "Proximity scoring: the high-recall verdict's ordering of it is not the humans'.",
 }
 PROTOCOLS = (("focused", "RR"), ("highrecall", "AP"))
-#: The high-recall verdict as it was judged before the neural reference (the lexical vote alone, the
-#: ``--preset lexical`` of today): recomputed from the same runs, for the before/after figures.
-BEFORE = "highrecall_lexical"
 #: Every NT side the agreement and bias figures are given for (decisions: PROTOCOLS only).
 SIDES = PROTOCOLS + ((BEFORE, "AP"),)
 #: The systems the neural figures follow, and the baseline of the gate decisions shown for them.
@@ -620,10 +635,9 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
                "the human judgments separate (paired test, Holm) that the verdict separates the same way "
                "([docs/validation.md](docs/validation.md); human-vs-human ceiling: "
                + ", ".join(f"{cols[c]['label']} {a['focused'][c]['human_ceiling_kendall']:.2f}" for c in COLLECTIONS) + "). "
-               "On the kind of collection it stands for, each verdict separates "
-               + " and ".join(f"{d[p][c]['same_direction']} of the {d[p][c]['human_separated']} pairs the humans separate "
-                              f"({cols[c]['label']}, {p})" for p, c in own)
-               + " the same way, and reverses " + " and ".join(str(rev(p, c)) for p, c in own) + ".")
+               "On the kind of collection it stands for, each verdict separates the pairs the humans separate the "
+               "same way: " + "; ".join(f"{d[p][c]['same_direction']} of {d[p][c]['human_separated']} "
+                                        f"({cols[c]['label']}, {p}; {rev(p, c)} reversed)" for p, c in own) + ".")
     gate = "\n".join(gate_section(study)[5:])  # the table of validation.md's section
     return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study), "gate": gate}
 

@@ -17,7 +17,7 @@ def test_bias_notes_are_one_line_per_family():
     lines = bias_lines({"highrecall": {"bias_notes": notes}}, ["highrecall"])
     assert len(lines) == 2
     assert lines[0].startswith("  bias (highrecall): rm3, rm3b, rocchio (query expansion")
-    assert lines[1].startswith("  bias (highrecall): dense (dense retrieval")
+    assert lines[1].startswith("  bias (highrecall): dense (static embeddings (wordllama")
 
 
 def test_the_protocol_report_groups_the_notes(first200_index, tmp_path):

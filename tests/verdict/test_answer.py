@@ -135,16 +135,19 @@ def test_families_and_the_study_notes():
                "h1": {"algorithm": "rrf", "params": {"systems": ["bm25", "dense"]}},
                "h2": {"algorithm": "linear", "params": {"systems": ["h1", "rm3"]}},  # dense two levels down
                "lex": {"algorithm": "rrf", "params": {"systems": ["bm25", "rm3"]}},
-               "ext": {"algorithm": "external", "params": {}}, "mine": {"algorithm": "callable", "params": {"family": "dense"}}}
-    assert families(configs) == {"bm25": "bm25", "rm3": "expansion", "dense": "dense", "h1": "hybrid", "h2": "hybrid",
-                                 "lex": "fusion", "ext": None, "mine": "dense"}
+               "ext": {"algorithm": "external", "params": {}}, "mine": {"algorithm": "callable", "params": {"family": "dense"}},
+               "nn": {"algorithm": "dense", "params": {"model": "minilm"}},
+               "h3": {"algorithm": "rrf", "params": {"systems": ["h1", "nn"]}}}  # a neural input beats a static one
+    assert families(configs) == {"bm25": "bm25", "rm3": "expansion", "dense": "dense", "h1": "static_hybrid",
+                                 "h2": "static_hybrid", "lex": "fusion", "ext": None, "mine": "dense", "nn": "neural",
+                                 "h3": "hybrid"}
     s = study()
     assert s is not None and set(s["agreement"]) == {"focused", "highrecall"}
     assert {c["kind"] for c in s["study"]["collections"].values()} == {"precise", "topical"}
     ev = evidence("focused")
     assert "not this run" in ev["source"] and evidence_lines("focused")[0].startswith("  evidence — nteval's validation study")
     notes = {n["system"]: n for n in bias_notes("highrecall", configs)}
-    # the study measured expansion overstated and dense/hybrid understated under high-recall (flagged biases)
+    # the study measured expansion, static embeddings and their hybrids biased under high-recall (flagged)
     assert {"rm3", "dense", "h1", "h2"} <= set(notes) and "bm25" not in notes and "ext" not in notes
     assert "SciFact (precise" in notes["rm3"]["text"] and "act on the focused verdict" in notes["rm3"]["text"]
 
