@@ -375,6 +375,18 @@ def test_a_secret_with_a_line_break_is_never_shown(first200_index, topics, serve
         assert key not in shown and "${NTEVAL_TEST_KEY}" in shown, (form, shown)
 
 
+def test_a_secret_that_is_not_utf8_text_is_one_line_naming_the_variable(monkeypatch):
+    """A value holding bytes that are not UTF-8 (a binary file read into the variable) was an
+    internal error (UnicodeEncodeError, exit 1): one line naming the variable, never its value."""
+    from nteval.systems.remote import Secrets
+
+    monkeypatch.setenv("NTEVAL_TEST_KEY", "sEcReT-7f3a9\udce9")
+    with pytest.raises(InputError) as err:
+        Secrets("es").expand("ApiKey ${NTEVAL_TEST_KEY}")
+    line = str(err.value)
+    assert "NTEVAL_TEST_KEY" in line and "not UTF-8" in line and "sEcReT" not in line, line
+
+
 # -- postgres -------------------------------------------------------------------------------------
 
 def _pg_direct(url: str, table: str, topics: dict[str, str], depth: int) -> dict[str, list[tuple[str, float]]]:
