@@ -60,6 +60,21 @@ def url_passwords(text: str) -> list[str]:
     return [m.group(2) for p in _URL_PASSWORDS for m in p.finditer(str(text)) if m.group(2)]
 
 
+def ambiguous_password(url: str) -> bool:
+    """Whether a postgresql:// URL's password holds an unencoded ``@``: URL parsers (and
+    :func:`redact_url`) read the password up to the last ``@`` of the authority, libpq up to the
+    first, and then names the rest of it as the host in its error ("failed to resolve host
+    'REST@db'"), which no redaction of the password as written can catch."""
+    m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)", str(url))
+    return bool(m) and m.group(1).count("@") > 1
+
+
+#: the refusal of :func:`ambiguous_password` (never showing the URL: its password is in it)
+AMBIGUOUS_PASSWORD = ("the password in the URL holds an '@': libpq takes the host from after the first '@', so the "
+                      "rest of the password would be shown as a host name; write it percent-encoded (%40), or give it "
+                      "with PGPASSWORD (its value is not shown)")
+
+
 def redact_url(text: str) -> str:
     """``text`` (a URL, or a line holding one) as outputs show it: the passwords written in it
     (``user:***@``, ``password=***``) replaced by ``***``."""

@@ -239,9 +239,12 @@ def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: st
     from ..session import session
     from .history import check_history
 
+    from .outputs import stake
+
     if history is not None:
         check_history(history)
     with session(out, index_dir, execution.scheduler) as index_path:
+        stake(out)
         yield index_path, pin if isinstance(pin, Pin) else read_pin(pin), read_manifest(index_path)
 
 

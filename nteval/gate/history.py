@@ -408,6 +408,10 @@ class PostgresHistory(History):
             import psycopg
         except ImportError:
             raise InputError(None, "--history postgresql://…: needs psycopg (pip install 'nteval[postgres]')") from None
+        from ..errors import AMBIGUOUS_PASSWORD, ambiguous_password
+
+        if ambiguous_password(url):
+            raise InputError(None, f"--history postgresql://…: {AMBIGUOUS_PASSWORD}")
         try:
             self.conn = psycopg.connect(url, connect_timeout=15, options=f"-c search_path={PG_SCHEMA}")
         except psycopg.Error as err:

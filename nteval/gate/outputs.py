@@ -19,6 +19,10 @@ _MARKS = {"gate": ("gate.json", "check.json"), "history": ("history.json",)}
 #: the key every gate.json, check.json and history.json carries: the command that wrote it
 MARK = "nteval_output"
 FORMAT = 1
+#: the hidden file that marks an OUT as a gate's or check's from the moment it starts working there
+#: (:func:`stake`), so a first run stopped before its gate.json (an engine down, Ctrl-C) leaves an
+#: OUT its rerun may use
+STAKE = ".nteval-gate.json"
 
 
 def mark(result: dict[str, Any], command: str) -> dict[str, Any]:
@@ -64,6 +68,8 @@ def claim_out(out: Path, kind: str) -> None:
     if not entries:
         return
     marks = [d / m for d in (out, out / "previous") for m in _MARKS[kind] if (d / m).is_file()]  # (set aside: previous/)
+    if kind == "gate" and (out / STAKE).is_file() and not (out / STAKE).is_symlink():
+        marks.append(out / STAKE)
     if not marks or not any(is_own(m) for m in marks):
         shown = ", ".join(sorted(entries)[:3]) + (", …" if len(entries) > 3 else "")
         why = f" ({marks[0].name} is not one nteval wrote)" if marks else ""
@@ -74,6 +80,16 @@ def claim_out(out: Path, kind: str) -> None:
         prev = _empty_previous(out / "previous", kind)
         for f in earlier:
             os.replace(out / f, prev / f)
+
+
+def stake(out: Path) -> None:
+    """Mark ``out`` as a gate's or check's before anything is written into it (OUT/runs/ first):
+    :func:`claim_out` then takes it as nteval's even when no gate.json or check.json was written
+    (the run stopped on an engine that did not answer, on Ctrl-C)."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    if not (out / STAKE).is_file():
+        write_text(out / STAKE, json.dumps(mark({}, "gate")) + "\n")
 
 
 def _empty_previous(prev: Path, kind: str) -> Path:

@@ -36,7 +36,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError, short
+from ..errors import AMBIGUOUS_PASSWORD, InputError, ambiguous_password, short
 from ..params import Param
 from .engines import docids_digest, require
 from .kind import RunContext, SystemKind
@@ -205,7 +205,10 @@ class PostgresFts(SystemKind):
         pg = require("psycopg", "postgres", "postgres")
         p = system.params
         secrets = Secrets(system.name)
-        conns = Connections(pg, secrets.expand(secrets.given(p["url"])), float(p["timeout"]), secrets, system.name)
+        url = secrets.expand(secrets.given(p["url"]))
+        if ambiguous_password(url):
+            raise InputError(None, f"system {short(system.name)}: url: {AMBIGUOUS_PASSWORD}")
+        conns = Connections(pg, url, float(p["timeout"]), secrets, system.name)
         try:
             version, table, sql = self._prepare(pg, conns, target, system)
             label = p.get("version") or ""

@@ -84,6 +84,12 @@ class Secrets:
             if v is None:
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} is not set (its "
                                        f"parameters use ${{{name}}})")
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InputError(None, f"system {short(self.system)}: environment variable {name} holds bytes that "
+                                       "are not UTF-8 text (a binary file read into it?): a value sent in a request is "
+                                       "one line of printable characters (its value is not shown)") from None
             if v.rstrip("\r\n"):
                 self._remember(f"${{{name}}}", v)
             v = v.rstrip("\r\n")

@@ -130,6 +130,31 @@ def test_a_check_cut_short_resumes_and_says_so(first200_index, pin, server, tmp_
     assert server.searches - asked - 1 - n == n + asked
 
 
+def test_a_first_check_stopped_before_its_files_can_be_rerun_into_the_same_out(first200_index, pin, server, tmp_path):
+    """A first gate or check into a new OUT that stops before writing gate.json/check.json (an
+    engine that did not answer, Ctrl-C) leaves OUT/runs/ behind; the rerun into the same OUT is
+    nteval's own, not "a directory nteval did not write"."""
+    yaml = _yaml(tmp_path, server.url, concurrency=1)
+    topics = (pin / "focused" / "topics.tsv").read_text().splitlines()
+    server.faults.fail_query = topics[20].split("\t", 1)[1]
+    r = _check(first200_index, pin, tmp_path, yaml, "c1")
+    assert r.exit_code == 2 and "HTTP 500" in r.output, r.output
+    assert (tmp_path / "c1" / "runs").is_dir() and not (tmp_path / "c1" / "check.json").exists()
+    g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", "bm25",
+            "--candidate", yaml, "--out", tmp_path / "g1", "--quiet")
+    assert g.exit_code == 2 and "HTTP 500" in g.output, g.output
+    server.faults.fail_query = ""
+    r = _check(first200_index, pin, tmp_path, yaml, "c1")
+    assert r.exit_code == 0 and (tmp_path / "c1" / "check.json").is_file(), r.output
+    g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", "bm25",
+            "--candidate", yaml, "--out", tmp_path / "g1", "--quiet")
+    assert g.exit_code in (0, 4) and (tmp_path / "g1" / "gate.json").is_file(), g.output
+    # a user's folder holding only a runs/ of theirs is still refused
+    (tmp_path / "mine" / "runs").mkdir(parents=True)
+    r = _check(first200_index, pin, tmp_path, yaml, "mine")
+    assert r.exit_code == 2 and "did not write" in r.output, r.output
+
+
 def test_a_fusion_of_a_live_engine_is_not_reused_when_the_engine_is_asked_again(first200_index, server, tmp_path):
     from nteval.runs import Searched, run_all
     from nteval.settings import Execution

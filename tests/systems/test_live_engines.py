@@ -375,6 +375,38 @@ def test_a_secret_with_a_line_break_is_never_shown(first200_index, topics, serve
         assert key not in shown and "${NTEVAL_TEST_KEY}" in shown, (form, shown)
 
 
+def test_a_secret_that_is_not_utf8_text_is_one_line_naming_the_variable(monkeypatch):
+    """A value holding bytes that are not UTF-8 (a binary file read into the variable) was an
+    internal error (UnicodeEncodeError, exit 1): one line naming the variable, never its value."""
+    from nteval.systems.remote import Secrets
+
+    monkeypatch.setenv("NTEVAL_TEST_KEY", "sEcReT-7f3a9\udce9")
+    with pytest.raises(InputError) as err:
+        Secrets("es").expand("ApiKey ${NTEVAL_TEST_KEY}")
+    line = str(err.value)
+    assert "NTEVAL_TEST_KEY" in line and "not UTF-8" in line and "sEcReT" not in line, line
+
+
+def test_a_postgres_password_holding_an_at_never_shows_its_tail(first200_index, topics, tmp_path, monkeypatch):
+    """libpq reads a URL's password up to the first '@' and names the rest as the host in its error
+    ("failed to resolve host 'Xk39secret@127.0.0.1'"); redaction knows the password as written, up to
+    the last '@'. A password holding an '@' (written, or from ${NAME}) is one line before connecting,
+    naming none of it; the same for a postgresql:// history."""
+    from nteval.gate.history import open_history
+
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv("NTEVAL_TEST_PGPW", "pg@Xk39secret")
+    for url in ("postgresql://postgres:${NTEVAL_TEST_PGPW}@127.0.0.1:1/postgres",
+                "postgresql://postgres:pg@Xk39secret@127.0.0.1:1/postgres"):
+        systems = _systems(tmp_path, f'- {{name: pg, algorithm: postgres, params: {{url: "{url}", retries: 0}}}}\n')
+        with pytest.raises(InputError) as err:
+            _run(first200_index, topics, systems, tmp_path / "runs")
+        assert "Xk39" not in str(err.value) and "holds an '@'" in str(err.value), str(err.value)
+    with pytest.raises(InputError) as err:
+        open_history("postgresql://postgres:pg@Xk39secret@127.0.0.1:1/postgres")
+    assert "Xk39" not in str(err.value) and "holds an '@'" in str(err.value), str(err.value)
+
+
 # -- postgres -------------------------------------------------------------------------------------
 
 def _pg_direct(url: str, table: str, topics: dict[str, str], depth: int) -> dict[str, list[tuple[str, float]]]:
