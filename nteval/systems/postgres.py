@@ -90,6 +90,10 @@ def own_table(index_name: str, config: str, fingerprint: str) -> str:
     return f"nteval_{index_name}_{tag}_{fingerprint[:12]}"
 
 
+#: seconds an interrupt waits for the server to cancel a connection's statement (all connections at once)
+CANCEL_WAIT = 3
+
+
 class Connections:
     """One connection per worker thread, made on first use and again after a lost one."""
 
@@ -127,11 +131,20 @@ class Connections:
         statement_timeout)."""
         with self.lock:
             conns = list(self.all)
-        for conn in conns:
+
+        def one(conn: Any) -> None:
             try:
-                conn.cancel_safe(timeout=5)
+                conn.cancel_safe(timeout=CANCEL_WAIT)
             except Exception:  # noqa: BLE001,S110  (closed, or the server is gone: nothing runs there)
                 pass
+
+        # all at once, each waiting at most CANCEL_WAIT: one after another, four stalled connections
+        # kept an interrupted run alive for 20 s and more (a CI runner kills about 10 s after SIGTERM)
+        threads = [threading.Thread(target=one, args=(c,), daemon=True, name="nteval-pg-cancel") for c in conns]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(CANCEL_WAIT + 1)
 
     def close(self) -> None:
         with self.lock:

@@ -555,6 +555,33 @@ def test_an_interrupt_cancels_the_statements_running(pg_url):
     assert isinstance(said[0], psycopg.errors.QueryCanceled)
 
 
+def test_an_interrupt_cancels_every_connection_at_once():
+    """Four connections whose cancel stalls (a proxy that stopped forwarding): their cancels run side by
+    side, not one after another (hostile trial 7, N4: 27 s after SIGTERM). A barrier of four is only
+    passed when all four cancels are waiting together."""
+    import threading
+
+    from nteval.systems.postgres import CANCEL_WAIT, Connections
+    from nteval.systems.remote import Secrets
+
+    barrier = threading.Barrier(4, timeout=CANCEL_WAIT)
+    passed: list[int] = []
+
+    class Stalled:
+        def __init__(self, i: int) -> None:
+            self.i = i
+
+        def cancel_safe(self, timeout: float) -> None:
+            assert timeout <= CANCEL_WAIT
+            barrier.wait()
+            passed.append(self.i)
+
+    conns = Connections(None, "postgresql://x@127.0.0.1:1/db", 600.0, Secrets("pg"), "pg")
+    conns.all = [Stalled(i) for i in range(4)]
+    conns.cancel()
+    assert sorted(passed) == [0, 1, 2, 3]
+
+
 # -- sqlite_fts5 ----------------------------------------------------------------------------------
 
 def test_sqlite_fts5_is_a_plain_fts5_search_cached_beside_the_index(first200_index, topics, tmp_path, engine_cache, capsys):
