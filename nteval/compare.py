@@ -29,10 +29,16 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     from .settings import Execution, take
 
     execution = take(Execution, kwargs.pop("execution", None), kwargs)
+    from .answer import TASKS
+
+    # the protocol that answers the declared task records it (a later run of it with --task, --runs
+    # added, is the same verdict, not a replaced one)
+    own = {TASKS[task][0]: {"task": task}} if task else {}
     with session(out, index_dir, execution.scheduler):  # (both protocols on one unchanging index)
-        res = {"focused": run_protocol("focused", index_dir, out / "focused", execution=execution, **kwargs),
+        res = {"focused": run_protocol("focused", index_dir, out / "focused", execution=execution,
+                                       **{**kwargs, **own.get("focused", {})}),
                "highrecall": run_protocol("highrecall", index_dir, out / "highrecall", execution=execution,
-                                          **{**kwargs, **hr_params})}
+                                          **{**kwargs, **hr_params, **own.get("highrecall", {})})}
     answer = {**compare_answer(res, task), "out": str(out)}
     if any(r.get("topic_counts", {}).get("requested") == "auto" for r in res.values()):
         # what auto chose for each protocol: --topics focused=N,highrecall=M gives exactly these topics again

@@ -66,7 +66,7 @@ def ambiguous_password(url: str) -> bool:
     first, and then names the rest of it as the host in its error ("failed to resolve host
     'REST@db'"), which no redaction of the password as written can catch."""
     m = re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://([^/?#]*)", str(url))
-    return bool(m) and m.group(1).count("@") > 1
+    return m is not None and m.group(1).count("@") > 1
 
 
 #: the refusal of :func:`ambiguous_password` (never showing the URL: its password is in it)

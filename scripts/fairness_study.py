@@ -133,10 +133,12 @@ class Designs:
         from nteval.topics.highrecall import fused_pseudo_qrels
 
         self.c = c
+        self._zpicked: dict[tuple[str, float], dict[str, set[str]]] = {}
+        self._tops: dict[tuple[str, str], list[str]] = {}
         lex = fused_pseudo_qrels([c.refs[n] for n in LEXICAL], judged="topk-nonrelevant")
         self.lex = {q: lex[s] for q, s in c.source.items() if s in lex}
         self.rel = {q: {d for d, r in v.items() if r > 0} for q, v in self.lex.items()}
-        self.pool = {q: set(self.lex[q]) | set(_top(c.refs["minilm"][c.source[q]], 1000)) for q in self.lex}
+        self.pool = {q: set(self.lex[q]) | set(self.top("minilm", q)) for q in self.lex}
 
     def qrels(self, rel: dict[str, set[str]], pools: tuple[str, ...] = ("minilm",)) -> dict[str, dict[str, int]]:
         """Judged: the lexical references' top k and those of ``pools``; relevant: ``rel``."""
@@ -146,19 +148,30 @@ class Designs:
                 continue
             d = {x: 0 for x in self.lex[q]}
             for ref in pools:
-                d.update({x: 0 for x in _top(self.c.refs[ref][self.c.source[q]], 1000)})
+                d.update({x: 0 for x in self.top(ref, q)})
             d.update({x: 1 for x in rel[q]})
             out[q] = d
         return out
 
     def shares(self, ref: str = "minilm", factor: float = 1.0) -> dict[str, dict[str, int]]:
         """Equal shares: the lexical vote's documents, and ``ref``'s best as many (× factor)."""
-        rel = {q: r | set(_top(self.c.refs[ref][self.c.source[q]], max(1, round(len(r) * factor))))
-               for q, r in self.rel.items()}
+        rel = {q: r | set(self.top(ref, q, max(1, round(len(r) * factor)))) for q, r in self.rel.items()}
         return self.qrels(rel, (ref,))
 
     def zpick(self, ref: str, zt: float = 2.0) -> dict[str, set[str]]:
-        return {q: {d for d, z in _z(self.c.refs[ref][self.c.source[q]]).items() if z >= zt} for q in self.lex}
+        """``ref``'s documents at z ≥ zt per topic (made once per reference and threshold)."""
+        key = (ref, zt)
+        if key not in self._zpicked:
+            self._zpicked[key] = {q: {d for d, z in _z(self.c.refs[ref][self.c.source[q]]).items() if z >= zt}
+                                  for q in self.lex}
+        return self._zpicked[key]
+
+    def top(self, ref: str, q: str, n: int = 1000) -> list[str]:
+        """``ref``'s top n for topic q's title (its top 1,000 sorted once)."""
+        key = (ref, q)
+        if key not in self._tops:
+            self._tops[key] = _top(self.c.refs[ref][self.c.source[q]], 1000)
+        return self._tops[key][:n]
 
     def fused4(self, combine: str) -> dict[str, dict[str, int]]:
         from nteval.topics.highrecall import fused_pseudo_qrels
@@ -206,21 +219,51 @@ class Designs:
             total = sum(idf[h] for h in src) or 1.0
             ranked = sorted(((sum(idf[h] for h in src & heads[d]) / total, d) for d in docs if src & heads[d]),
                             key=lambda x: (-x[0], x[1]))
-            rel[q] = r | set(_top(self.c.refs["minilm"][self.c.source[q]], len(r))) | {d for _, d in ranked[:len(r)]}
+            rel[q] = r | set(self.top("minilm", q, len(r))) | {d for _, d in ranked[:len(r)]}
         return self.qrels(rel)
 
 
-def _ap(runs: dict, qrels: dict, names: list[str], condense: bool = False) -> dict[str, np.ndarray]:
-    from nteval.evaluate import evaluate_run
+_ORDERED: dict[int, tuple[dict, dict[str, dict[str, list[str]]]]] = {}
 
+
+def _ordered(runs: dict, names: list[str]) -> dict[str, dict[str, list[str]]]:
+    """Each system's rankings as docid lists in trec_eval's order (score desc, docid desc), made once
+    per set of runs: every design scores the same runs."""
+    from nteval.formats.trec import trec_order
+
+    key = id(runs)  # (the runs are kept beside their order: an id is never reused while cached)
+    if key not in _ORDERED or _ORDERED[key][0] is not runs or not set(names) <= set(_ORDERED[key][1]):
+        _ORDERED[key] = (runs, {n: {q: [d for d, _ in trec_order(r)] for q, r in runs[n].items()} for n in names})
+    return _ORDERED[key][1]
+
+
+def _ap(runs: dict, qrels: dict, names: list[str], condense: bool = False) -> dict[str, np.ndarray]:
+    """Per-topic AP of each system (trec_eval's AP: the mean over the relevant documents (relevance ≥ 1)
+    of the precision at each one's rank, 0 for one not retrieved), over the topics of ``qrels``;
+    ``condense``: unjudged documents left out of the rankings first. The same values as
+    :func:`nteval.evaluate.evaluate_run` (a test of this script compares them), in seconds instead of
+    minutes per design."""
+    ordered = _ordered(runs, names)
     qids = sorted(qrels)
+    rel = {q: {d for d, r in qrels[q].items() if r > 0} for q in qids}
     out = {}
     for n in names:
-        run = runs[n]
-        if condense:
-            run = {q: [h for h in run.get(q, []) if h[0] in qrels[q]] for q in qids}
-        _, per = evaluate_run(qrels, run, ["AP"])
-        out[n] = np.array([per[q]["AP"] for q in qids])
+        vals = np.zeros(len(qids))
+        for i, q in enumerate(qids):
+            relevant = rel[q]
+            if not relevant:
+                continue
+            ranked = ordered[n].get(q, [])
+            if condense:
+                judged = qrels[q]
+                ranked = [d for d in ranked if d in judged]
+            hits, total = 0, 0.0
+            for k, d in enumerate(ranked, 1):
+                if d in relevant:
+                    hits += 1
+                    total += hits / k
+            vals[i] = total / len(relevant)
+        out[n] = vals
     return out
 
 
@@ -298,12 +341,13 @@ def study(work: Path, holdout: bool = True) -> dict[str, Any]:
         put("lexical", base)
         put("lexical, condensed", base, condense=True)
         put("neural alone", d.qrels(d.zpick("minilm")))
-        put("union of z ≥ 2", d.qrels({q: r | d.zpick("minilm")[q] for q, r in d.rel.items()}))
+        zp = d.zpick("minilm")
+        put("union of z ≥ 2", d.qrels({q: r | zp[q] for q, r in d.rel.items()}))
         put("fused vote of 4", d.fused4("vote"))
         put("fused mean z of 4", d.fused4("mean"))
         put("family mean z ≥ 2", d.mean_z(2.0))
         put("family mean z ≥ 1.5", d.mean_z(1.5))
-        put("intersection", d.qrels({q: r & d.zpick("minilm")[q] for q, r in d.rel.items()}))
+        put("intersection", d.qrels({q: r & zp[q] for q, r in d.rel.items()}))
         neural_only = d.qrels(d.zpick("minilm"))
         put("leave family out", None, by=lambda n: (base if c.family[n] == "neural" else shares if c.family[n] == "hybrid"
                                                     else neural_only))

@@ -94,8 +94,9 @@ ADVICE = {
     ("highrecall", "proximity"): "Proximity scoring: the high-recall verdict's ordering of it is not the humans'.",
     ("focused", "proximity"): "Proximity scoring: the focused verdict rates it higher than humans do.",
     ("highrecall", "neural"): "Judged by lexical and neural references in equal shares (the default with the neural "
-                              "extra): the verdict ranks a neural retriever near the humans' rank on the topical "
-                              "collections; its size over BM25 is less sure than its rank.",
+                              "extra), and all-MiniLM-L6-v2 is one of them: a MiniLM system is partly judged by its own "
+                              "model (the bias above includes that). The verdict ranks a neural retriever near the "
+                              "humans' rank on the topical collections; its size over BM25 is less sure than its rank.",
     ("highrecall", "dense"): "Static embeddings are judged by lexical and neural references, neither of their kind: "
                              "compare a static-embedding system's recall with care.",
     ("highrecall", "static_hybrid"): "Judged by lexical and neural references, neither of the static part's kind: "

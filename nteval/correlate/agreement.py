@@ -245,9 +245,7 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
     systems × judged topics) with the verdict's test and correction, then each ranking's figures."""
     import sys
 
-    from tqdm import tqdm
-
-    from ..progress import shown
+    from ..progress import shown, tqdm
     from .decisions import Decisions, compare_decisions, separated_pairs, significance
 
     rankings = [s for s, r in nt.items() if r.get("verdict") and r["verdict"].get("significance")]
@@ -377,9 +375,7 @@ def _nt_sides(index_dir: Path, out: Path, listed: SystemSet, spec: CorrelateSpec
 def _bar(total: int, desc: str, progress: bool | None):
     import sys
 
-    from tqdm import tqdm
-
-    from ..progress import shown
+    from ..progress import shown, tqdm
 
     return tqdm(total=total, desc=desc, unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
 

@@ -67,10 +67,11 @@ def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand:
     out["understatement"] = round(max(0.0, *(-v["ci95"][0] for v in bias.values())), 4)
     if abs(worst[1]["bias"]) > BIAS_CAUTION:
         verb = "overstating" if worst[1]["bias"] > 0 else "understating"
-        sizes = ", ".join(f"{v['bias'] * 100:+.0f} on {_collections()[c]['label']}" for c, v in bias.items())
+        sizes = ", ".join(f"{v['bias'] * 100:+.0f} points on {_collections()[c]['label']}" for c, v in bias.items())
+        kind = _collections()[worst[0]]["kind"]
         out["caution"] = (f"caution: nteval's validation study measured this verdict {verb} {_name(fc)} against "
-                          f"{_name(fb)} by more than {BIAS_CAUTION * 100:.0f} points ({sizes} points, "
-                          f"{_collections()[worst[0]]['kind']} collections): part of this difference may not be the users'")
+                          f"{_name(fb)} by more than {BIAS_CAUTION * 100:.0f} points ({sizes}: the {kind} "
+                          f"collection{'s' if len(bias) > 1 else ''}): part of this difference may not be the users'")
     return out
 
 

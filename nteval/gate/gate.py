@@ -238,7 +238,6 @@ def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: st
     from ..index import read_manifest
     from ..session import session
     from .history import check_history
-
     from .outputs import stake
 
     if history is not None:
@@ -450,6 +449,7 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
                  "candidates": k, "looks_for_worse": looks_worse,
                  "multiplicity": _multiplicity(k, looks_worse, rule.alpha)},
         "per_topic": per_topic,
+        "judged_by": judged_by(spec.protocol, pin),
     }
     result["outcome"] = outcome(result)
     from .report import headline
@@ -531,6 +531,22 @@ def _overall(sets: dict[str, Any], per_topic: dict, base: str, c: str, fresh_use
         overall, why = "worse", "on the fresh topics (fresh topics can fail a release, never pass one)"
     return {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
             "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
+
+
+def judged_by(protocol: str, pin: Pin) -> str | None:
+    """Who judged a topical pin's topics, for a person (None for known-item topics: each is judged by
+    its own document): the lexical vote and the neural reference in equal shares, or the lexical
+    references alone, which understate neural retrieval (a pin made without the neural extra)."""
+    sref = ((pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
+    if protocol != "highrecall" or not sref:
+        return None
+    fams = sref.get("families") or {}
+    if "neural" in fams:
+        return (f"the lexical vote ({', '.join(fams.get('lexical', []))}) and {', '.join(fams['neural'])} "
+                "(all-MiniLM-L6-v2), equal shares")
+    names = ", ".join(fams.get("lexical", [])) or str(sref.get("name", "")).replace("+", ", ")
+    return (f"lexical references alone ({names}): the pin was made without the neural reference, and they "
+            "understate neural retrieval (pip install 'nteval[neural]', then a new pin)")
 
 
 def _families(protocol: str, pin: Pin, configs: dict[str, dict[str, Any]], base: str,

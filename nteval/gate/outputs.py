@@ -148,23 +148,26 @@ def junit_xml(result: dict[str, Any]) -> str:
     props = ET.SubElement(suite, "properties")
     for key, value in (("outcome", result["outcome"]), ("exit", result.get("exit", "")), ("baseline", result["baseline"]), ("pin", result["pin"]["id"]),
                        ("topic_set", result["pin"]["topic_set"]), ("index_fingerprint", result["index_fingerprint"]),
-                       ("margin", result["rule"]["margin"]), ("multiplicity", result["rule"]["multiplicity"])):
+                       ("margin", result["rule"]["margin"]), ("multiplicity", result["rule"]["multiplicity"]),
+                       *((("judged_by", result["judged_by"]),) if result.get("judged_by") else ())):
         ET.SubElement(props, "property", name=key, value=str(value))
+    c_of = result["candidates"].__getitem__
     for name, kind, d in cases:
         label = result["labels"].get(name, name)
         case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
                              name=f"{label} vs {result['labels'].get(result['baseline'], result['baseline'])}, "
                                   f"{kind} topics ({d['topics']:,})", time="0")
         summary = (f"{d['decision']}: {result['measure']} {d['candidate_mean']:.4f} vs {d['baseline_mean']:.4f}, "
-                   f"diff {d['diff']:+.4f} [{d['ci'][0]:+.4f}, {d['ci'][1]:+.4f}], margin {-d['margin']:+.4f}")
+                   f"diff {d['diff']:+.4f} [{d['ci'][0]:+.4f}, {d['ci'][1]:+.4f}], margin {d['margin']:.4f}")
         if d["decision"] == "worse":
             f = ET.SubElement(case, "failure", type="regression", message=summary)
             f.text = candidate_clause(result, name)
         elif d["decision"] == "inconclusive":
             more = d.get("more_topics") or {}
             ET.SubElement(case, "skipped", message=f"{summary}; {more.get('note', 'not decided')}")
+        fam = c_of(name).get("family") or {}
         out = ET.SubElement(case, "system-out")
-        out.text = summary
+        out.text = summary + "".join(f"\n{x}" for x in (fam.get("rule"), fam.get("caution")) if x)
     _alert_case(suites, suite, result, len(cases), failures)
     return _xml(suites)
 

@@ -40,7 +40,7 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
     text = (f"{_who(result, name)} {VERB[c['decision']]} the live {_who(result, result['baseline'])} for "
             f"{result['task']} search{size}: {m} {_f(d['candidate_mean'])} vs {_f(d['baseline_mean'])} "
             f"({_s(d['diff'])}, {d['ci_level'] * 100:.0f} % CI [{_s(d['ci'][0])}, {_s(d['ci'][1])}]; margin "
-            f"{_s(-d['margin'])}, {d['margin_rule']}) on {d['topics']:,} pinned topics")
+            f"{d['margin']:.4f}, {d['margin_rule']}) on {d['topics']:,} pinned topics")
     if (d.get("title_gain") or {}).get("changed"):
         text += f" ({d['title_gain']['changed']})"
     if c["decided"].startswith("on the fresh"):
@@ -105,7 +105,7 @@ def _line_for(result: dict[str, Any], name: str, kind: str) -> list[str]:
         return []
     m = result["measure"]
     lines = [f"    {kind:<7} {d['topics']:>6,} topics  {m} {_f(d['candidate_mean'])} vs {_f(d['baseline_mean'])}  diff "
-             f"{_s(d['diff'])} [{_s(d['ci'][0])}, {_s(d['ci'][1])}]  margin {_s(-d['margin'])}  → {d['decision']}"
+             f"{_s(d['diff'])} [{_s(d['ci'][0])}, {_s(d['ci'][1])}]  margin {d['margin']:.4f}  → {d['decision']}"
              + ("" if s.get("decided", True) else "  (shown, not decided on)")]
     more = d.get("more_topics")
     if more and more.get("topics") and kind == "fresh":
@@ -127,6 +127,8 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
     lines.append(f"GATE ({result['task']} search, {result['measure']}; pin {result['pin']['id']}, topic set "
                  f"{result['pin']['topic_set']}) — baseline {_who(result, result['baseline'])}"
                  + (f" [{result['engines'].get(result['baseline'])}]" if result["engines"].get(result["baseline"]) else ""))
+    if result.get("judged_by"):
+        lines.append(f"  judged by: {result['judged_by']}")
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
                  + ("" if not pinned.get("condensed") else
                     f" (the index holds {result['pin']['documents_added_since']:,} documents added since the pin: "
@@ -235,7 +237,7 @@ def markdown(result: dict[str, Any]) -> str:
             if d:
                 lines.append(f"| {md(_who(result, name))}{_engine(result, name)} ({kind}) | {d['topics']:,} | "
                              f"{_f(d['candidate_mean'])} | {_f(d['baseline_mean'])} | {_s(d['diff'])} [{_s(d['ci'][0])}, "
-                             f"{_s(d['ci'][1])}] | {_s(-d['margin'])} | **{d['decision']}** |")
+                             f"{_s(d['ci'][1])}] | {d['margin']:.4f} | **{d['decision']}** |")
     for name, c in result["candidates"].items():
         d = c["pinned"]
         ch = d["churn"]

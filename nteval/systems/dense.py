@@ -337,10 +337,7 @@ _lock = file_lock
 
 def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,
             progress: bool | None) -> None:
-    from tqdm import tqdm
-
-    from ..progress import shown
-
+    from ..progress import shown, tqdm  # (off a terminal, a command prints a plain line every 30 s of encoding)
 
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)

@@ -480,9 +480,7 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
     The first failure (after its retries) stops the run: the queries in flight finish, the rest are
     not asked, and one line naming the system, the topic and what the engine said is raised. Returns
     the answers by topic id and what happened (for the run's notes)."""
-    from tqdm import tqdm
-
-    from ..progress import shown
+    from ..progress import shown, tqdm
 
     texts = dict(topics)
     after = job.cache.finished(job.depth, job.version) if job.answers == "ask" else None

@@ -131,3 +131,26 @@ def test_a_parameter_reason_cites_the_grid_as_it_stands():
     text = parameter_reason("b", 0.75, 0.4)
     assert f"the same direction as nteval's PubMed grid at {fact['focused_higher']} of its {fact['compared']}" in text
     assert f"the same direction as nteval's PubMed grid at {fact['focused_lower']} of" in parameter_reason("b", 0.4, 0.75)
+
+
+def test_the_designs_ap_is_trec_evals():
+    """fairness_study scores each design with its own AP (seconds, not minutes, per design): the same
+    values as nteval.evaluate (ir_measures over pytrec_eval), ties in trec_eval's order (score, then
+    docid descending) and condensed rankings included."""
+    import numpy as np
+
+    from nteval.evaluate import evaluate_run
+
+    fs = script("fairness_study")
+    runs = {"a": {"q1": [("d1", 3.0), ("d2", 2.0), ("d3", 2.0), ("d4", 1.0), ("d9", 0.5)], "q2": [("d5", 1.0)],
+                  "q3": [("d1", 1.0)]},
+            "b": {"q1": [("d4", 5.0), ("d3", 5.0), ("d1", 1.0)], "q2": [("d6", 2.0), ("d5", 1.0)]}}
+    qrels = {"q1": {"d1": 1, "d3": 2, "d4": 0, "d2": 0, "d8": 1}, "q2": {"d5": 1, "d6": 0}, "q3": {"d2": 0}}
+    for condense in (False, True):
+        fast = fs._ap(runs, qrels, ["a", "b"], condense)
+        for n in ("a", "b"):
+            run = runs[n] if not condense else {q: [h for h in r if h[0] in qrels[q]] for q, r in runs[n].items()}
+            _, per = evaluate_run(qrels, run, ["AP"])
+            assert np.allclose(fast[n], [per[q]["AP"] for q in sorted(qrels)], atol=1e-12), (n, condense)
+    # by hand: a on q1 ranks d1 (rel), d3 (rel: the tie 2.0 goes to the greater docid), d2, d4, d9; R = 3
+    assert fs._ap(runs, qrels, ["a"])["a"][0] == (1 / 1 + 2 / 2) / 3
