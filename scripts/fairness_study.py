@@ -435,10 +435,10 @@ def main() -> None:
 
         OUT_JSON.write_text(json.dumps(s, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         doc = DOC.read_text(encoding="utf-8")
-        pat = re.compile(rf"(<!-- {MARK} -->\n)(.*?)(\n<!-- /{MARK} -->)", re.S)
+        pat = re.compile(rf"(<!-- {MARK} -->\n)(.*?)\n?(<!-- /{MARK} -->)", re.S)  # (an empty block too)
         if not pat.search(doc):
             raise SystemExit(f"{DOC}: no <!-- {MARK} --> block to fill")
-        DOC.write_text(pat.sub(lambda m: m.group(1) + text + m.group(3), doc), encoding="utf-8")
+        DOC.write_text(pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc), encoding="utf-8")
         print(f"wrote {OUT_JSON.relative_to(ROOT)} and the block of {DOC.relative_to(ROOT)}")
     else:
         print(text)

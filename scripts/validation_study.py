@@ -666,12 +666,12 @@ def _bias_block(study: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-MARK = re.compile(r"(<!-- validation:(\w+) -->\n)(.*?)(\n<!-- /validation:\2 -->)", re.S)
+MARK = re.compile(r"(<!-- validation:(\w+) -->\n)(.*?)\n?(<!-- /validation:\2 -->)", re.S)  # (an empty block too)
 
 
 def fill(text: str, generated: dict[str, str]) -> str:
     """``text`` with every generated block replaced by its current content."""
-    return MARK.sub(lambda m: m.group(1) + generated[m.group(2)] + m.group(4), text)
+    return MARK.sub(lambda m: m.group(1) + generated[m.group(2)] + "\n" + m.group(4), text)
 
 
 DOCS_WITH_BLOCKS = (ROOT / "docs" / "verdicts.md", ROOT / "README.md", ROOT / "docs" / "gate.md")

@@ -119,6 +119,27 @@ def old_index(tmp_path) -> Path:
     return out
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_dense_cache(tmp_path_factory):
+    """One cache of encodings for the whole session, keyed (as always) by the index's content
+    fingerprint: with the neural extra the default high-recall references encode ``all`` with
+    all-MiniLM-L6-v2, once per corpus instead of once per test index (the bundled sample: about a
+    minute each time). A test that looks at a cache of its own takes :func:`dense_cache`."""
+    import os
+
+    if os.environ.get("NTEVAL_DENSE_CACHE"):
+        yield None
+        return
+    # one directory for every xdist worker too (the cache's lock makes a second worker wait for the
+    # first's encoding instead of doing it again)
+    root = tmp_path_factory.getbasetemp()
+    d = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "dense-shared"
+    d.mkdir(parents=True, exist_ok=True)
+    os.environ["NTEVAL_DENSE_CACHE"] = str(d)
+    yield d
+    os.environ.pop("NTEVAL_DENSE_CACHE", None)
+
+
 @pytest.fixture
 def dense_cache(tmp_path, monkeypatch) -> Path:
     """Encodings go to a per-test cache, not into the session's shared index."""
@@ -183,15 +204,28 @@ FAST_MODULES = {
 }
 
 
+#: The files that take minutes (make test's --durations): collected first, so that under xdist
+#: (``--dist loadfile``: a file stays on one worker) the longest start at once and the many short
+#: files fill the other worker, instead of one long file running alone at the end. Order within a
+#: file is kept.
+HEAVY_FIRST = ("tests/docs/test_docs_site.py", "tests/gate/test_updates.py", "tests/index/test_update.py",
+               "tests/docs/test_ci_snippets.py", "tests/runs/test_leak.py", "tests/correlate/test_baselines.py",
+               "tests/evidence/test_coverage.py", "tests/systems/test_neural.py")
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
-    stale = sorted(m for m in FAST_MODULES if not (root / m).is_file())
-    if stale:  # a moved or renamed file would silently leave the fast tier
-        raise pytest.UsageError(f"FAST_MODULES in tests/conftest.py names no such file: {', '.join(stale)}")
+    stale = sorted(m for m in (*FAST_MODULES, *HEAVY_FIRST) if not (root / m).is_file())
+    if stale:  # a moved or renamed file would silently leave the fast tier (or the heavy head)
+        raise pytest.UsageError(f"FAST_MODULES/HEAVY_FIRST in tests/conftest.py name no such file: {', '.join(stale)}")
+    rank = {m: i for i, m in enumerate(HEAVY_FIRST)}
+    where = {}
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
+        where[id(item)] = rank.get(rel, len(rank))
         if rel not in FAST_MODULES:
             item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda it: where[id(it)])  # (stable: every other file in its collected order)
 
 
 @pytest.fixture(scope="session")

@@ -742,7 +742,7 @@ def test_systems_command_lists_sets_algorithms_and_a_set():
     r = CliRunner().invoke(main, ["systems", "wide"])
     assert r.exit_code == 0 and "bm25_k1.2_b0.75   bm25(k1=1.2, b=0.75)" in r.output
     r = CliRunner().invoke(main, ["systems", "nope"])
-    assert r.exit_code == 2 and "shipped: default, dense, engines, table1, wide, wide_dense" in r.stderr
+    assert r.exit_code == 2 and "shipped: default, dense, engines, neural, table1, wide, wide_dense" in r.stderr
 
 
 @pytest.mark.parametrize("name", ["topics.tsv", "queries.jsonl"])

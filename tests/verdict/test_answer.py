@@ -142,7 +142,7 @@ def test_families_and_the_study_notes():
                                  "h2": "static_hybrid", "lex": "fusion", "ext": None, "mine": "dense", "nn": "neural",
                                  "h3": "hybrid"}
     s = study()
-    assert s is not None and set(s["agreement"]) == {"focused", "highrecall"}
+    assert s is not None and set(s["agreement"]) == {"focused", "highrecall", "highrecall_lexical"}
     assert {c["kind"] for c in s["study"]["collections"].values()} == {"precise", "topical"}
     ev = evidence("focused")
     assert "not this run" in ev["source"] and evidence_lines("focused")[0].startswith("  evidence — nteval's validation study")
