@@ -14,7 +14,8 @@ collection NT cannot see:
     an abstract, outside what NT sees), the best system is bm25_rm3 [bias flag] (AP 0.206, 95 % CI
     [0.195, 0.218]); bm25_rm3 is ahead of rrf_bm25_qld_rm3 by 0.0345 AP (…); bias flag: bm25_rm3:
     query expansion's advantage over BM25 is overstated by the high-recall verdict against human AP
-    in nteval's validation study (+10 points on CISI, the kind of collection this verdict is for; …).
+    in nteval's validation study (+10 points on CISI and +20 points on CF, the kind of collections this verdict
+    is for; …).
 
 Without a declared task, both verdicts lead, then the pairs of systems the two verdicts order
 in opposite directions (both significantly), grouped by likely reason — given only where the

@@ -166,11 +166,15 @@ def bias_flags(notes: list[dict[str, Any]], systems: list[str]) -> list[dict[str
         protocol = str(n.get("protocol") or "")
         own = {"focused": "precise", "highrecall": "topical"}.get(protocol)
         cols = sorted(n["collections"].items(), key=lambda kv: _collections()[kv[0]]["kind"] != own)
-        parts = []
-        for c, v in cols:
-            col = _collections()[c]
-            where = col["label"] + (", the kind of collection this verdict is for" if col["kind"] == own else "")
-            parts.append(f"{v['bias'] * 100:+.0f} points on {where}" + ("" if v["significant"] else " (not significant)"))
+        def size(c: str, v: dict[str, Any]) -> str:
+            return (f"{v['bias'] * 100:+.0f} points on {_collections()[c]['label']}"
+                    + ("" if v["significant"] else " (not significant)"))
+
+        mine_kind = [size(c, v) for c, v in cols if _collections()[c]["kind"] == own]
+        other = [size(c, v) for c, v in cols if _collections()[c]["kind"] != own]
+        parts = ([" and ".join(mine_kind) + (", the kind of collection this verdict is for" if len(mine_kind) == 1
+                                             else ", the kind of collections this verdict is for")]
+                 if mine_kind else []) + other
         direction = n.get("direction", 0)
         verb = {1: "overstated", -1: "understated"}.get(direction, "misjudged")
         names = [x["system"] for x in ns]

@@ -87,7 +87,7 @@ def test_headline_flags_a_bias_of_the_best_group():
     assert h["bias"][0]["sizes"]["cisi"] == round(cisi * 100, 1)
     assert h["text"].count(".") >= 1 and h["text"].endswith(")." ) and "; bias flag: bm25_rm3: query expansion's " \
         "advantage over BM25 is overstated by the high-recall verdict against human AP in nteval's validation study " \
-        f"({cisi * 100:+.0f} points on CISI, the kind of collection this verdict is for;" in h["text"]
+        f"({cisi * 100:+.0f} points on CISI and " in h["text"] and ", the kind of collections this verdict is for;" in h["text"]
     # a family the study did not flag under this protocol gets no flag
     assert headline("known-item", {**_results("focused", "RR", {"bm25_rm3": 0.9, "x": 0.1},
                                               {frozenset(("bm25_rm3", "x"))}),
