@@ -227,6 +227,13 @@ def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator
             entry[0].close()
 
 
+def current() -> str | None:
+    """The scheduler of the session this process has open (the pipeline's prologue opens it for
+    ``--scheduler``), or None: work deep in a pipeline (the references' encoding) goes where the
+    pipeline's runs go without being handed the address."""
+    return next(iter(_OPEN), None)
+
+
 def workers(client) -> int:
     return len(client.nthreads())
 

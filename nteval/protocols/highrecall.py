@@ -166,9 +166,8 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     out.mkdir(parents=True, exist_ok=True)
     write_topics(out / "titles.tsv", titles)
     # S_ref sees the titles: it searches `all` with the title only (never the sentence)
-    sref_runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, refs, out / "sref", k,
-                           Execution(progress=progress))
     groups = reference_families(refs)
+    sref_runs, pooled = reference_runs(index_dir, manifest, titles, groups, out, spec, progress)
     qrels_all, outside = judgeable(index_dir, manifest, references_qrels(groups, sref_runs, spec))
     folds: list[list[str]] = []
     if holdout:
@@ -188,8 +187,11 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     sizes = [sum(1 for r in v.values() if r > 0) for v in qrels.values()]
     write_text(out / "pseudo_relevant_counts.tsv",
                "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
+    record = references_record(refs, groups, combine)
+    if pooled:
+        record["pool"] = pooled
     stats = {
-        "sref": references_record(refs, groups, combine),
+        "sref": record,
         "k": k, "zt": zt, "std": std, "judged": judged, "sentence": sentence, "sentence_fallback": fallback,
         "graded": graded, "holdout": holdout,
         "judged_outside_nt": outside,
@@ -200,6 +202,45 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     if holdout:
         stats["holdout_folds"] = {"folds": len(folds), "max_fold": max(len(f) for f in folds)}
     return topics, qrels, stats, {qid[d]: s for d, s in sentences.items()}, sources
+
+
+class _Runs(dict):
+    """Reference runs by name (what :func:`references_qrels` reads)."""
+
+    def several(self, names: list[str]) -> list[Any]:
+        return [self[n] for n in names]
+
+
+def reference_runs(index_dir: Path, manifest: dict[str, Any], titles: dict[str, str], groups: dict[str, list[System]],
+                   out: Path, spec: HighRecallSpec, progress: bool | None) -> tuple[_Runs, dict[str, Any] | None]:
+    """Every reference's run of the titles over ``all``. With ``spec.pool`` (> 0) and lexical
+    references beside them, a dense reference re-ranks the union of the lexical references' top
+    ``pool`` per title instead of searching the whole collection (:mod:`nteval.systems.pooled`: its
+    cost grows with the topics, not the corpus); returns the runs and, then, what the pool was."""
+    from ..systems.pooled import lexical_pools, pooled_run
+
+    pooled_refs = [r for f, g in groups.items() if f != "lexical" for r in g if r.algorithm == "dense"] \
+        if spec.pool and "lexical" in groups else []
+    searched = [r for g in groups.values() for r in g if r not in pooled_refs]
+    runs, _ = run_all(Searched(index_dir, "all", manifest["fingerprint"]), titles, searched, out / "sref", spec.k,
+                      Execution(progress=progress, scheduler=spec_scheduler()))
+    got = _Runs({r.name: runs[r.name] for r in searched})
+    if not pooled_refs:
+        return got, None
+    pools = lexical_pools(got.several([r.name for r in groups["lexical"]]), spec.pool)
+    notes: dict[str, Any] = {"depth": spec.pool, "of": [r.name for r in groups["lexical"]],
+                             "documents": len({d for p in pools.values() for d in p})}
+    for r in pooled_refs:
+        got[r.name], n = pooled_run(r, index_dir, titles, pools, spec.k, scheduler=spec_scheduler(), progress=progress)
+        notes.setdefault("encoded_now", {})[r.name] = n["encoded_now"]
+    return got, notes
+
+
+def spec_scheduler() -> str | None:
+    """The Dask scheduler the references' work goes to: the pipeline's ``--scheduler`` session."""
+    from ..cluster import current
+
+    return current()
 
 
 def references_qrels(groups: dict[str, list[System]], sref_runs: Any, spec: HighRecallSpec) -> dict[str, dict[str, int]]:
@@ -281,6 +322,8 @@ class HighRecallSpec(DocumentSampleSpec):
                          flag="--graded/--binary")
     holdout: bool = param(False, "search each topic with its source document held out of the index (no feedback leak)",
                           flag="--holdout/--no-holdout")
+    pool: int = param(100, "a neural reference re-ranks the union of the lexical references' top POOL for each title "
+                           "instead of encoding the whole collection (0: it searches the whole collection)", min=0)
     preset: str | None = param(None, "paper: Campagne 2008 as published; lexical: the lexical vote alone; balanced: "
                                      "the lexical vote and all-MiniLM-L6-v2, equal shares (each overrides sref, "
                                      "combine, graded, holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))
