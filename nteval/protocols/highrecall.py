@@ -233,6 +233,7 @@ def reference_runs(index_dir: Path, manifest: dict[str, Any], titles: dict[str, 
     for r in pooled_refs:
         got[r.name], n = pooled_run(r, index_dir, titles, pools, spec.k, scheduler=spec_scheduler(), progress=progress)
         notes.setdefault("encoded_now", {})[r.name] = n["encoded_now"]
+        notes.setdefault("encoded_by", {})[r.name] = {"model": n["model"], "device": n["device"]}
     return got, notes
 
 

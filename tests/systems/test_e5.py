@@ -104,4 +104,4 @@ def test_a_retrained_model_of_the_same_shape_never_reuses_another_models_vectors
     ids = {n: dense._sentence_transformer(str(d), "s").id for n, d in (("good", good), ("bad", bad), ("moved", moved))}
     assert ids["good"] != ids["bad"]
     assert ids["good"] == ids["moved"]
-    assert ids["good"].split("-")[-1] == dense.load_encoder("minilm", 0).id.split("-")[-1]  # the packaged one's weights
+    assert ids["good"].split("-")[-1] == dense.load_encoder("minilm", 0, backend="torch").id.split("-")[-1]  # the packaged one's weights

