@@ -176,10 +176,18 @@ def main() -> None:
                     "machine: the fair side at --topics would take hours); --topics' fair cost is then projected "
                     "from the lexical side's pool at --topics and the fair side's measured rates")
     ap.add_argument("--project", type=int, default=1_000_000)
+    ap.add_argument("--lexical-from", type=Path, help="take the lexical sides from this earlier output (same index, "
+                    "topics and pool) and run the fair side only")
+    ap.add_argument("--minilm-backend", choices=("torch", "onnx", "onnx-int8"), help="the fair side's MiniLM runs "
+                    "on this backend instead of the default (nteval.systems.dense.MINILM_CPU_BACKEND)")
     ap.add_argument("--child", choices=("lexical", "fair"), help=argparse.SUPPRESS)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "pin_scale.json")
     a = ap.parse_args()
     if a.child:
+        if a.minilm_backend:
+            import nteval.systems.dense as dense
+
+            dense.MINILM_CPU_BACKEND = a.minilm_backend
         print(json.dumps(child(a.child, a.index, a.topics, a.pool)))
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
@@ -197,9 +205,14 @@ def main() -> None:
     result.update({"index": str(index), "records": n_records, "topics": a.topics, "pool": a.pool})
     small = a.fair_topics if a.fair_topics and a.fair_topics < a.topics else a.topics
     sides = [("lexical", a.topics)] + ([("lexical", small)] if small < a.topics else []) + [("fair", small)]
+    earlier = json.loads(a.lexical_from.read_text()) if a.lexical_from else {}
     for variant, n in sides:
+        if variant == "lexical" and f"lexical_{n}" in earlier:
+            result[f"lexical_{n}"] = earlier[f"lexical_{n}"]
+            continue
         p = subprocess.run([sys.executable, __file__, "--child", variant, "--index", str(index), "--topics", str(n),
-                            "--pool", str(a.pool)], env=env, capture_output=True, text=True)
+                            "--pool", str(a.pool), *(["--minilm-backend", a.minilm_backend] if a.minilm_backend else [])],
+                           env=env, capture_output=True, text=True)
         if p.returncode:
             sys.exit(f"pin_scale: the {variant} side failed:\n{p.stderr[-3000:]}")
         result[f"{variant}_{n}"] = json.loads(p.stdout.strip().splitlines()[-1])

@@ -148,9 +148,10 @@ def test_minilm_auto_backend_is_the_measured_one_and_every_output_says_where_it_
     assert notes["model"] == dense.load_encoder("minilm", 0, backend=dense.MINILM_CPU_BACKEND).id
     assert sum(run[q][0][0] == q for q in topics) >= 4
     kind = dense.Dense()
-    auto, torch_ = (System("m", "dense", {**MINILM, "backend": b}) for b in ("auto", "torch"))
-    assert kind.key(auto) != kind.key(torch_)
+    auto, int8 = (System("m", "dense", {**MINILM, "backend": b}) for b in ("auto", "onnx-int8"))
+    assert kind.key(auto) != kind.key(int8)
     assert kind.key(auto) == kind.key(System("m", "dense", {**MINILM, "backend": dense.MINILM_CPU_BACKEND}))
+    assert kind.identity(auto)["params"]["backend"] == dense.MINILM_CPU_BACKEND   # resolved: never "auto"
 
 
 def test_a_backend_for_a_model_with_its_own_engine_is_one_line(first200_index, tmp_path):
