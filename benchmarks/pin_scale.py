@@ -3,6 +3,7 @@ files with the fair references (the lexical vote + all-MiniLM-L6-v2 re-ranking t
 default) against the lexical references alone, each stage apart, and a 1M-record projection.
 
     PYTHONPATH=. nice -n 15 python benchmarks/pin_scale.py [--index IDX] [--topics 1000] [--pool 100]
+        [--fair-topics K] [--minilm-backend torch|onnx|onnx-int8] [--lexical-from EARLIER.json]
 
 ``nteval pin`` has no option choosing the references (it always takes the default, the fair ones),
 so both sides run what a pin runs, the same code for both: the focused protocol's topics and the
@@ -17,13 +18,21 @@ references' runs (``run_all`` in the high-recall protocol), the encoder's load (
 export), the pool's texts, the pool's encoding (``encode_missing``), the titles' encoding
 (``Encoder.queries``), the whole pooled reference (``pooled_run``: those plus the re-ranking).
 
+With ``--fair-topics K`` (a busy machine: the fair side at 1,000 topics takes hours there), the
+fair side runs end to end at K topics (the first K of the same seeded sample) beside a lexical
+side at K, for a measured ratio; the fair cost at ``--topics`` is projected from the pool the
+lexical side at ``--topics`` would hand the encoder (its distinct documents, counted from its own
+runs) and the fair side's measured rates, as below with N = n.
+
 Projection to N records (``--project``, 1M): the lexical side's whole time grows at most linearly
 with the corpus (its searches walk posting lists; the sampling and the focused topics do not grow at
 all), so T_lexical(N) = T_lexical × N / n. The pooled reference encodes each pooled document once:
 min(N, topics × u) documents, u the mean size of one title's pool (the union of the lexical
 references' top ``pool``), measured here (at 50k records the titles' pools overlap, at 1M far less,
-so topics × u is the bound). T_fair(N) = T_lexical(N) + min(N, topics × u) / r + (T_pooled − T_encoding),
-r the measured documents/s of the pool's encoding. Writes benchmarks/pin_scale.json.
+so topics × u is the bound). T_fair(N) = T_lexical(N) + min(N, topics × u) / r + topics × t_rest + t_load,
+r the measured documents/s of the pool's encoding, t_rest its other work per topic, t_load the encoder's load; both as
+measured (wall) and for 2 idle cores (CPU seconds / 2: the rate the work reached without its
+neighbours). Writes benchmarks/pin_scale.json.
 """
 from __future__ import annotations
 
