@@ -782,11 +782,13 @@ class Dense(SystemKind):
         check_dense_params(name, params, where)
 
     def identity(self, system: Any) -> dict[str, Any]:
-        """The run-cache key holds the backend ``auto`` resolves to here: a run another backend made
-        (before onnxruntime was installed, on a GPU) is never reused."""
+        """The run-cache key holds the backend ``auto`` resolves to here and a GPU that encodes: a run
+        another backend or device made is never reused."""
         params = dict(system.params)
         if params.get("model", "wordllama") not in ("wordllama", "e5"):
             params["backend"] = resolve_backend(params["model"], params.get("backend", "auto"))
+            if params["backend"] == "torch" and _cuda():
+                params["device"] = "cuda"   # (a GPU's floats are not the CPU's: its runs are its own)
         return {"algorithm": system.algorithm, "params": params}
 
     def run(self, target: Any, system: Any, topics: dict[str, str], depth: int, ctx: RunContext) -> Any:
