@@ -489,7 +489,7 @@ class Client:
             status, _h, data = self.request("GET", self.secrets.expand(url, url=True), None,
                                             {k: v for k, v in self.headers.items() if k.lower() != "content-type"})
             if status != 200:
-                return "", f"HTTP {status} from {_where(url)}"
+                return "", f"HTTP {status} for GET {_where(url)}"
             v = Path_(path, self.system, "version_path")(json.loads(data))
         except (EngineError, ValueError) as err:
             return "", printable(self.secrets.redact(str(err)), 120)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from nteval.cli import main
@@ -267,3 +268,17 @@ def test_judged_documents_not_in_the_index_and_negative_grades_are_said(correlat
     assert why["every human figure: the grades"].startswith(f"{grades['judgments']:,} of the ")
     assert "as not relevant with a gain of 0" in why["every human figure: the grades"]
     assert "no abstract" not in " ".join(why.values())
+
+
+def test_trec_qrels_count_every_repeated_judgment(tmp_path):
+    """TREC qrels refuse any repeated (topic, document), as trec_eval does: one line with how many
+    and the first one's line."""
+    from nteval.errors import InputError
+    from nteval.formats.topics import load_qrels
+
+    p = tmp_path / "q.txt"
+    p.write_text("1 0 a 1\n1 0 b 0\n1 0 a 0\n2 0 c 2\n1 0 b 0\n")
+    with pytest.raises(InputError) as err:
+        load_qrels(p)
+    assert str(err.value) == (f"{p}:line 3: 2 judgment(s) repeat an earlier (topic, document) (the first: topic '1' "
+                              "judges document 'a' twice, first at line 1): keep one line per pair, as trec_eval requires")
