@@ -7,8 +7,13 @@ from pathlib import Path
 
 from . import registry
 from .base import load_systems
-from .kind import extra_missing
+from .kind import FAMILY, extra_missing
 from .system import System
+
+
+def _family(s: System) -> str:
+    """``  (family: neural)`` for a system that declares its family, or ""."""
+    return f"  (family: {s.params[FAMILY]})" if s.params.get(FAMILY) else ""
 
 
 def _needs(systems: list[System]) -> str:
@@ -60,5 +65,5 @@ def set_listing(spec: str) -> str:
     systems = load_systems(path, listing=True)
     width = max(len(s.name) for s in systems)
     lines = [f"{path}: {len(systems)} systems"]
-    lines += [f"  {s.name:<{width}}  {s.describe()}{_needs([s])}" for s in systems]
+    lines += [f"  {s.name:<{width}}  {s.describe()}{_family(s)}{_needs([s])}" for s in systems]
     return "\n".join(lines)

@@ -78,6 +78,8 @@ def test_every_kind_accepts_a_declared_family(tmp_path, code_ok):
         assert s.params["family"] == "neural"
         assert s.key() == before[n].key() and s.describe() == before[n].describe(), n
     assert families({"run": {"algorithm": "external", "params": before["run"].params}})["run"] is None
+    listed = cli("systems", declared)
+    assert listed.exit_code == 0 and listed.output.count("(family: neural)") == 22, listed.output
 
 
 def test_an_unknown_family_is_one_line_naming_the_allowed_ones(tmp_path, code_ok):
