@@ -119,6 +119,20 @@ def search(queries, k):
         return {q: [(d, float(s)) for d, s in index.search(text, k)] for q, text in queries.items()}
     finally:
         index.close()
+
+
+def worse(queries, k):
+    """BM25 with a fifth of its topics ranked upside down: a regression, whatever it declares."""
+    index = Index(Path(os.environ["FAMSVC_INDEX"]) / "nt")
+    try:
+        index.configure("bm25", k1=0.9, b=0.4)
+        out = {}
+        for i, (q, text) in enumerate(sorted(queries.items())):
+            hits = [(d, float(s)) for d, s in index.search(text, k)]
+            out[q] = [(d, -s) for d, s in hits] if i % 10 < 2 else hits
+        return out
+    finally:
+        index.close()
 '''
 
 
@@ -153,3 +167,18 @@ def test_a_declared_family_reaches_results_json_and_the_gate(first200_index, tmp
     assert checks["declared"]["candidate_family"] == "neural", checks
     assert checks["plain"]["candidate_family"] is None and checks["plain"]["unmeasured"], checks
     assert "declare an external system's family" in checks["plain"]["caution"]
+    # a declaration never buys a quieter exit: a topical regression declared neural stays worse (exit 3),
+    # where the cross-family rule would have made it inconclusive (exit 4) for the study's neural allowance
+    exits = {}
+    for name, family in (("plain", ""), ("declared", ", params: {family: neural}")):
+        single = tmp_path / f"worse_{name}.yaml"
+        single.write_text("- {name: svc, callable: 'famsvc:worse', version: 2" + family + "}\n")
+        out = tmp_path / f"t_{name}"
+        r = cli("gate", "--index", first200_index, "--pin", pin, "--task", "topical", "--baseline", "bm25",
+                "--candidate", single, "--allow-code", "--out", out, "--quiet")
+        exits[name] = r.exit_code
+        g = json.loads((out / "gate.json").read_text())["candidates"]["svc"]
+        assert g["decision"] == "worse", (name, r.output)
+        if name == "declared":
+            assert g["family"]["candidate_family"] == "neural" and g["family"]["declared"], g["family"]
+    assert exits == {"plain": 3, "declared": 3}
