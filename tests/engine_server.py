@@ -60,6 +60,8 @@ class Faults:
                                       # time, the answer never ends
     endless: str = ""                 # ... with a chunked body that never ends, sent as fast as it is read
     nan_total: str = ""               # ... with its total (the matches it counts) NaN
+    echo400: bool = False             # every request answered HTTP 400 echoing its request line (as many search
+                                      # servers' error pages do: kit6/srv/echo400.py)
 
     def hits(self, name: str, text: str) -> bool:
         v = getattr(self, name)
@@ -135,6 +137,7 @@ class EngineServer:
         self.version = ES_VERSION
         self.searches = 0
         self.queries: list[str] = []
+        self.requests: list[tuple[str, str]] = []  # (method, path with its query string) of each request
         self.times: list[float] = []
         self.lock = threading.Lock()
         server = self
@@ -195,6 +198,10 @@ class EngineServer:
         raw = h.rfile.read(n) if n else b""
         path = parts.path.rstrip("/") or "/"
         f = self.faults
+        with self.lock:
+            self.requests.append((method, h.path))
+        if f.echo400 and path != "/_nteval/faults":
+            return self.json(h, 400, {"error": f"bad request: {method} {h.path}"})
         if path == "/_nteval/stats":
             with self.lock:
                 return self.json(h, 200, {"searches": self.searches, "queries": list(self.queries)})
@@ -229,6 +236,12 @@ class EngineServer:
             if qs.get("defType") != "edismax":
                 return self.json(h, 400, {"error": {"msg": "this core answers edismax queries", "code": 400}})
             return self.search(h, "solr", qs.get("q", ""), int(qs.get("rows", 10)), qs.get("qf", ""))
+        if path == "/search" and method == "POST":  # a custom service asked with a JSON body {q, n}
+            try:
+                body = json.loads(raw)
+                return self.search(h, "custom", str(body["q"]), int(body.get("n", 10)), FIELD)
+            except (ValueError, KeyError, TypeError):
+                return self.json(h, 400, {"error": "expected a JSON body {q, n}"})
         if path == "/search":
             return self.search(h, "custom", qs.get("q", ""), int(qs.get("n", 10)), FIELD)
         return self.json(h, 404, {"error": f"no handler for {path}"})

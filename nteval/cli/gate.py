@@ -139,7 +139,16 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
     res = run_gate(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), baseline, list(candidates),
                    progress=progress(quiet), **kw)
     click.echo("\n".join(gate_lines(res)))
+    _reuse_note(kw.get("reuse_answers"), res, "gate")
     sys.exit(res["exit"])
+
+
+def _reuse_note(asked: bool | None, res: dict, what: str) -> None:
+    """One line (stderr) when --reuse-answers was given and no system of the gate or check is a
+    live engine: it changed nothing (a note, not a refusal: a pipeline may pass it to every job)."""
+    if asked and not res["answers"]["systems"]:
+        click.echo(f"nteval: note: --reuse-answers applies to http and postgres systems only; none of this {what}'s "
+                   "systems is one, so it changed nothing", err=True)
 
 
 @main.command("check", cls=_SetsAsideOut)
@@ -155,6 +164,7 @@ def check_cmd(system, quiet, **kw) -> None:
 
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
                     progress=progress(quiet), **kw)
+    _reuse_note(kw.get("reuse_answers"), res, "check")
     if res["answers"]["note"]:
         click.echo(res["answers"]["note"])
     for kind, st in res["sets"].items():

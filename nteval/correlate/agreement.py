@@ -218,12 +218,17 @@ def release_memory() -> None:
 def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
     """What the NT verdicts cannot see (:func:`nteval.evidence.coverage`), of the collection and of
     the human-relevant documents: those without an abstract are not in ``nt``, so no NT-searching
-    system ever finds them, while the human topics search ``all``."""
+    system ever finds them, while the human topics search ``all``. Judged documents that are not in
+    the collection at all are counted apart (``judged_not_in_index``): no system finds them, and
+    they are not documents without an abstract."""
     from ..corpus.store import known_docids
     from ..evidence import COVERAGE_CAVEAT, coverage
     from ..experiment import collection_counts
 
-    relevant = sorted({d for docs in qrels.values() for d, rel in docs.items() if rel > 0})
+    judged = sorted({d for docs in qrels.values() for d in docs})
+    in_index = known_docids(index_dir, judged, "all") if judged else set()
+    relevant_all = sorted({d for docs in qrels.values() for d, rel in docs.items() if rel > 0})
+    relevant = [d for d in relevant_all if d in in_index]
     in_nt = known_docids(index_dir, relevant, "nt") if relevant else set()
     share = 1 - len(in_nt) / len(relevant) if relevant else 0.0
     human = {"relevant": len(relevant), "in_nt": len(in_nt), "without_abstract": len(relevant) - len(in_nt),
@@ -234,7 +239,37 @@ def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[st
                         f"{COVERAGE_CAVEAT * 100:.0f} %): part of what the humans reward, NT cannot measure; the "
                         "agreement figures compare NT with humans on a collection NT sees only in part")
              if share > COVERAGE_CAVEAT else None}
-    return {"collection": coverage(collection_counts(manifest, "nt")), "human_relevant": human}
+    return {"collection": coverage(collection_counts(manifest, "nt")), "human_relevant": human,
+            "judged_not_in_index": _not_in_index(judged, in_index, len(relevant_all) - len(relevant))}
+
+
+def _not_in_index(judged: list[str], in_index: set[str], relevant: int) -> dict[str, Any]:
+    """The judged documents that are not in the collection (``relevant`` of them judged relevant):
+    no system can retrieve them, whatever it is."""
+    missing = [d for d in judged if d not in in_index]
+    out: dict[str, Any] = {"documents": len(missing), "relevant": relevant, "example": missing[0] if missing else None,
+                           "caveat": None}
+    if missing:
+        out["caveat"] = (f"{len(missing):,} judged documents are not in the index (e.g. {missing[0]}; {relevant:,} of them "
+                         "judged relevant): no system can retrieve them, so every human score counts the relevant ones "
+                         "as missed; qrels of another version of the collection?")
+    return out
+
+
+def negative_grades(qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """How many judgments have a negative grade (some collections mark "judged, harmful" or "not
+    assessable" so), and how they are scored: as trec_eval scores them (measured in
+    tests/correlate), not relevant with a gain of 0 for AP, nDCG@10, P@10 and R@1000 (never a
+    negative gain), and as unjudged for Bpref."""
+    grades = [rel for docs in qrels.values() for rel in docs.values()]
+    negative = sorted({rel for rel in grades if rel < 0})
+    n = sum(rel < 0 for rel in grades)
+    caveat = None
+    if n:
+        caveat = (f"{n:,} of the {len(grades):,} human judgments have a negative grade ({', '.join(map(str, negative))}): "
+                  "they are scored as trec_eval scores them, as not relevant with a gain of 0 (not a negative gain) by "
+                  "AP, nDCG@10, P@10 and R@1000, the gate's human decisions included, and as unjudged by Bpref")
+    return {"judgments": n, "grades": negative, "caveat": caveat}
 
 
 def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], hm: np.ndarray,
@@ -298,6 +333,7 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
                                     "scores": human_scores},
         "verdict": _verdicts(nt, report_pairs),
         "system_configs": {s.name: s.describe() for s in system_list},
+        "negative_grades": negative_grades(qrels),
         "nt": {side: {"n_topics": r["n_topics"], "topic_counts": r.get("topic_counts"), "scores": r["systems"],
                       "settings": _protocol_settings(r)} for side, r in nt.items()},
         "pairs": report_pairs, "human_ceiling": ceiling, "baselines": baselines, "decisions": decisions,

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from ..corpus.beir import json_id, json_object, json_text
-from ..errors import InputError
+from ..errors import InputError, short
 from .trec import Qrels, _rows, read_qrels, read_text_file, read_topics
 
 Topics = dict[str, str]
@@ -58,14 +58,31 @@ def read_beir_queries(path: Path) -> Topics:
 
 
 def read_beir_qrels(path: Path) -> Qrels:
+    """BEIR qrels. A (query, document) judged again with the same grade is the same judgment; with
+    another grade, which one holds cannot be told: refused in one line with their count and the
+    first one's line (nothing is resolved "last wins" in silence)."""
     out: Qrels = {}
+    first_line: dict[tuple[str, str], int] = {}
+    conflicts: list[tuple[int, int, str, str]] = []  # (line, earlier line, query, document)
     for n, (qid, docid, score) in _rows(path, "BEIR qrels", "query-id corpus-id score"):
         if n == 1 and qid == "query-id":
             continue  # header
         try:
-            out.setdefault(qid, {})[docid] = int(score)
+            grade = int(score)
         except ValueError:
             raise InputError(path, f"score {score!r} is not an integer", place=f"line {n}") from None
+        judged = out.setdefault(qid, {})
+        if docid in judged:
+            if judged[docid] != grade:
+                conflicts.append((n, first_line[qid, docid], qid, docid))
+            continue
+        judged[docid] = grade
+        first_line[qid, docid] = n
+    if conflicts:
+        n, earlier, qid, docid = conflicts[0]
+        raise InputError(path, f"{len(conflicts):,} judgment(s) repeat an earlier (query, document) with another grade "
+                               f"(the first: query {short(qid)}, document {short(docid)}, judged at line {earlier} "
+                               "too): which grade holds cannot be told; keep one line per pair", place=f"line {n}")
     return out
 
 
@@ -156,8 +173,14 @@ def _first_rows(path: Path):
 
 
 def load_judged_topics(queries: str | Path, qrels_path: str | Path, field: str | None = None) -> tuple[Topics, Qrels]:
-    """Human topics that have text and at least one relevant document, with their qrels."""
+    """Human topics that have text and at least one relevant document, with their qrels. Too few
+    is one line naming the file at fault: the qrels when they hold fewer than 2 topics with a
+    relevant document, the queries file when it lacks the text of those they hold."""
     qrels = load_qrels(qrels_path)
+    with_relevant = [q for q, docs in qrels.items() if any(r > 0 for r in docs.values())]
+    if len(with_relevant) < 2:
+        raise InputError(qrels_path, f"fewer than 2 topics have a relevant document (a grade above 0): "
+                                     f"{len(with_relevant)} of the {len(qrels):,} topics judged")
     all_topics = load_topics(queries, field)
     judged = [q for q, t in all_topics.items() if q in qrels and any(r > 0 for r in qrels[q].values())]
     topics = {q: all_topics[q] for q in judged if all_topics[q].strip()}
@@ -169,5 +192,7 @@ def load_judged_topics(queries: str | Path, qrels_path: str | Path, field: str |
         print(f"nteval: note: {queries}: {len(empty)} judged topic(s) with empty text left out ({ids})",
               file=sys.stderr)
     if len(topics) < 2:
-        raise InputError(queries, "fewer than 2 topics have both text and a relevant document in the qrels")
+        raise InputError(queries, f"fewer than 2 topics have both text here and a relevant document in the qrels "
+                                  f"({len(topics)} of the {len(with_relevant):,} with one in {qrels_path}): queries "
+                                  "of another collection?")
     return topics, {q: qrels[q] for q in topics}

@@ -113,16 +113,22 @@ def read_qrels(path: Path) -> Qrels:
     judgment, or judging one document twice for a topic (trec_eval refuses that too), is an error."""
     out: Qrels = {}
     first_line: dict[tuple[str, str], int] = {}
+    repeats: list[tuple[int, str, str]] = []  # (line, topic, document) of each judgment made again
     for n, (qid, _it, docid, rel) in _rows(path, "qrels", "qid iter docid rel"):
         try:
             r = int(rel)
         except ValueError:
             raise InputError(path, f"relevance {short(rel)} is not an integer", place=f"line {n}") from None
         if (qid, docid) in first_line:
-            raise InputError(path, f"topic {short(qid)} judges document {short(docid)} twice (first at line "
-                                   f"{first_line[qid, docid]})", place=f"line {n}")
+            repeats.append((n, qid, docid))
+            continue
         first_line[qid, docid] = n
         out.setdefault(qid, {})[docid] = r
+    if repeats:
+        n, qid, docid = repeats[0]
+        raise InputError(path, f"{len(repeats):,} judgment(s) repeat an earlier (topic, document) (the first: topic "
+                               f"{short(qid)} judges document {short(docid)} twice, first at line {first_line[qid, docid]}): "
+                               "keep one line per pair, as trec_eval requires", place=f"line {n}")
     if not out:
         raise InputError(path, "no judgments: the qrels file is empty")
     return out

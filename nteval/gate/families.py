@@ -46,6 +46,14 @@ def pair_bias(side: str, cand_family: str | None, base_family: str | None) -> di
     return out
 
 
+def _declares(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> bool:
+    """Whether ``name``'s family comes from a declaration (``params.family``), on it or on what it fuses."""
+    params = (configs.get(name) or {}).get("params") or {}
+    if name in seen or not configs.get(name):
+        return False
+    return "family" in params or any(_declares(x, configs, seen | {name}) for x in params.get("systems") or [])
+
+
 def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand: str) -> dict[str, Any] | None:
     """What the study says of this candidate against this baseline (None: the same known family)."""
     fam = families(configs)
@@ -54,7 +62,7 @@ def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand:
         return None
     bias = pair_bias(side, fc, fb)
     out: dict[str, Any] = {"candidate_family": fc, "baseline_family": fb, "side": side, "bias": bias,
-                           "unmeasured": bias is None}
+                           "unmeasured": bias is None, "declared": _declares(cand, configs) or _declares(base, configs)}
     if bias is None:
         which = [f"{_name(f)} ({n})" for f, n in ((fc, cand), (fb, base)) if measured_bias(side, f) is None
                  and not (f == "bm25")]
@@ -78,8 +86,8 @@ def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand:
 def cross_family_worse(check: dict[str, Any] | None, decided: dict[str, Any]) -> str | None:
     """The reason a cross-family "worse" is not decided by NT (the loss lies within the family's
     measured understatement), or None when the "worse" stands (module docstring)."""
-    if check is None or decided["decision"] != "worse" or check["understatement"] is None:
-        return None
+    if check is None or decided["decision"] != "worse" or check["understatement"] is None or check.get("declared"):
+        return None  # (a declared family, params.family, never buys a quieter exit than a lexical system gets)
     base = decided["baseline_mean"]
     if not base:
         return None

@@ -487,6 +487,28 @@ def open_history(where: str | Path, create: bool = True) -> History:
     return PostgresHistory(str(where)) if is_postgres(where) else SQLiteHistory(where, create=create)
 
 
+def blank_history(where: str | Path) -> bool:
+    """A SQLite history that holds nothing yet: an empty (0-byte) file, or a database without a
+    table, read without writing to it (a history only read, by ``nteval history``, is left as it was)."""
+    import sqlite3
+
+    path = Path(where)
+    if "://" in str(where) or is_postgres(where) or not path.is_file():
+        return False
+    if path.stat().st_size == 0:
+        return True
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)
+    except sqlite3.DatabaseError:
+        return False
+    try:
+        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    except sqlite3.DatabaseError:
+        return False
+    finally:
+        conn.close()
+
+
 def check_history(where: str | Path) -> None:
     """Refuse a history that a gate could not append to, before anything is searched: a directory,
     a missing directory, a file that is not an nteval history (or a newer one), a server that does

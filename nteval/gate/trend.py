@@ -10,7 +10,7 @@ from ..atomic import write_text
 from ..effects import MMD
 from ..errors import InputError
 from .alerts import ALERT_ALPHA, WINDOW, failed_labels, fresh_drift, release_line, timeline, walk
-from .history import opened
+from .history import blank_history, opened
 
 
 def history_report(where: str | Path, task: str | None = None, pin_id: str | None = None, out: str | Path | None = None,
@@ -23,6 +23,8 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
         from .outputs import claim_out
 
         claim_out(Path(out), "history")
+    if blank_history(where):  # (opening it would write the schema into a file only read)
+        raise InputError(where, "--history: no record yet (a gate or a check with --history adds them)")
     with opened(where, create=False) as h:
         every = h.records(scores=True)
         meta = h.meta()

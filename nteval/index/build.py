@@ -44,6 +44,23 @@ from .manifest import (
 #: a parse reports its progress every this many records
 TICK_RECORDS = 1000
 
+#: What Lucene's indexer strips as blank (Java's ``String.trim``: every character up to the space,
+#: control characters included), where Python's ``str.split`` keeps NUL, SOH and their kind.
+_BLANK = "".join(map(chr, range(33)))
+
+
+def _without_blank_text(rec: Document) -> Document | None:
+    """``rec`` with a title or an abstract that is only control characters and spaces (``"\u0000"``,
+    ``"\u0001 \u0001"``) made empty, as Lucene sees it: a record without an abstract (counted so),
+    not one the ``nt`` index silently leaves out while the store counts it. None when nothing is left."""
+    title = rec.title if rec.title.strip(_BLANK) else ""
+    parts = [p for p in rec.abstract_parts if p.strip(_BLANK)]
+    if title == rec.title and len(parts) == len(rec.abstract_parts):
+        return rec
+    if not title and not parts:
+        return None
+    return Document(rec.docid, title, parts, rec.meta, rec.folded)
+
 
 def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS, tick: Callable[[int], None] | None = None) -> list[tuple]:
     """Read one source into store operations, in file order (runs in a worker process).
@@ -58,6 +75,8 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS, tick: Callable[[i
     for n, rec in enumerate(read_records(path), 1):
         if tick is not None and n % TICK_RECORDS == 0:
             tick(n)
+        if isinstance(rec, Document):
+            rec = _without_blank_text(rec) or Skipped(rec.docid, "no_text")
         if isinstance(rec, Document):
             if both and not (rec.title and rec.abstract):
                 ops.append(("skip", rec.docid, "no_title" if not rec.title else "no_abstract"))

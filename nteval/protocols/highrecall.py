@@ -231,7 +231,7 @@ def reference_runs(index_dir: Path, manifest: dict[str, Any], titles: dict[str, 
     notes: dict[str, Any] = {"depth": spec.pool, "of": [r.name for r in groups["lexical"]],
                              "documents": len({d for p in pools.values() for d in p})}
     for r in pooled_refs:
-        got[r.name], n = pooled_run(r, index_dir, titles, pools, spec.k, scheduler=spec_scheduler(), progress=progress)
+        got[r.name], n = pooled_run(r, index_dir, titles, pools, spec.k, mapper=dask_mapper(), progress=progress)
         notes.setdefault("encoded_now", {})[r.name] = n["encoded_now"]
         notes.setdefault("encoded_by", {})[r.name] = {"model": n["model"], "device": n["device"]}
     return got, notes
@@ -242,6 +242,24 @@ def spec_scheduler() -> str | None:
     from ..cluster import current
 
     return current()
+
+
+def dask_mapper(scheduler: str | None = None) -> Any:
+    """Chunks of encoding as tasks on the Dask session's workers (results in order), or None
+    without a session: the pooled reference then encodes here."""
+    from ..cluster import RETRIES, result_of, session
+
+    address = scheduler or spec_scheduler()
+    if not address:
+        return None
+
+    def mapper(fn: Any, args: list[tuple]) -> Any:
+        with session(address) as client:
+            futures = [client.submit(fn, *a, pure=False, retries=RETRIES) for a in args]
+            for a, f in zip(args, futures):
+                yield result_of(f, f"encoding {len(a[-1])} documents")
+
+    return mapper
 
 
 def references_qrels(groups: dict[str, list[System]], sref_runs: Any, spec: HighRecallSpec) -> dict[str, dict[str, int]]:

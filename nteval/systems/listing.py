@@ -7,6 +7,23 @@ from pathlib import Path
 
 from . import registry
 from .base import load_systems
+from .kind import FAMILY, extra_missing
+from .system import System
+
+
+def _family(s: System) -> str:
+    """``  (family: neural)`` for a system that declares its family, or ""."""
+    return f"  (family: {s.params[FAMILY]})" if s.params.get(FAMILY) else ""
+
+
+def _needs(systems: list[System]) -> str:
+    """`` [needs the neural extra: not installed]`` for systems that need optional extras (each
+    extra once), or "". Listing never needs one: nothing runs."""
+    extras = list(dict.fromkeys(e for s in systems if (e := s.kind.needs_extra(s.params))))
+    if not extras:
+        return ""
+    parts = [f"the {e} extra" + (": not installed" if extra_missing(e) else "") for e in extras]
+    return f"  [needs {'; '.join(parts)}]"
 
 
 def shipped_sets() -> dict[str, Path]:
@@ -19,14 +36,19 @@ def overview() -> str:
     lines = ["shipped system sets (--systems NAME):"]
     for name, path in shipped_sets().items():
         systems = load_systems(path, listing=True)
-        lines.append(f"  {name:<10} {len(systems):>3} systems  {path}")
-    lines += ["", "algorithms (params with defaults; --param/--system in nteval grid):"]
+        lines.append(f"  {name:<10} {len(systems):>3} systems  {path}{_needs(systems)}")
+    lines += ["", "algorithms (params with defaults; --param/--system in nteval grid; any system also takes "
+                  "family=NAME, its declared family):"]
     for algo in registry.algorithms():
-        lines.append(f"  {algo:<15} " + ", ".join(p.shown() for p in registry.get(algo).params))
+        kind = registry.get(algo)
+        extra = f"  [needs the {kind.extra} extra{': not installed' if extra_missing(kind.extra) else ''}]" \
+            if kind.extra else ""
+        lines.append(f"  {algo:<15} " + ", ".join(p.shown() for p in kind.params) + extra)
     lines += ["", "systems nteval does not compute (systems YAML entries; --runs DIR adds run files):",
               "  {name, run: PATH}                       an external TREC run (runs: {focused: P, human: P} for correlate)",
               "  {name, callable: 'module:fn', version}  a Python search(queries, k) -> {qid: [(docid, score)]}",
               "  {name, command: 'prog {topics} {run} {k}', version}  an external program writing a TREC run",
+              "  (each may declare its family: params: {family: neural})",
               "", "`nteval systems NAME` lists a set's systems (NAME: a shipped set or a systems YAML)."]
     return "\n".join(lines)
 
@@ -43,5 +65,5 @@ def set_listing(spec: str) -> str:
     systems = load_systems(path, listing=True)
     width = max(len(s.name) for s in systems)
     lines = [f"{path}: {len(systems)} systems"]
-    lines += [f"  {s.name:<{width}}  {s.describe()}" for s in systems]
+    lines += [f"  {s.name:<{width}}  {s.describe()}{_family(s)}{_needs([s])}" for s in systems]
     return "\n".join(lines)

@@ -227,6 +227,7 @@ def pisa_index(target: Any, stemmer: str, progress: bool | None) -> tuple[Path, 
 class PisaBM25(SystemKind):
     name = "pisa"
     engine_package = "pyterrier-pisa"
+    extra = "engines"
     params = (K1, B, STEMMER, STOPS)
     summary = "Okapi BM25 in PISA (block-max WAND over compressed postings; pip install 'nteval[engines]')"
     family = "bm25"

@@ -21,7 +21,7 @@ import hashlib
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -114,39 +114,34 @@ def texts_of(index_dir: Path, index_name: str, docids: Sequence[str]) -> dict[st
     return out
 
 
-def _encode_chunk(model: str, dim: int, texts: list[str], backend: str = "auto") -> np.ndarray:
+#: Computes ``fn(*args)`` for each args tuple elsewhere (a Dask cluster), yielding results in order.
+Mapper = Callable[[Callable[..., np.ndarray], list[tuple]], Iterator[np.ndarray]]
+
+
+def encode_chunk(model: str, dim: int, texts: list[str], backend: str = "auto") -> np.ndarray:
     """One chunk's vectors (a Dask task: the worker loads the encoder once and keeps it)."""
     return load_encoder(model, dim, backend=backend).embed(texts)
 
 
-def encode_missing(store: VectorStore, texts: Mapping[str, str], model: str, dim: int, scheduler: str | None = None,
+def encode_missing(store: VectorStore, texts: Mapping[str, str], model: str, dim: int, mapper: Mapper | None = None,
                    progress: Callable[[int], None] | None = None) -> int:
-    """Encode the documents the store lacks, in chunks of :data:`CHUNK` sorted docids; on a Dask
-    cluster when ``scheduler`` is given (each chunk a task, stored here in order). Returns how
-    many were encoded."""
+    """Encode the documents the store lacks, in chunks of :data:`CHUNK` sorted docids, each stored
+    as it arrives; ``mapper`` (the pipeline's Dask session: :func:`nteval.protocols.highrecall.dask_mapper`)
+    computes the chunks elsewhere, in order. Returns how many were encoded."""
     todo = store.missing(texts)
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
-    if scheduler and chunks:
-        from ..cluster import RETRIES, result_of, session
-
-        with session(scheduler) as client:
-            futures = [client.submit(_encode_chunk, model, dim, [texts[d] for d in c], store.encoder.backend or "auto",
-                                     pure=False, retries=RETRIES)
-                       for c in chunks]
-            for c, f in zip(chunks, futures):
-                store.put(c, texts, result_of(f, f"encoding {len(c)} documents with {model}"))
-                if progress:
-                    progress(len(c))
-    else:
-        for c in chunks:
-            store.put(c, texts, store.encoder.embed([texts[d] for d in c]))
-            if progress:
-                progress(len(c))
+    # (the backend the store's encoder resolved to: a worker encodes as this process would)
+    args = [(model, dim, [texts[d] for d in c], store.encoder.backend or "auto") for c in chunks]
+    results = mapper(encode_chunk, args) if mapper and chunks else (store.encoder.embed(a[2]) for a in args)
+    for c, vectors in zip(chunks, results):
+        store.put(c, texts, vectors)
+        if progress:
+            progress(len(c))
     return len(todo)
 
 
 def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: Mapping[str, Sequence[str]], k: int,
-               index_name: str = "all", scheduler: str | None = None, progress: bool | None = None
+               index_name: str = "all", mapper: Mapper | None = None, progress: bool | None = None
                ) -> tuple[dict[str, list[tuple[str, float]]], dict[str, Any]]:
     """The dense system ``system`` (``algorithm: dense``) re-ranking each topic's ``pools[q]`` for
     ``queries[q]``: its top ``k`` by cosine, ties by docid. Returns the run and notes (documents in
@@ -164,7 +159,7 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
                    disable=not shown(progress) or not todo, file=sys.stderr, leave=False, mininterval=0.5)
         try:
             encoded = encode_missing(store, texts, params.get("model", "wordllama"), int(params.get("dim", 0)),
-                                     scheduler, bar.update)
+                                     mapper, bar.update)
         finally:
             bar.close()
         qids = list(queries)

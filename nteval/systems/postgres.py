@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import AMBIGUOUS_PASSWORD, InputError, ambiguous_password, short
 from ..params import Param
 from .engines import docids_digest, require
-from .kind import RunContext, SystemKind
+from .kind import FAMILY, RunContext, SystemKind
 from .remote import (
     HOW,
     VERSION,
@@ -177,6 +177,7 @@ class PostgresFts(SystemKind):
     name = "postgres"
     params = (URL, CONFIG, RANK, NORMALIZATION, OPERATOR, TABLE, ID_COLUMN, TEXT_COLUMN, TSVECTOR_COLUMN, VERSION, *HOW)
     summary = "PostgreSQL full-text search (websearch_to_tsquery, ts_rank): nteval's table or yours, by URL"
+    extra = "postgres"
     needs_lucene = False
     live = True
 
@@ -202,7 +203,7 @@ class PostgresFts(SystemKind):
                     _qualified(params[key], name, key, where)
 
     def _asks(self, system: System) -> dict[str, Any]:
-        how = {p.name for p in HOW}
+        how = {p.name for p in HOW} | {FAMILY}
         return {"kind": "postgres", "format": TABLE_FORMAT,
                 "params": {k: v for k, v in system.params.items() if k not in how}}
 

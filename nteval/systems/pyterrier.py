@@ -85,6 +85,7 @@ class PyTerrierKind(SystemKind):
     yaml_keys = ("pyterrier",)
     runs_code = True
     computed = False
+    extra = "pyterrier"
     needs_lucene = False
     summary = "a PyTerrier transformer or pipeline (pip install 'nteval[pyterrier]'), cached under its version"
 

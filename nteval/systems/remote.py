@@ -63,6 +63,23 @@ ANSWERS_FORMAT = 2
 _ENV = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+#: What a URL's parts keep unencoded (RFC 3986): a value sent as it is is encoded by the HTTP library
+#: only where it must be (urllib3 and httpx keep ``+ / = @`` and encode a space), so each of these
+#: partly encoded forms of a secret is one a message may echo.
+_URL_SAFE = ("!$&'()*+,;=:@/?", "!$&'()*+,;=:@/", "!$&'()*+,;=:@/?%", "!$&'()*+,;=:@/?[]%")
+
+
+def _host_span(url: str) -> tuple[int, int]:
+    """Where a URL's host (and port) is: after its scheme and its user/password, before its path,
+    query or fragment."""
+    start = url.find("://")
+    start = start + 3 if start >= 0 else 0
+    ends = [i for i in (url.find("/", start), url.find("?", start), url.find("#", start)) if i >= 0]
+    end = min(ends) if ends else len(url)
+    at = url.rfind("@", start, end)
+    return (at + 1 if at >= 0 else start, end)
+
+
 class Secrets:
     """``${NAME}`` placeholders of one system's parameters: expanded from the environment at request
     time, and the values put back as placeholders in anything shown or written.
@@ -77,7 +94,13 @@ class Secrets:
         self.system = system
         self._forms: dict[str, str] = {}  # a form of a value as a message may show it → its ${NAME}
 
-    def expand(self, text: str) -> str:
+    def expand(self, text: str, url: bool = False) -> str:
+        """``text`` with each ``${NAME}`` replaced by the variable's value. ``url``: ``text`` is a
+        URL, and a value put anywhere but its host (its user and password, its path, its query
+        string) is percent-encoded as one value (``quote(value, safe="")``): a key holding ``+ / =
+        @ &`` or a space arrives as it is, never split or turned into a space."""
+        host = _host_span(text) if url else None
+
         def value(m: re.Match) -> str:
             name = m.group(1)
             v = os.environ.get(name)
@@ -97,6 +120,10 @@ class Secrets:
                 raise InputError(None, f"system {short(self.system)}: environment variable {name} holds a control "
                                        "character (a line break or a tab inside it?): a value sent in a request is one "
                                        "line of printable characters (its value is not shown)")
+            if host is not None and not host[0] <= m.start() < host[1]:
+                from urllib.parse import quote
+
+                return quote(v, safe="")
             return v
 
         return _ENV.sub(value, text)
@@ -106,7 +133,9 @@ class Secrets:
 
         for v in {given, given.rstrip("\r\n"), unquote(given)}:
             forms = {v, repr(v)[1:-1], repr(v.encode("utf-8", "surrogateescape"))[2:-1], json.dumps(v)[1:-1],
-                     json.dumps(v, ensure_ascii=False)[1:-1], quote(v, safe=""), quote_plus(v), quote(v)}
+                     json.dumps(v, ensure_ascii=False)[1:-1], quote(v, safe=""), quote_plus(v), quote(v),
+                     *(quote(v, safe=safe) for safe in _URL_SAFE)}
+            forms |= {re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), f) for f in forms}  # (%2f as some echo it)
             for f in forms:
                 if f:
                     self._forms[f] = placeholder

@@ -10,7 +10,8 @@ from typing import Any
 from ..errors import InputError, short
 from ..params import MAX_PARAM_VALUE  # noqa: F401  (re-exported)
 from . import registry
-from .kind import SystemKind
+from .families import FAMILIES
+from .kind import FAMILY, SystemKind, extra_missing
 
 #: System names become file names (NAME.run, NAME.meta.json): keep them well under NAME_MAX (255).
 MAX_NAME_CHARS = 100
@@ -72,8 +73,20 @@ ALGORITHMS: Mapping[str, dict[str, Any]] = _Algorithms()
 FUSIONS = _Fusions()
 
 
-def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None, where: str | Path | None = None) -> System:
-    """Validate against the kind's declared parameters and fill the defaults."""
+def check_family(value: Any, who: str, where: str | Path | None, place: str = f"params.{FAMILY}") -> str:
+    """A declared family (``params: {family: neural}``, which every kind accepts), or one line
+    naming it and the families there are."""
+    if not isinstance(value, str) or value not in FAMILIES:
+        raise InputError(where, f"{who}: unknown family {short(value)} (allowed: {', '.join(FAMILIES)})", place=place)
+    return value
+
+
+def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None, where: str | Path | None = None,
+                listing: bool = False) -> System:
+    """Validate against the kind's declared parameters and fill the defaults. ``params`` may also
+    declare the system's family (:data:`~nteval.systems.kind.FAMILY`), whatever its kind.
+    ``listing``: only listed, not run, so a system that needs an optional extra that is not
+    installed is still read (``nteval systems``)."""
     if not isinstance(algorithm, str) or not registry.known(algorithm) or registry.get(algorithm).yaml_keys:
         raise InputError(where, f"system {short(name)}: unknown algorithm {short(algorithm)} "
                                 f"(known: {', '.join(registry.algorithms())})", place="algorithm")
@@ -82,12 +95,19 @@ def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None,
     who = f"system {short(name)}"
     out: dict[str, Any] = {}
     for key, value in dict(params or {}).items():
+        if key == FAMILY and key not in declared:
+            out[key] = check_family(value, who, where)
+            continue
         if key not in declared:
             raise InputError(where, f"{who}: unknown parameter {short(key)} for {algorithm} "
-                                    f"(allowed: {', '.join(declared)})", place=f"params.{str(key)[:40]}")
+                                    f"(allowed: {', '.join([*declared, FAMILY])})", place=f"params.{str(key)[:40]}")
         out[key] = declared[key].coerce(value, who, where)
     full = {**kind.defaults(), **out}
-    kind.check(name, full, where)
+    try:
+        kind.check(name, full, where)
+    except InputError:
+        if not (listing and extra_missing(kind.needs_extra(full))):
+            raise
     return System(name=name, algorithm=algorithm, params=full)
 
 

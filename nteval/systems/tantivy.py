@@ -111,6 +111,7 @@ def tantivy_index(target: Any, progress: bool | None) -> tuple[Path, dict[str, A
 class TantivyBM25(SystemKind):
     name = "tantivy"
     engine_package = "tantivy"
+    extra = "engines"
     params = (K1, B)
     summary = "Okapi BM25 in Tantivy, k1 1.2 and b 0.75 fixed (pip install 'nteval[engines]')"
     family = "bm25"

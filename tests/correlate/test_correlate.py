@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 from nteval.cli import main
@@ -186,3 +187,98 @@ def test_external_runs_join_the_agreement_report(correlated, scifact_index, tmp_
     shutil.copy(runs / "focused" / "x.run", flat / "x.run")
     r = CliRunner().invoke(main, [*args, "--runs", str(flat)])
     assert r.exit_code == 2 and "give one run per set" in r.output and len(r.output.strip().splitlines()) == 1, r.output
+
+
+def _correlate(scifact_index, qrels, out, *extra):
+    sl = scifact_slice()
+    return CliRunner().invoke(main, ["correlate", "--index", str(scifact_index), "--queries", str(sl / "queries.jsonl"),
+                                     "--qrels", str(qrels), "--topics", "40", "--bootstrap", "50", "--min-topics", "10",
+                                     "--out", str(out), "--quiet", *extra])
+
+
+def test_qrels_repeating_a_pair_with_another_grade_are_refused_naming_the_qrels(scifact_index, tmp_path):
+    """G8: a (query, document) judged twice with two grades is refused in one line naming the qrels
+    file, how many and the first one's line, whichever grade comes last (it was "last wins" in
+    silence, and when that left no relevant document the error blamed the queries file). Qrels
+    with fewer than 2 topics holding a relevant document are the qrels' fault, said so."""
+    lines = (scifact_slice() / "qrels.tsv").read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    q, d, _g = rows[0].split("\t")
+    cases = {"dup.tsv": [header, *(x for r in rows for x in (r, r.rsplit("\t", 1)[0] + "\t0"))],
+             "dup2.tsv": [header, *(x for r in rows for x in (r.rsplit("\t", 1)[0] + "\t0", r))]}
+    for name, content in cases.items():
+        (tmp_path / name).write_text("\n".join(content) + "\n")
+        r = _correlate(scifact_index, tmp_path / name, tmp_path / "c")
+        assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+        assert f"{name}:line 3: {len(rows):,} judgment(s) repeat an earlier (query, document) with another grade" in r.output
+        assert f"query '{q}', document '{d}', judged at line 2" in r.output and "queries.jsonl" not in r.output, r.output
+    (tmp_path / "same.tsv").write_text("\n".join([header, *rows, rows[0]]) + "\n")  # the same grade again: one judgment
+    from nteval.formats.topics import load_qrels
+
+    assert load_qrels(tmp_path / "same.tsv")[q] == load_qrels(scifact_slice() / "qrels.tsv")[q]
+    (tmp_path / "zero.tsv").write_text("\n".join([header, *(r.rsplit("\t", 1)[0] + "\t0" for r in rows)]) + "\n")
+    r = _correlate(scifact_index, tmp_path / "zero.tsv", tmp_path / "c")
+    assert r.exit_code == 2 and "zero.tsv: fewer than 2 topics have a relevant document (a grade above 0)" in r.output
+    assert "queries.jsonl" not in r.output, r.output
+
+
+def test_negative_grades_are_scored_as_trec_eval_scores_them():
+    """What report.json's caveat on negative grades says: a −2 is scored as a 0 (not relevant, gain
+    0, never negative) by AP, nDCG@10, P@10 and R@1000, and as unjudged by Bpref."""
+    from nteval.correlate.agreement import HUMAN_MEASURES
+    from nteval.evaluate import evaluate_run
+
+    run = {"q": [("a", 3.0), ("b", 2.0), ("c", 1.0)]}
+    zero = evaluate_run({"q": {"a": 0, "b": 1, "c": 0, "d": 1}}, run, list(HUMAN_MEASURES))[0]
+    negative = evaluate_run({"q": {"a": -2, "b": 1, "c": 0, "d": 1}}, run, list(HUMAN_MEASURES))[0]
+    unjudged = evaluate_run({"q": {"b": 1, "c": 0, "d": 1}}, run, list(HUMAN_MEASURES))[0]
+    assert {m: negative[m] == zero[m] for m in HUMAN_MEASURES} == {m: m != "Bpref" for m in HUMAN_MEASURES}
+    assert negative["Bpref"] == unjudged["Bpref"] != zero["Bpref"]
+
+
+def test_judged_documents_not_in_the_index_and_negative_grades_are_said(correlated, scifact_index, tmp_path):
+    """G10: judged documents that are not in the collection are counted as such ("N judged documents
+    are not in the index"), not as relevant documents without an abstract; G12: negative grades are
+    counted in report.json's caveats, with how they are scored."""
+    import gzip
+    import shutil
+
+    _r, first = correlated
+    out = tmp_path / "c"
+    shutil.copytree(first, out)
+    lines = (scifact_slice() / "qrels.tsv").read_text().splitlines()
+    header, rows = lines[0], lines[1:]
+    topics = sorted({r.split("\t")[0] for r in rows})
+    docs = [json.loads(x)["_id"] for x in gzip.open(scifact_slice() / "corpus.jsonl.gz", "rt")]
+    judged = {tuple(r.split("\t")[:2]) for r in rows}
+    foreign = [f"{q}\tNOSUCHDOC{i}\t1" for i, q in enumerate(topics[::3])]
+    negative = [f"{q}\t{d}\t-2" for q in topics for d in docs[:2] if (q, d) not in judged]
+    (tmp_path / "q.tsv").write_text("\n".join([header, *rows, *foreign, *negative]) + "\n")
+    r = _correlate(scifact_index, tmp_path / "q.tsv", out)
+    assert r.exit_code == 0, r.output
+    rep = json.loads((out / "report.json").read_text())
+    cov = rep["coverage"]
+    assert cov["judged_not_in_index"]["documents"] > 0 and cov["judged_not_in_index"]["relevant"] > 0
+    assert cov["human_relevant"]["without_abstract"] == 0 and cov["human_relevant"]["caveat"] is None
+    why = {c["figure"]: c["why"] for c in rep["caveats"]}
+    n = cov["judged_not_in_index"]["documents"]
+    assert why["every human figure: the judged documents"].startswith(f"{n:,} judged documents are not in the index")
+    grades = rep["negative_grades"]
+    assert grades["judgments"] > 0 and grades["grades"] == [-2]
+    assert why["every human figure: the grades"].startswith(f"{grades['judgments']:,} of the ")
+    assert "as not relevant with a gain of 0" in why["every human figure: the grades"]
+    assert "no abstract" not in " ".join(why.values())
+
+
+def test_trec_qrels_count_every_repeated_judgment(tmp_path):
+    """TREC qrels refuse any repeated (topic, document), as trec_eval does: one line with how many
+    and the first one's line."""
+    from nteval.errors import InputError
+    from nteval.formats.topics import load_qrels
+
+    p = tmp_path / "q.txt"
+    p.write_text("1 0 a 1\n1 0 b 0\n1 0 a 0\n2 0 c 2\n1 0 b 0\n")
+    with pytest.raises(InputError) as err:
+        load_qrels(p)
+    assert str(err.value) == (f"{p}:line 3: 2 judgment(s) repeat an earlier (topic, document) (the first: topic '1' "
+                              "judges document 'a' twice, first at line 1): keep one line per pair, as trec_eval requires")

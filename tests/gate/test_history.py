@@ -514,3 +514,20 @@ def test_a_libpq_keyword_string_is_a_postgres_history(pg_server, tmp_path, monke
     with opened(pg_server.url(with_password=True)) as h:
         assert [r.label for r in h.records()] == ["v1"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_reading_an_empty_history_leaves_the_file_as_it_was(tmp_path):
+    """N5: `nteval history` of an empty (0-byte) file, or of a SQLite database without a table,
+    says there is no record yet (exit 2) and writes nothing into it (it wrote its schema: 32 KB)."""
+    empty, blank = tmp_path / "e.sqlite", tmp_path / "blank.sqlite"
+    empty.touch()
+    conn = sqlite3.connect(blank)
+    conn.execute("CREATE TABLE t (x)")
+    conn.execute("DROP TABLE t")
+    conn.commit()
+    conn.close()
+    for p in (empty, blank):
+        before, stat = p.read_bytes(), p.stat()
+        one_line_error(cli("history", p), str(p), "--history: no record yet")
+        assert p.read_bytes() == before and p.stat().st_mtime_ns == stat.st_mtime_ns, p
+        assert sorted(os.listdir(tmp_path)) == ["blank.sqlite", "e.sqlite"]  # (no journal, no copy left beside it)

@@ -257,3 +257,21 @@ def test_a_password_written_in_a_system_url_reaches_no_output(first200_index, pi
     assert "reader:***@" in gate["systems"]["es"]["params"]["url"]
     meta = json.loads((tmp_path / "f" / "runs" / "pg.meta.json").read_text())
     assert meta["notes"]["url"] == pg.replace(servers.PASSWORD, "***")
+
+
+def test_reuse_answers_without_a_live_engine_says_it_changed_nothing(first200_index, pin, server, tmp_path):
+    """N6: --reuse-answers with no http or postgres system (a Lucene system, a run file) is one note
+    on stderr, "--reuse-answers applies to http and postgres systems only", in a check and in a
+    gate; with a live engine there is none."""
+    note = "nteval: note: --reuse-answers applies to http and postgres systems only"
+    r = _check(first200_index, pin, tmp_path, "bm25", "c1", "--reuse-answers")
+    assert r.exit_code == 0 and r.stderr.strip().splitlines() == [
+        note + "; none of this check's systems is one, so it changed nothing"], r.stderr
+    r = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", "bm25",
+            "--candidate", "bm25_k1.2_b0.75", "--out", tmp_path / "g", "--quiet", "--reuse-answers")
+    assert r.exit_code in (0, 4) and note + "; none of this gate's systems is one" in r.stderr, r.output
+    assert note not in r.stdout
+    r = _check(first200_index, pin, tmp_path, _yaml(tmp_path, server.url), "c2", "--reuse-answers")
+    assert r.exit_code == 0 and note not in r.output, r.output
+    r = _check(first200_index, pin, tmp_path, "bm25", "c3")
+    assert r.exit_code == 0 and note not in r.output, r.output

@@ -132,3 +132,30 @@ def test_cisi_with_70_percent_titles_blanked_keeps_every_document(tmp_path):
     build_index([beir / "corpus.jsonl"], tmp_path / "paper", documents="title+abstract")
     with pytest.raises(InputError, match=r"2,269 of its 3,114 relevant judgments .* records without a title"):
         require_judged_in_index(tmp_path / "paper", qrels, "test.tsv")
+
+
+def test_an_abstract_of_control_characters_is_a_record_without_an_abstract(tmp_path):
+    """G7: records whose abstract (or title) is only control characters (``"\\u0000"``, ``"\\u0001
+    \\u0001"``), which Lucene's indexer strips as blank, are counted as records without an abstract
+    (or without a title, or skipped when nothing is left), as the other empty ones are; one of them
+    no longer fails the whole build ("the nt index being built holds 79 documents but the
+    document store 80")."""
+    corpus = tmp_path / "corpus.jsonl"
+    lines = (DATA / "cf" / "corpus_first80.jsonl").read_text().splitlines()
+    extra = [{"_id": "nul1", "title": "A study of mucus", "text": "\u0000"},
+             {"_id": "soh2", "title": "Sweat chloride in infants", "text": "\u0001 \u0001"},
+             {"_id": "blank3", "title": "\u0002", "text": "Pancreatic insufficiency in cystic fibrosis patients."},
+             {"_id": "none4", "title": "\u0000", "text": "\u0003"}]
+    corpus.write_text("\n".join(lines + [json.dumps(e) for e in extra]) + "\n")
+    for documents, nt in (("any-text", 81), ("title+abstract", 80)):
+        r = CliRunner().invoke(main, ["index", str(corpus), "--out", str(tmp_path / documents), "--documents", documents,
+                                      "--quiet"])
+        assert r.exit_code == 0, r.output
+        m = read_manifest(tmp_path / documents)
+        assert m["indexes"]["nt"]["documents"] == nt, (documents, m["indexes"])
+        if documents == "any-text":
+            assert m["indexes"]["all"]["documents"] == 83 and m["store"]["without_abstract"] == 2
+            assert m["store"]["without_title"] == 1 and m["counts"]["skipped"]["no_text"] == 1
+            assert known_docids(tmp_path / documents, ["nul1", "soh2", "blank3", "none4"], "nt") == {"blank3"}
+        else:
+            assert m["counts"]["skipped"]["no_abstract"] == 2 and m["counts"]["skipped"]["no_title"] == 1

@@ -97,7 +97,10 @@ def test_dask_workers_encode_the_same_vectors_as_one_process(first200_index, tmp
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   local_directory=str(tmp_path / "scratch")) as cluster:
         remote = pooled.VectorStore(tmp_path / "remote.sqlite", enc)
-        assert pooled.encode_missing(remote, texts, "wordllama", 0, scheduler=cluster.scheduler_address) == len(texts)
+        from nteval.protocols.highrecall import dask_mapper
+
+        mapper = dask_mapper(cluster.scheduler_address)
+        assert pooled.encode_missing(remote, texts, "wordllama", 0, mapper) == len(texts)
         with distributed.Client(cluster.scheduler_address) as client:
             assert len(client.nthreads()) == 2
     ids = sorted(texts)

@@ -206,8 +206,8 @@ def test_429_and_500_are_retried_honouring_retry_after(first200_index, topics, s
     server.faults.fail_first, server.faults.retry_after = 0, None
     server.faults.fail_query, server.faults.fail_status = topics[list(topics)[3]], 500
     systems = _systems(tmp_path, _es(server.url, name="es", version="2", concurrency=1, retries=2, backoff=0.01))
-    line = _fails(first200_index, topics, systems, tmp_path / "runs2", "HTTP 500: es_rejected_execution_exception: "
-                  "rejected execution (test fault) (after 3 tries)")
+    line = _fails(first200_index, topics, systems, tmp_path / "runs2", f"HTTP 500 for POST {server.url}/pubmed/_search: "
+                  "es_rejected_execution_exception: rejected execution (test fault) (after 3 tries)")
     assert f"topic '{list(topics)[3]}':" in line
 
 
@@ -230,7 +230,7 @@ def test_a_retry_after_beyond_the_limit_says_what_the_engine_asked(first200_inde
     (urllib3's parser caps it at 21,600 s)."""
     server.faults.fail_first, server.faults.fail_status, server.faults.retry_after = 10_000, 429, retry_after
     systems = _systems(tmp_path, _es(server.url, concurrency=1))
-    line = _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 429: ", "before trying again (nteval waits "
+    line = _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 429 for POST ", "before trying again (nteval waits "
                   "at most 300 s)")
     waited = float(line.split("it asks to wait ")[1].split(" s ")[0].replace(",", ""))
     assert said in line and (waited == 100_000 if said else waited > 2_000_000_000), line
@@ -272,12 +272,13 @@ def test_ids_not_in_the_collection(first200_index, topics, server, tmp_path):
 
 def test_a_wrong_field_and_a_refused_key_say_what_the_engine_said(first200_index, topics, server, tmp_path, monkeypatch):
     systems = _systems(tmp_path, _es(server.url, field="title_abstract"))
-    _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 400: query_shard_exception: field "
-           "[title_abstract] holds titles")
+    _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 400 for POST ", "/pubmed/_search: "
+           "query_shard_exception: field [title_abstract] holds titles")
     server.faults.api_key = "right-key"
     monkeypatch.setenv("NTEVAL_TEST_ES_KEY", "wrong-key")
     systems = _systems(tmp_path, _es(server.url, headers={"Authorization": "ApiKey ${NTEVAL_TEST_ES_KEY}"}))
-    _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 401: security_exception: unable to authenticate")
+    _fails(first200_index, topics, systems, tmp_path / "runs", "HTTP 401 for POST ", ": security_exception: unable to "
+           "authenticate")
     monkeypatch.delenv("NTEVAL_TEST_ES_KEY")
     with pytest.raises(InputError, match="system 'es': environment variable NTEVAL_TEST_ES_KEY is not set"):
         _run(first200_index, topics, systems, tmp_path / "runs")
@@ -385,6 +386,62 @@ def test_a_secret_that_is_not_utf8_text_is_one_line_naming_the_variable(monkeypa
         Secrets("es").expand("ApiKey ${NTEVAL_TEST_KEY}")
     line = str(err.value)
     assert "NTEVAL_TEST_KEY" in line and "not UTF-8" in line and "sEcReT" not in line, line
+
+
+#: A key holding every character a URL gives a meaning to, and a space (kit6's G6).
+HOSTILE_KEY = "s3cr+t/K3y=v@l ue&x=1#f"
+
+
+def test_a_url_secret_is_sent_encoded_and_never_echoed_back(first200_index, topics, server, tmp_path, monkeypatch):
+    """G6: a ${NAME} in an http system's URL is sent percent-encoded as one value (the engine reads
+    back the key as it is: ``+`` is no space, ``&`` splits nothing); an engine whose error page
+    echoes the request line (HTTP 400) shows no form of it in the error line, nor in any file."""
+    from urllib.parse import parse_qs, quote, quote_plus, urlsplit
+
+    monkeypatch.setenv("NT_API_KEY", HOSTILE_KEY)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    server.faults.echo400 = True
+    yaml = tmp_path / "s.yaml"
+    yaml.write_text(f"""- name: live
+  algorithm: http
+  params: {{url: "{server.url}/search?api_key=${{NT_API_KEY}}&q={{query}}&n={{k}}", hits: results, id: doc,
+           score: relevance, retries: 0}}
+""")
+    out = tmp_path / "out"
+    r = cli("focused", "--index", first200_index, "--topics", N_TOPICS, "--min-topics", 10, "--systems", yaml, "--out", out)
+    assert r.exit_code == 2, r.output
+    line = r.output.strip().splitlines()[-1]
+    assert "HTTP 400 for GET " + server.url + "/search: bad request: GET /search?api_key=${NT_API_KEY}&q=" in line, line
+    method, path = server.requests[-1]
+    assert parse_qs(urlsplit(path).query)["api_key"] == [HOSTILE_KEY]  # (sent encoded: read back as it is)
+    partly = quote(HOSTILE_KEY, safe="!$&'()*+,;=:@/?")  # (what urllib3 sends of a value put in as it is)
+    files = [p for root in (out, tmp_path / "engine-cache", tmp_path / "tmp") if root.exists()
+             for p in root.rglob("*") if p.is_file()]
+    for form in (HOSTILE_KEY, quote(HOSTILE_KEY, safe=""), quote_plus(HOSTILE_KEY), quote(HOSTILE_KEY), partly,
+                 "s3cr+t", "s3cr%2Bt", "K3y"):
+        assert form not in r.output, (form, r.output)
+        for p in files:
+            assert form.encode() not in p.read_bytes(), (form, p)
+
+
+def test_a_custom_engine_with_a_body_is_asked_with_post(first200_index, topics, server, tmp_path):
+    """F4: ``preset: custom`` with a ``body`` and no ``method`` sends POST (docs/live-engines.md's
+    preset table); ``method: GET`` still says otherwise; an HTTP error line names the method and
+    the URL it was sent to."""
+    body = 'body: {q: "{query}", n: "{k}"}, hits: results, id: doc, score: relevance'
+    systems = _systems(tmp_path, f"""
+- {{name: bm25, algorithm: bm25}}
+- {{name: posted, algorithm: http, params: {{url: "{server.url}/search", {body}}}}}
+""")
+    runs, _ = _run(first200_index, topics, systems, tmp_path / "runs")
+    assert runs["posted"] == runs["bm25"]
+    assert {m for m, p in server.requests if p.startswith("/search")} == {"POST"}
+    systems = _systems(tmp_path, f"""
+- {{name: es, algorithm: http, params: {{url: "{server.url}/nowhere", method: GET, {body}, retries: 0}}}}
+""")
+    line = _fails(first200_index, topics, systems, tmp_path / "runs2", f"HTTP 404 for GET {server.url}/nowhere: no handler")
+    assert server.requests[-1][0] == "GET", line
 
 
 def test_a_postgres_password_holding_an_at_never_shows_its_tail(first200_index, topics, tmp_path, monkeypatch):

