@@ -81,7 +81,8 @@ BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 #: Chosen by measurement (docs/measurements.md, "Encoding all-MiniLM-L6-v2 on a CPU"; 500 PubMed
 #: abstracts, 200 titles re-ranking their BM25 top 100): ONNX Runtime fp32 gives torch's vectors
 #: (cosine 1.0000) at 1.06× its documents per CPU-second, not worth a second cache; int8 is 1.6×
-#: but changes 5.8 % of each title's top 10 (overlap 0.942, below the 0.95 asked): an opt-in.
+#: but changes 5.8 % of each title's top 10 (overlap 0.942, below the 0.95 asked; top 45: 0.966) and
+#: the references' τ with it is unmeasured: an opt-in until the validation study has it.
 MINILM_CPU_BACKEND = "torch"
 #: Texts per forward pass (measured: docs/measurements.md)
 TORCH_BATCH = 32
