@@ -26,6 +26,10 @@ measured in the same run on the same input.
    docs/s through nteval vs sentence-transformers' own encode, both indexes of the inputs, cache bytes,
    and (`--install`) what the extra adds to an install
 
+8. the fair pin at PubMed scale (benchmarks/pin_scale.py; `--pin-scale-only`, with the neural extra): a
+   1,000-topic pin of both shared PubMed files with the fair references (lexical vote + MiniLM re-ranking
+   the pool) vs the lexical ones, each stage apart, and the 1M-record projection (benchmarks/pin_scale.json)
+
 Uses ../shared/data PubMed files when present, else the bundled sample.
 """
 from __future__ import annotations
@@ -447,6 +451,9 @@ def parse_args(argv: list[str] | None = None):
                         "adds to a fresh venv (pip install; about a minute)")
     parser.add_argument("--keep-index", type=Path, help="with --neural-only: an index of the inputs already built (its "
                         "dense cache is filled and kept), instead of a throwaway one")
+    only.add_argument("--pin-scale-only", action="store_true", help="only the fair pin at PubMed scale (benchmarks/"
+                      "pin_scale.py: a 1,000-topic pin, fair vs lexical references, stage by stage, 1M projection; "
+                      "--keep-index: an index of both shared PubMed files; needs the neural extra)")
     only.add_argument("--grid-only", action="store_true", help="only the grid benchmark (--jobs 2 vs 1, kill and resume)")
     only.add_argument("--parse-index-only", action="store_true", help="only the parse and index ratios")
     return parser.parse_args(argv)
@@ -529,6 +536,10 @@ def _main() -> None:
         out.write_text(json.dumps({"inputs": [p.name for p in index_sources], **r}, indent=2) + "\n")
         if _ARGS.keep_index is None:
             shutil.rmtree(keep.parent, ignore_errors=True)
+        return
+    if _ARGS.pin_scale_only:
+        subprocess.run([sys.executable, str(ROOT / "benchmarks" / "pin_scale.py"),
+                        *(["--index", str(_ARGS.keep_index)] if _ARGS.keep_index else [])], check=True)
         return
     if _ARGS.grid_only:
         keep = _indexed(index_sources)
