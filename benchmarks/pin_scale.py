@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -128,6 +129,7 @@ def child(variant: str, index: Path, topics: int, pool: int) -> dict:
     extra = {"pool": pool} if variant == "fair" else {"preset": "lexical"}
     h = proto.build(index, proto.Spec.from_params(**common, **extra), work / "highrecall", progress=False)
     total = time.perf_counter() - t0
+    shutil.rmtree(work, ignore_errors=True)
     sref = h.stats["sref"]
     out = {"variant": variant, "topics_sampled": topics, "seconds": round(total, 1),
            "cpu_seconds": round(time.process_time() - c0, 1), "focused_seconds": round(t_focused, 1),
