@@ -153,7 +153,7 @@ def cross_family_worse(check: dict[str, Any] | None, decided: dict[str, Any],
     return (f"worse under NT ({decided['relative'] * 100:+.1f} %, upper bound {upper * 100:+.1f} %), but within the "
             f"family's measured bias: nteval's validation study allows this verdict to understate "
             f"{_name(check['candidate_family'])} against {_name(check['baseline_family'])} by up to {u * 100:.0f} "
-            "points, so only judgments decide it (docs/gate.md, across families)")
+            "points; only judgments decide it (docs/gate.md, across families)")
 
 
 def cross_family_pass(check: dict[str, Any] | None, decided: dict[str, Any]) -> tuple[str, str] | None:
@@ -179,7 +179,7 @@ def cross_family_pass(check: dict[str, Any] | None, decided: dict[str, Any]) -> 
     why = (f"{decided['decision']} under NT ({decided['relative'] * 100:+.1f} %, lower bound {better_lower * 100:+.1f} "
            f"%), but within the family's measured bias: nteval's validation study allows this verdict to overstate "
            f"{_name(check['candidate_family'])} against {_name(check['baseline_family'])} by up to {o * 100:.0f} "
-           f"points, so {'only non-inferiority is claimed' if after == 'non-inferior' else 'only judgments decide it'} "
+           f"points; {'only non-inferiority is claimed' if after == 'non-inferior' else 'only judgments decide it'} "
            "(docs/gate.md, across families)")
     return after, why
 

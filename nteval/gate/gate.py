@@ -441,10 +441,10 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
     candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
     for c, check in checks.items():
         candidates[c]["family"] = check
-        rule = next((d.get("across_families") for d in (candidates[c]["pinned"], candidates[c]["fresh"] or {})
-                     if d.get("across_families")), None)
-        if rule and candidates[c]["decided"].startswith("across families"):
-            check["rule"] = rule
+        why = next((d.get("across_families") for d in (candidates[c]["pinned"], candidates[c]["fresh"] or {})
+                    if d.get("across_families")), None)
+        if why and candidates[c]["decided"].startswith("across families"):
+            check["rule"] = why
         remains = after_overstatement(check, candidates[c]["pinned"])
         if remains:
             check["remains"] = remains

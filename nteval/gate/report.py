@@ -43,7 +43,7 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
     verb = VERB[c["decision"]]
     fresh = c.get("fresh") or {}
     if c["decision"] == "inconclusive" and d.get("nt_decision") in ACROSS:
-        verb, size = ACROSS[d["nt_decision"]], ", but within the family's measured bias: only judgments decide it"
+        verb, size = ACROSS[d["nt_decision"]], ""  # (the rule's text follows: within the family's measured bias)
     elif c["decision"] == "inconclusive" and fresh.get("across_families"):
         verb = f"{VERB[d['decision']].replace('is ', 'is, on the pinned topics, ', 1)}"
     text = (f"{_who(result, name)} {verb} the live {_who(result, result['baseline'])} for "
