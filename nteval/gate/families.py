@@ -176,8 +176,9 @@ def cross_family_pass(check: dict[str, Any] | None, decided: dict[str, Any]) -> 
         after = "non-inferior"
     else:
         after = "inconclusive"
-    why = (f"{decided['decision']} under NT ({decided['relative'] * 100:+.1f} %, lower bound {better_lower * 100:+.1f} "
-           f"%), but within the family's measured bias: nteval's validation study allows this verdict to overstate "
+    why = (f"{decided['decision']} under NT ({decided['relative'] * 100:+.1f} %, lower bound {better_lower * 100:+.1f} %"
+           + ("" if decided["decision"] == "better" else f", margin {-decided['margin'] / base * 100:+.1f} %")
+           + f"), but within the family's measured bias: nteval's validation study allows this verdict to overstate "
            f"{_name(check['candidate_family'])} against {_name(check['baseline_family'])} by up to {o * 100:.0f} "
            f"points; {'only non-inferiority is claimed' if after == 'non-inferior' else 'only judgments decide it'} "
            "(docs/gate.md, across families)")
