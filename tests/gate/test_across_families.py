@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIRST200, cli
+from conftest import cli
 
 junitparser = pytest.importorskip("junitparser")
 
