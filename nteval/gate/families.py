@@ -188,7 +188,7 @@ def cross_family_pass(check: dict[str, Any] | None, decided: dict[str, Any]) -> 
 def after_overstatement(check: dict[str, Any] | None, decided: dict[str, Any]) -> str | None:
     """What remains of a cross-family gain after the family's largest measured overstatement (the
     study's estimate) and after the most its intervals allow: "+37.0 % under NT; +27.4 % after the
-    largest measured overstatement (10 points), +13.3 % after the most the study's intervals allow
+    largest measured overstatement (10 points), +12.7 % after the most the study's intervals allow
     (24 points): still better"."""
     if check is None or check.get("overstatement") is None or decided.get("relative") is None:
         return None
