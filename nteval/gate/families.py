@@ -235,6 +235,34 @@ def effective_configs(configs: dict[str, dict[str, Any]], name: str, runs: Any,
     return {**configs, name: {**c, "params": reduced}}, info
 
 
+def earned_configs(configs: dict[str, dict[str, Any]], names: list[str],
+                   runs: Any) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """:func:`effective_configs` of every fusion ``names`` fuse, however deep, the inner ones first
+    (a fusion's family is then earned by what its inputs earned: a weight-0.000001 hybrid fused
+    again with BM25 is no hybrid), and what was measured of each."""
+    infos: dict[str, dict[str, Any]] = {}
+    done: set[str] = set()
+
+    def visit(name: str, seen: frozenset) -> None:
+        nonlocal configs
+        c = configs.get(name)
+        if c is None or name in seen or name in done:
+            return
+        algorithm = c.get("algorithm")
+        if not (isinstance(algorithm, str) and is_kind(algorithm)) or not kind_of(algorithm).fusion:
+            return
+        for x in weighted_inputs(c):
+            visit(x, seen | {name})
+        configs, info = effective_configs(configs, name, runs)
+        done.add(name)
+        if info:
+            infos[name] = info
+
+    for n in names:
+        visit(n, frozenset())
+    return configs, infos
+
+
 def _changed_share(kind: Any, runs: Any, name: str, rest: list[str], reduced: dict[str, Any],
                    depth: int) -> dict[str, Any]:
     """On how many topics the fused top ``depth`` differs (as a set) from the same fusion of

@@ -592,19 +592,20 @@ def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: l
     "non-inferior" its measured overstatement could, changed in place (the set's decision, with the
     one NT made and why), so gate.json, gate.md, JUnit and the history tell one decision."""
     from ..evidence import study_side
-    from .families import cross_family_pass, cross_family_worse, effective_configs, failures, family_check
+    from .families import cross_family_pass, cross_family_worse, earned_configs, failures, family_check
 
     protocol = job.spec.protocol
     sref = ((job.pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
     side = study_side(protocol, sref)
     checks: dict[str, dict[str, Any]] = {}
     for c in cands:
-        eff, earned = effective_configs(configs, c, pinned_runs)
-        eff, earned_base = effective_configs(eff, base, pinned_runs)
+        eff, earned = earned_configs(configs, [c, base], pinned_runs)
         check = family_check(side, eff, base, c)
         if check is None:
             continue
-        check.update({k: v for k, v in (("earned", earned), ("baseline_earned", earned_base)) if v})
+        check.update({k: v for k, v in (("earned", earned.get(c)), ("baseline_earned", earned.get(base)),
+                                        ("inputs_earned", {n: i for n, i in earned.items() if n not in (c, base)}))
+                      if v})
         checks[c] = check
         for kind, entry in sets.items():
             dec = (entry.get("candidates") or {}).get(c)

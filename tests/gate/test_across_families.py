@@ -58,7 +58,8 @@ def _mixed(run: dict, frac: float, seed: int = 1) -> dict:
 def disguised(lexical, tmp_path_factory) -> Path:
     """A systems YAML: wordllama (``wl``), BM25's topical run with 10 % of its topics random
     (``mix10``), and that run "fused" with wordllama at weight 0 (``h_mix10``), at a weight too small
-    to change its ranking (``e_mix10``), and by RRF, which lets wordllama change it (``r_mix10``)."""
+    to change its ranking (``e_mix10``), that fused again with BM25 (``n_mix10``), and a genuine
+    hybrid of BM25 and wordllama (``hyb``)."""
     from nteval.formats.trec import format_run, read_run
 
     index, pin = lexical
@@ -74,7 +75,7 @@ def disguised(lexical, tmp_path_factory) -> Path:
 - {{name: mix10, run: {where / 'mix10.run'}}}
 - {{name: h_mix10, algorithm: linear, params: {{systems: [mix10, wl], weights: [1, 0]}}}}
 - {{name: e_mix10, algorithm: linear, params: {{systems: [mix10, wl], weights: [1, 0.000001]}}}}
-- {{name: r_mix10, algorithm: rrf, params: {{systems: [mix10, wl]}}}}
+- {{name: n_mix10, algorithm: rrf, params: {{systems: [e_mix10, bm25]}}}}
 - {{name: hyb, algorithm: rrf, params: {{systems: [bm25, wl]}}}}
 """, encoding="utf-8")
     return systems
@@ -105,6 +106,10 @@ def test_a_fusion_earns_its_family_by_its_ranking(lexical, disguised, tmp_path):
     earned = _result(tmp_path / "e_mix10", "e_mix10")["family"]["earned"]
     assert earned["earned"] is False and earned["embedding_inputs"] == ["wl"] and earned["changed_top10"] < 0.25
     assert "has not earned their family" in earned["note"]
+    # fused again with BM25, the idle hybrid earns nothing either (its inner fusion is judged first)
+    r = _gate(lexical, tmp_path / "n", "topical", "n_mix10", "--systems", disguised)
+    fam = _result(tmp_path / "n", "n_mix10")["family"]
+    assert fam["candidate_family"] is None and fam["inputs_earned"]["e_mix10"]["earned"] is False, r.output
 
 
 def _per_topic(out: Path) -> dict[str, dict[str, float]]:
