@@ -32,7 +32,7 @@ side's family is declared (``params.family``): a declaration never buys a quiete
 through the inputs it fuses with a non-zero weight (:func:`nteval.systems.families.weighted_inputs`),
 and only when its embedding inputs change its top 10 (against the same fusion without them) on at
 least :data:`MIN_CHANGED` of the topics; otherwise it is judged as the fusion of its other inputs
-(unknown when one of them is: a run file).
+(unknown when one of them is: a run file). Fusions of fusions, the inner ones first (:func:`earned_configs`).
 
 **The symmetric rule.** A cross-family "better" or "non-inferior" passes only when it survives the
 largest *overstatement* of the candidate's family the study's intervals allow: o, the largest upper
