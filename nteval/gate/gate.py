@@ -433,10 +433,23 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
         if scores is not None:
             per_topic[applied.kind] = scores
             infos_all[applied.kind] = {i.system.name: i for i in infos}
-    candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
     pinned_infos = infos_all.get("pinned", {})
     configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
-    _families(spec.protocol, pin, configs, base, candidates)
+    from .families import after_overstatement
+
+    checks = _families(job, configs, base, cands, out_sets, per_topic, sets[0][1])
+    candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
+    for c, check in checks.items():
+        candidates[c]["family"] = check
+        why = next((d.get("across_families") for d in (candidates[c]["pinned"], candidates[c]["fresh"] or {})
+                    if d.get("across_families")), None)
+        if why and candidates[c]["decided"].startswith("across families"):
+            check["rule"] = why
+        remains = after_overstatement(check, candidates[c]["pinned"])
+        if remains:
+            check["remains"] = remains
+            if check.get("caution"):
+                check["caution"] += f" ({remains})"
     engines = {n: engine_of(i.system, i.notes, manifest) for n, i in pinned_infos.items()}
     labels = {base: spec.baseline_label or base, **{c: (spec.label if spec.label and k == 1 else c) for c in cands}}
     result: dict[str, Any] = {
@@ -450,6 +463,7 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
                  "multiplicity": _multiplicity(k, looks_worse, rule.alpha)},
         "per_topic": per_topic,
         "judged_by": judged_by(spec.protocol, pin),
+        "ceiling": _ceiling(out_sets["pinned"], base, cands),
     }
     result["outcome"] = outcome(result)
     from .report import headline
@@ -500,6 +514,19 @@ def _decide_set(job: _Job, rule: DecisionRule, applied: AppliedTopics, runs, bas
     return entry, scores
 
 
+def _ceiling(pinned: dict[str, Any], base: str, cands: list[str]) -> dict[str, Any] | None:
+    """:func:`nteval.effects.ceiling` of the gate's systems on the pinned topics (the line `compare`
+    prints): most of them near the measure's ceiling, their differences compressed."""
+    from ..effects import ceiling
+
+    decs = pinned.get("candidates") or {}
+    if not decs:
+        return None
+    means = {base: {"mean": next(iter(decs.values()))["baseline_mean"]}}
+    means.update({c: {"mean": decs[c]["candidate_mean"]} for c in cands if c in decs})
+    return ceiling(means)
+
+
 def _unless_a_leak_made_it(dec: dict[str, Any], leak: dict[str, Any], base: dict[str, float], cand: dict[str, float],
                            n_topics: int, alpha: float) -> None:
     """A passing decision for a candidate that may have seen the titles: kept only when it holds
@@ -509,6 +536,9 @@ def _unless_a_leak_made_it(dec: dict[str, Any], leak: dict[str, Any], base: dict
 
     tg = title_gain(leak, base, cand, n_topics, alpha)
     dec["title_gain"] = tg
+    if tg["every_gain"]:  # (evidence, if too little to refuse the run: said in the first line and in JUnit)
+        tg["evidence"] = (f"caution: the title-leak guard found evidence that this run searched the titles ({tg['why']}), "
+                          f"too little to refuse it on {n_topics:,} topics; its decision is made without that gain")
     gain, before = tg["gain"], dec["decision"]
     if not gain or before not in PASSING or (before == "better" and dec["ci"][0] - gain > 0):
         return
@@ -527,8 +557,12 @@ def _overall(sets: dict[str, Any], per_topic: dict, base: str, c: str, fresh_use
     pin_dec = sets["pinned"]["candidates"][c]
     fresh_dec = sets.get("fresh", {}).get("candidates", {}).get(c) if fresh_used else None
     overall, why = pin_dec["decision"], "on the pinned topics"
+    if pin_dec.get("across_families"):
+        why = f"across families: {pin_dec['across_families']}"
     if fresh_dec is not None and fresh_dec["decision"] == "worse" and overall != "worse":
         overall, why = "worse", "on the fresh topics (fresh topics can fail a release, never pass one)"
+    elif fresh_dec is not None and fresh_dec.get("across_families") and overall in PASSING:
+        overall, why = "inconclusive", f"across families, on the fresh topics: {fresh_dec['across_families']}"
     return {"decision": overall, "decided": why, "pinned": pin_dec, "fresh": fresh_dec,
             "gap": _gap(pin_dec, fresh_dec, per_topic, base, c) if fresh_dec is not None else None}
 
@@ -549,27 +583,45 @@ def judged_by(protocol: str, pin: Pin) -> str | None:
             "understate neural retrieval (pip install 'nteval[neural]', then a new pin)")
 
 
-def _families(protocol: str, pin: Pin, configs: dict[str, dict[str, Any]], base: str,
-              candidates: dict[str, dict[str, Any]]) -> None:
+def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: list[str], sets: dict[str, Any],
+              per_topic: dict, pinned_runs: Any) -> dict[str, dict[str, Any]]:
     """Each candidate of another family than the baseline's: what the validation study measured of
-    how this verdict judges the pair (``family``, with a caution for the headline), and a "worse"
-    that NT's measured understatement of the family could explain made inconclusive
-    (:mod:`nteval.gate.families`)."""
+    how this verdict judges the pair (its family earned by its ranking, with a caution for the
+    headline), and the rules of :mod:`nteval.gate.families` applied to every decided topic set: a
+    "worse" NT's measured understatement of the family could explain, and a "better" or
+    "non-inferior" its measured overstatement could, changed in place (the set's decision, with the
+    one NT made and why), so gate.json, gate.md, JUnit and the history tell one decision."""
     from ..evidence import study_side
-    from .families import cross_family_worse, family_check
+    from .families import cross_family_pass, cross_family_worse, earned_configs, failures, family_check
 
-    sref = ((pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
+    protocol = job.spec.protocol
+    sref = ((job.pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
     side = study_side(protocol, sref)
-    for c, entry in candidates.items():
-        check = family_check(side, configs, base, c)
+    checks: dict[str, dict[str, Any]] = {}
+    for c in cands:
+        eff, earned = earned_configs(configs, [c, base], pinned_runs)
+        check = family_check(side, eff, base, c)
         if check is None:
             continue
-        entry["family"] = check
-        decided = entry["fresh"] if entry["decided"].startswith("on the fresh") else entry["pinned"]
-        why = cross_family_worse(check, decided)
-        if why:
-            check["rule"] = why
-            entry["decision"], entry["decided"] = "inconclusive", f"across families: {why}"
+        check.update({k: v for k, v in (("earned", earned.get(c)), ("baseline_earned", earned.get(base)),
+                                        ("inputs_earned", {n: i for n, i in earned.items() if n not in (c, base)}))
+                      if v})
+        checks[c] = check
+        for kind, entry in sets.items():
+            dec = (entry.get("candidates") or {}).get(c)
+            if dec is None or not entry.get("decided", True) or kind not in per_topic:
+                continue
+            if dec["decision"] == "worse":
+                failed = failures(per_topic[kind][base], per_topic[kind][c], dec["alpha_worse"])
+                dec["failures"] = failed
+                why = cross_family_worse(check, dec, failed)
+                if why:
+                    dec.update(nt_decision="worse", decision="inconclusive", across_families=why)
+            elif kind == "pinned":
+                changed = cross_family_pass(check, dec)
+                if changed:
+                    dec.update(nt_decision=dec["decision"], decision=changed[0], across_families=changed[1])
+    return checks
 
 
 def _multiplicity(k: int, looks_worse: int, alpha: float) -> str:

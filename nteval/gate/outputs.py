@@ -149,7 +149,10 @@ def junit_xml(result: dict[str, Any]) -> str:
     for key, value in (("outcome", result["outcome"]), ("exit", result.get("exit", "")), ("baseline", result["baseline"]), ("pin", result["pin"]["id"]),
                        ("topic_set", result["pin"]["topic_set"]), ("index_fingerprint", result["index_fingerprint"]),
                        ("margin", result["rule"]["margin"]), ("multiplicity", result["rule"]["multiplicity"]),
-                       *((("judged_by", result["judged_by"]),) if result.get("judged_by") else ())):
+                       *((("judged_by", result["judged_by"]),) if result.get("judged_by") else ()),
+                       *((("ceiling", result["ceiling"]["note"]),) if result.get("ceiling") else ()),
+                       *((f"title_leak {n}", ev) for n, c in result["candidates"].items()
+                         if (ev := (c["pinned"].get("title_gain") or {}).get("evidence")))):
         ET.SubElement(props, "property", name=key, value=str(value))
     c_of = result["candidates"].__getitem__
     for name, kind, d in cases:
@@ -157,17 +160,21 @@ def junit_xml(result: dict[str, Any]) -> str:
         case = ET.SubElement(suite, "testcase", classname=f"nteval.gate.{result['task']}",
                              name=f"{label} vs {result['labels'].get(result['baseline'], result['baseline'])}, "
                                   f"{kind} topics ({d['topics']:,})", time="0")
-        summary = (f"{d['decision']}: {result['measure']} {d['candidate_mean']:.4f} vs {d['baseline_mean']:.4f}, "
+        summary = (f"{d['decision']}" + (f" (NT alone: {d['nt_decision']})" if d.get("nt_decision") else "")
+                   + f": {result['measure']} {d['candidate_mean']:.4f} vs {d['baseline_mean']:.4f}, "
                    f"diff {d['diff']:+.4f} [{d['ci'][0]:+.4f}, {d['ci'][1]:+.4f}], margin {d['margin']:.4f}")
         if d["decision"] == "worse":
             f = ET.SubElement(case, "failure", type="regression", message=summary)
             f.text = candidate_clause(result, name)
         elif d["decision"] == "inconclusive":
             more = d.get("more_topics") or {}
-            ET.SubElement(case, "skipped", message=f"{summary}; {more.get('note', 'not decided')}")
+            ET.SubElement(case, "skipped", message=f"{summary}; " + (f"across families: {d['across_families']}"
+                                                                     if d.get("across_families") else
+                                                                     more.get("note", "not decided")))
         fam = c_of(name).get("family") or {}
         out = ET.SubElement(case, "system-out")
-        out.text = summary + "".join(f"\n{x}" for x in (fam.get("rule"), fam.get("caution")) if x)
+        evidence = (d.get("title_gain") or {}).get("evidence")
+        out.text = summary + "".join(f"\n{x}" for x in (fam.get("rule"), fam.get("caution"), evidence) if x)
     _alert_case(suites, suite, result, len(cases), failures)
     return _xml(suites)
 

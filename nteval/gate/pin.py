@@ -124,6 +124,8 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
                                f"{base['n_topics']:,}")
     spec = PinSpec(n_topics=n_topics, seed=base["seed"], min_sentences=base["min_sentences"],
                    min_title_tokens=base["min_title_tokens"])
+    check_references(pin, f"the extension (--extend, --topics {n_topics})")
+    check_references(pin, f"the extension (--extend, --topics {n_topics})")
     out = Path(out)
     with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
         known = pin.known()
@@ -135,7 +137,10 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
             t2, q2, s2, stats = _known_only(*topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name,
                                                        progress, pinned_references(pin)), known)
-            sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), stats)
+            # (the pin's record of how its topics were judged, its references included, is kept verbatim: the new
+            # topics are judged by the same references, check_references)
+            kept = (pin.meta.get("protocols", {}).get(name) or {}).get("settings") or {}
+            sets[name] = ({**topics, **t2}, {**qrels, **q2}, {**sources, **s2}, len(pool), {**stats, **kept})
         return _write_pin(tmp, index_dir, spec, sets, sorted(known), {"extended_from": pin.id})
 
 
@@ -453,6 +458,8 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
     status: dict[str, Any] = {"eligible_new_documents": len(new), "asked": n, "used": 0}
     if not ids:
         return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
+    if protocol == "highrecall":
+        check_references(pin, f"fresh topics (--fresh {n})")
     topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, pinned_references(pin))
     status["used"] = len(topics)
     return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
@@ -500,9 +507,28 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
         return topics, qrels, {q: q for q in topics}, {}
     from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
 
+    refs = resolve_srefs(references)  # (a reference this install cannot run is an error, never "no topic")
     try:
-        topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, resolve_srefs(references), work,
+        topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, refs, work,
                                                              HighRecallSpec(n_topics=len(ids), seed=seed), progress)
-    except InputError:  # (no topic kept a pseudo-relevant document)
+    except InputError as err:
+        if "no topic kept" not in err.message:
+            raise
         return {}, {}, {}, {}
     return topics, qrels, sources, stats
+
+
+def check_references(pin: Pin, what: str) -> None:
+    """One line (naming the pin) when this install cannot run the references pin ``pin``'s topical
+    topics were judged by (a pin judged with all-MiniLM-L6-v2, on an install without the neural
+    extra): ``what`` (fresh topics, an extension) would otherwise be judged by other references, or
+    silently not made."""
+    from ..protocols.highrecall import resolve_srefs
+
+    names = pinned_references(pin)
+    try:
+        resolve_srefs(names)
+    except InputError as err:
+        who = ", ".join(names or ["the default references"])
+        raise InputError(pin.path, f"this pin's topical topics were judged by {who}, which this install cannot run "
+                                   f"({err.message}): install it to make {what}, or make a new pin") from None

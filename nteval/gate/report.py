@@ -6,6 +6,9 @@ from typing import Any
 
 VERB = {"better": "is better than", "non-inferior": "is non-inferior to", "worse": "is worse than",
         "inconclusive": "cannot yet be told non-inferior to (or worse than)"}
+#: a decision the cross-family rules changed (:mod:`nteval.gate.families`): what NT found, and that it is within
+#: the family's measured bias (more topics would not decide it)
+ACROSS = {"worse": "is worse under NT than", "better": "is better under NT than", "non-inferior": "is non-inferior under NT to"}
 ACTION = {"pass": "PASS — release", "regression": "FAIL — do not release", "inconclusive": "INCONCLUSIVE — not decided"}
 
 
@@ -37,12 +40,22 @@ def candidate_clause(result: dict[str, Any], name: str) -> str:
         size = f" (by the margin or not: the interval, {_s(d['ci'][0])} to {_s(d['ci'][1])}, holds it)"
     elif c["decision"] == "non-inferior" and d["ci"][1] < 0:
         size = " (it scores lower, but by less than the margin)"
-    text = (f"{_who(result, name)} {VERB[c['decision']]} the live {_who(result, result['baseline'])} for "
+    verb = VERB[c["decision"]]
+    fresh = c.get("fresh") or {}
+    if c["decision"] == "inconclusive" and d.get("nt_decision") in ACROSS:
+        verb, size = ACROSS[d["nt_decision"]], ""  # (the rule's text follows: within the family's measured bias)
+    elif c["decision"] == "inconclusive" and fresh.get("across_families"):
+        verb = f"{VERB[d['decision']].replace('is ', 'is, on the pinned topics, ', 1)}"
+    text = (f"{_who(result, name)} {verb} the live {_who(result, result['baseline'])} for "
             f"{result['task']} search{size}: {m} {_f(d['candidate_mean'])} vs {_f(d['baseline_mean'])} "
             f"({_s(d['diff'])}, {d['ci_level'] * 100:.0f} % CI [{_s(d['ci'][0])}, {_s(d['ci'][1])}]; margin "
             f"{d['margin']:.4f}, {d['margin_rule']}) on {d['topics']:,} pinned topics")
     if (d.get("title_gain") or {}).get("changed"):
         text += f" ({d['title_gain']['changed']})"
+    if c["decided"].startswith("across families, on the fresh"):
+        text += (f", but worse under NT on {fresh['topics']:,} fresh topics ({_s(fresh['diff'])}, "
+                 f"{fresh['ci_level'] * 100:.0f} % CI [{_s(fresh['ci'][0])}, {_s(fresh['ci'][1])}]), within the family's "
+                 "measured bias: only judgments decide it")
     if c["decided"].startswith("on the fresh"):
         f = c["fresh"]
         text += (f", and worse on {f['topics']:,} fresh topics ({_s(f['diff'])}, {f['ci_level'] * 100:.0f} % CI "
@@ -59,7 +72,7 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         name = next(iter(cands))
         text = f"{head}: {candidate_clause(result, name)}."
         fam = cands[name].get("family") or {}
-        for extra in (fam.get("rule"), fam.get("caution")):
+        for extra in (fam.get("rule"), fam.get("caution"), _title_evidence(cands[name])):
             if extra:
                 text = text[:-1] + f"; {extra}."
         more = cands[name]["pinned"].get("more_topics") if cands[name]["decision"] == "inconclusive" else None
@@ -85,7 +98,17 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
                   if (f := c.get("family") or {}) and (f.get("rule") or f.get("caution"))]
         if across:
             text = text[:-1] + "; across families — " + "; ".join(across) + "."
+        leaks = [f"{n}: {t}" for n, c in cands.items() if (t := _title_evidence(c))]
+        if leaks:
+            text = text[:-1] + "; title leak — " + "; ".join(leaks) + "."
     return {"outcome": outcome, "text": text}
+
+
+def _title_evidence(c: dict[str, Any]) -> str | None:
+    """The title-leak guard's evidence on a candidate, when the headline does not already say it
+    (a decision it changed names it in the candidate's clause)."""
+    tg = c["pinned"].get("title_gain") or {}
+    return tg.get("evidence") if tg.get("evidence") and not tg.get("changed") else None
 
 
 def extend_command(result: dict[str, Any], needed: int, used: int) -> str:
@@ -129,6 +152,8 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
                  + (f" [{result['engines'].get(result['baseline'])}]" if result["engines"].get(result["baseline"]) else ""))
     if result.get("judged_by"):
         lines.append(f"  judged by: {result['judged_by']}")
+    if result.get("ceiling"):
+        lines.append(f"  ceiling: {result['ceiling']['note']}")
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
                  + ("" if not pinned.get("condensed") else
                     f" (the index holds {result['pin']['documents_added_since']:,} documents added since the pin: "
@@ -229,6 +254,7 @@ def markdown(result: dict[str, Any]) -> str:
              f"Task: **{result['task']}** search ({m}); pin `{result['pin']['id']}` (topic set "
              f"`{result['pin']['topic_set']}`); baseline **{md(_who(result, result['baseline']))}**"
              f"{_engine(result, result['baseline'])}.", "",
+             *([f"ceiling: {md(result['ceiling']['note'])}", ""] if result.get("ceiling") else []),
              f"| candidate | topics | {m} candidate | {m} baseline | difference [{level * 100:.0f} % CI] | margin | decision |",
              "|---|---|---|---|---|---|---|"]
     for name, c in result["candidates"].items():
@@ -237,7 +263,9 @@ def markdown(result: dict[str, Any]) -> str:
             if d:
                 lines.append(f"| {md(_who(result, name))}{_engine(result, name)} ({kind}) | {d['topics']:,} | "
                              f"{_f(d['candidate_mean'])} | {_f(d['baseline_mean'])} | {_s(d['diff'])} [{_s(d['ci'][0])}, "
-                             f"{_s(d['ci'][1])}] | {d['margin']:.4f} | **{d['decision']}** |")
+                             f"{_s(d['ci'][1])}] | {d['margin']:.4f} | **{d['decision']}**"
+                             + (f" (across families; NT alone: {d['nt_decision']})" if d.get("across_families") else "")
+                             + " |")
     for name, c in result["candidates"].items():
         d = c["pinned"]
         ch = d["churn"]

@@ -60,32 +60,64 @@ def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
     """Each system's family (a key of :data:`FAMILIES`), from ``{name: {"algorithm", "params"}}``
     (results.json's ``system_configs``). A dense system is ``neural`` (a transformer encoder) or
     ``dense`` (wordllama's static embeddings); a fusion with a neural input, however deep, is
-    ``hybrid``, one with a static-embedding input ``static_hybrid``, any other ``fusion``. External
-    systems have none, unless they declare ``params["family"]``."""
+    ``hybrid``, one with a static-embedding input ``static_hybrid``, any other ``fusion``. An input
+    fused with weight 0 is no part of the fusion; an input of no known family (an external run that
+    declares none) makes the fusion's family unknown too (None). External systems have none, unless
+    they declare ``params["family"]``."""
     out: dict[str, str | None] = {}
     for name, c in configs.items():
         kind = _kind(c.get("algorithm"))
         if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
             inputs = _input_families(name, configs)
-            out[name] = ("hybrid" if "neural" in inputs or "hybrid" in inputs
+            out[name] = (None if None in inputs else "hybrid" if "neural" in inputs or "hybrid" in inputs
                          else "static_hybrid" if "dense" in inputs or "static_hybrid" in inputs else "fusion")
         else:
             out[name] = _own_family(c)
     return out
 
 
-def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str]:
-    """The families of what a fusion fuses, however deep."""
-    found: set[str] = set()
-    for x in ((configs.get(name) or {}).get("params") or {}).get("systems", []):
+#: the families of systems that rank by embeddings (what makes a fusion a hybrid)
+EMBEDDING_FAMILIES = frozenset({"neural", "hybrid", "dense", "static_hybrid"})
+
+
+def weighted_inputs(c: dict[str, Any]) -> list[str]:
+    """The systems a fusion's config fuses with a non-zero weight (``linear``'s ``weights``; every
+    input of a fusion without weights)."""
+    params = c.get("params") or {}
+    names = list(params.get("systems") or [])
+    weights = params.get("weights") or []
+    if len(weights) != len(names):
+        return names
+    return [n for n, w in zip(names, weights) if isinstance(w, (int, float)) and w != 0]
+
+
+def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str | None]:
+    """The families of what a fusion fuses with a non-zero weight, however deep (None: an input of
+    no known family)."""
+    found: set[str | None] = set()
+    for x in weighted_inputs(configs.get(name) or {}):
         c = configs.get(x)
-        if c is None or x in seen:
+        if x in seen:
+            continue
+        if c is None:
+            found.add(None)
             continue
         kind = _kind(c.get("algorithm"))
-        if kind is not None and kind.fusion:
+        if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
             found |= _input_families(x, configs, seen | {name})
         else:
-            f = _own_family(c)
-            if f:
-                found.add(f)
+            found.add(_own_family(c))
     return found
+
+
+def declared(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> bool:
+    """Whether ``name``'s family comes, in part, from a declaration (``params["family"]`` on it or on
+    any system it fuses): what a system says of itself, not what nteval computes."""
+    c = configs.get(name)
+    if c is None or name in seen:
+        return False
+    if (c.get("params") or {}).get("family") in FAMILIES:
+        return True
+    kind = _kind(c.get("algorithm"))
+    return bool(kind is not None and kind.fusion and any(declared(x, configs, seen | {name})
+                                                         for x in weighted_inputs(c)))

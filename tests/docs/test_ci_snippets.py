@@ -19,3 +19,21 @@ def test_the_ci_snippets_keep_their_history_and_alert(sample_index, tmp_path):
     assert r.stdout.count("ok   the check raised the alert (pipeline 2, exit status 5)") == \
         (2 if "no PostgreSQL here" not in r.stdout else 1), r.stdout
     assert "gitlab, pipeline 2 (schedule, live search: worse): {'nteval-live-check': 5}" in r.stdout
+
+
+def test_an_inconclusive_gate_blocks_a_merge_unless_the_team_says_otherwise():
+    """Issue 50, G1: exit 4 (inconclusive) is not a pass. The GitLab gate job no longer lets it
+    through (`allow_failure: exit_codes: [4]` did, and a regression disguised as a cross-family
+    "inconclusive" merged); the GitHub step fails on it; the page says how to opt out."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from ci_pipelines import snippets
+
+    github, gitlab = snippets(ROOT / "docs" / "gate.md")
+    gate = gitlab["nteval-gate"]
+    allowed = (gate.get("allow_failure") or {}).get("exit_codes", []) if isinstance(gate.get("allow_failure"), dict) \
+        else ([] if not gate.get("allow_failure") else "any")
+    assert allowed == [] and 4 not in (allowed if isinstance(allowed, list) else [4])
+    step = next(s for s in github if "nteval gate" in s.get("run", ""))
+    assert not step.get("continue-on-error") and "|| [ $? -eq 4 ]" not in step["run"]
+    text = (ROOT / "docs" / "gate.md").read_text(encoding="utf-8")
+    assert "allow_failure: {exit_codes: [4]}" in text and "continue-on-error: true" in text

