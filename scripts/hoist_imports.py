@@ -16,12 +16,15 @@ It keeps an import where it is, and says why, when:
 * the imported nteval module loads, at its own top and transitively, a heavy or optional
   third-party library that must stay lazy (the JVM through pyjnius, pyserini, torch,
   sentence-transformers, FAISS, matplotlib, Optuna, Dask, wordllama, the engines' clients, …;
-  any third-party library that is not in ``LIGHT``): found by reading the import graph, and
-  printed with the chain that reaches the library;
+  any third-party library that is not in ``LIGHT``, and lxml and scipy, which ``nteval --help``
+  must not load): found by reading the import graph, and printed with the chain that reaches
+  the library;
 * the name it binds collides with another top-level binding of the module (or another hoisted
   import, or a builtin), or is bound again in the function, so hoisting would change what it means;
-* it follows a side effect in its function (``os.environ``, ``sys.path``, ``jnius_config``, …) or
-  sits in a ``with`` block, or it is the only statement of its block (an import for its effect);
+* it follows a side effect in its function (``os.environ[...] = …``, ``sys.path.insert``,
+  ``jnius_config``, …), sits in a ``with`` block that changes process state (``catch_warnings``,
+  a patch, …), or shares its block only with imports (an import for its effect);
+* it imports its own module;
 * hoisting it would close an import cycle at module level (counting that importing ``a.b`` first
   imports the package ``a``).
 
@@ -30,6 +33,7 @@ Usage (from the repository root)::
     python scripts/hoist_imports.py            # rewrite nteval/ in place, then ruff --fix --select I
     python scripts/hoist_imports.py --check    # exit 1 and list what would move (CI); rewrites nothing
     python scripts/hoist_imports.py --kept     # also list every import kept inside a function, with why
+    python scripts/hoist_imports.py --lazy pandas   # also keep lazy what loads LIB at its top
     python scripts/hoist_imports.py --root path/to/nteval --no-ruff
 
 Run it again after a merge: it is idempotent (a second run moves nothing). After a rewrite, run
@@ -305,15 +309,18 @@ def scan(root: Path, path: Path) -> Module:
 
 
 def requirements(mods: dict[str, Module], importer: str, targets: set) -> set[str]:
-    """The modules an import statement loads: each target and its packages (not the importer's own)."""
+    """The modules an import statement needs initialised: each target, and the packages above it
+    that are not the importer's own (those are being initialised already)."""
     own = set()
     parts = importer.split(".")
     for i in range(1, len(parts) + 1):
         own.add(".".join(parts[:i]))
     out = set()
     for t in targets:
+        if t != importer and t in mods:
+            out.add(t)  # named explicitly (``from . import NAME`` needs the package's NAME defined)
         parts = t.split(".")
-        for i in range(1, len(parts) + 1):
+        for i in range(1, len(parts)):
             m = ".".join(parts[:i])
             if m not in own and m in mods:
                 out.add(m)
@@ -449,6 +456,8 @@ def decide(root: Path, mods: dict[str, Module]) -> dict[str, list[str]]:
                 c.reason = "inside `try:` with `except ImportError` (an optional dependency)"
             elif c.context == "getattr":
                 c.reason = "inside the module-level `__getattr__` (deprecation shim / lazy front door)"
+            elif c.module in c.targets:
+                c.reason = "imports its own module (a name defined later, or a reload)"
             elif any(t in chains or any(r in chains for r in requirements(mods, c.module, {t})) for t in c.targets):
                 for r in sorted(requirements(mods, c.module, c.targets)):
                     if r in chains:
