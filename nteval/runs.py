@@ -248,7 +248,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
                 long_queries = (target.lucene.long_queries - long_before) if target.opened else 0
             notes = target.notes.get(s.name)
             _say_foreign(s.name, notes, Path(index_dir), index_name)
-            meta = _store_run(path, meta_path, run, s, key, depth, long_queries, secs, notes)
+            meta = _store_run(path, meta_path, run, s, key, depth, _Took(secs, long_queries, notes))
             runs.add(s.name, path, run)
             infos.append(RunInfo(s, path, key, False, secs, meta["empty_queries"], meta["queries_per_s"], notes))
     finally:
@@ -329,10 +329,19 @@ def cluster_session(scheduler: str | None, paths: list[Path]):
     return session(scheduler, [str(p) for p in paths])
 
 
-def _store_run(path: Path, meta_path: Path, run: Run, s: System, key: str, depth: int, long_queries: int, secs: float,
-               notes: dict | None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Took:
+    """What computing a run took: its seconds, its queries of more distinct terms than Lucene's
+    default clause limit, and the notes its kind made (hits outside the collection, …)."""
+    secs: float
+    long_queries: int
+    notes: dict | None
+
+
+def _store_run(path: Path, meta_path: Path, run: Run, s: System, key: str, depth: int, took: _Took) -> dict[str, Any]:
     """A computed run written to ``path`` (TREC) and its meta.json (the cache key and what the run
     took); returns the meta."""
+    secs, long_queries, notes = took.secs, took.long_queries, took.notes
     text = format_run(run, s.name)
     write_text(path, text)
     meta: dict[str, Any] = {"key": key, "file": _file_stamp(text.encode("utf-8")),
