@@ -287,16 +287,17 @@ class RemoteRuns:
     """Runs of Lucene systems submitted to the cluster at once (one task each); :meth:`get` waits
     for one. Systems that search no Lucene index (fusions, dense, external) stay with the caller."""
 
-    def __init__(self, scheduler: str, index: Path, label: str, topics: dict[str, str], systems: list,
-                 keys: dict[str, str], depth: int, threads: int | None):
+    def __init__(self, scheduler: str, index: Path, label: str, topics: dict[str, str], systems: list[tuple[Any, str]],
+                 depth: int, threads: int | None):
+        """``systems``: each system with its run's cache key (the task's key on the cluster)."""
         self._session = session(scheduler, [str(index)])
         client = self._session.__enter__()
         try:
             shared = share(client, topics, f"topics-{label}")
             self._futures = {s.name: client.submit(_run_task, str(index), label, s, shared, depth, threads,
-                                                   key=f"nteval-run-{keys[s.name]}",
+                                                   key=f"nteval-run-{key}",
                                                    retries=RETRIES)
-                             for s in systems}
+                             for s, key in systems}
         except BaseException:
             self.close()
             raise

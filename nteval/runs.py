@@ -213,13 +213,12 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     target = Target(index_dir, index_name, fingerprint, label=label, progress=progress, answers=ex.answers)
     remote = None
     if scheduler:
-        todo = [s for s in systems if s.kind.needs_lucene
+        todo = [(s, keys[s.name]) for s in systems if s.kind.needs_lucene
                 and _cached_meta(runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json", keys[s.name]) is None]
         if todo:
             from .cluster import RemoteRuns
 
-            remote = RemoteRuns(scheduler, Path(index_dir) / index_name, label or index_name, topics, todo, keys, depth,
-                                threads)
+            remote = RemoteRuns(scheduler, Path(index_dir) / index_name, label or index_name, topics, todo, depth, threads)
     bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not shown(progress), file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
