@@ -31,7 +31,7 @@ REUSE = declared(GateSpec, ("reuse_answers",), reuse_answers={"is_flag": True})
 
 @main.command("pin")
 @INDEX
-@declared(PinSpec, ("n_topics", "seed"))
+@declared(PinSpec, ("n_topics", "seed", "preset", "pool"))
 @click.option("--extend", "extend", default=None, type=click.Path(path_type=Path),
               help="A pin to extend: its topics kept exactly, more drawn (the next ones of its seeded order among the "
                    "documents it knew) up to --topics in all.")

@@ -42,6 +42,7 @@ from .._version import __version__
 from ..atomic import atomic_dir
 from ..errors import InputError
 from ..params import check_declared, param
+from ..protocols.highrecall import DEFAULT_POOL
 
 PIN_FILE = "pin.json"
 PIN_FORMAT = 1
@@ -62,6 +63,11 @@ class PinSpec:
     seed: int = param(42, "sampling seed (same seed + same index = byte-identical topics and qrels)", min=0)
     min_sentences: int = param(3, "abstract sentences a topic document needs", min=0, flag="")
     min_title_tokens: int = param(3, "title tokens a topic document needs", min=0, flag="")
+    preset: str | None = param(None, "who judges the topical topics: lexical (the lexical vote alone: nothing is "
+                                     "encoded) or balanced (with all-MiniLM-L6-v2's equal share: the neural extra); "
+                                     "default: balanced where the neural extra is installed", choices=("lexical", "balanced"))
+    pool: int = param(DEFAULT_POOL, "the neural reference re-ranks the union of the lexical references' top POOL for "
+                                    "each title (0: it encodes and searches the whole collection)", min=0)
 
     def __post_init__(self) -> None:
         check_declared(self, as_options=True)
@@ -100,8 +106,9 @@ def pin_topics(index_dir: str | Path, out: str | Path, spec: PinSpec | None = No
         sets: dict[str, tuple] = {}
         for name in PINNED:
             proto = get(name)
+            own = {"preset": spec.preset, "pool": spec.pool} if name == "highrecall" else {}
             pspec = proto.Spec.from_params(n_topics=spec.n_topics, seed=spec.seed, min_sentences=spec.min_sentences,
-                                           min_title_tokens=spec.min_title_tokens)
+                                           min_title_tokens=spec.min_title_tokens, **own)
             tset = proto.build(index_dir, pspec, tmp / ".work" / name, progress=progress)
             sets[name] = (tset.topics, tset.qrels, {q: tset.source(q) for q in tset.topics}, tset.counts["eligible"],
                           tset.stats)
@@ -125,7 +132,6 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
     spec = PinSpec(n_topics=n_topics, seed=base["seed"], min_sentences=base["min_sentences"],
                    min_title_tokens=base["min_title_tokens"])
     check_references(pin, f"the extension (--extend, --topics {n_topics})")
-    check_references(pin, f"the extension (--extend, --topics {n_topics})")
     out = Path(out)
     with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
         known = pin.known()
@@ -136,7 +142,7 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
             used = set(sources.values())
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
             t2, q2, s2, stats = _known_only(*topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name,
-                                                       progress, pinned_references(pin)), known)
+                                                       progress, pinned_references(pin), pinned_pool(pin)), known)
             # (the pin's record of how its topics were judged, its references included, is kept verbatim: the new
             # topics are judged by the same references, check_references)
             kept = (pin.meta.get("protocols", {}).get(name) or {}).get("settings") or {}
@@ -460,7 +466,8 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
         return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
     if protocol == "highrecall":
         check_references(pin, f"fresh topics (--fresh {n})")
-    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, pinned_references(pin))
+    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, pinned_references(pin),
+                                          pinned_pool(pin))
     status["used"] = len(topics)
     return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
 
@@ -488,11 +495,21 @@ def pinned_references(pin: Pin) -> list[str] | None:
     return [n for n in names if n] or None
 
 
+def pinned_pool(pin: Pin) -> int:
+    """How the pin's neural reference found its share: re-ranking the lexical references' top P
+    (P, recorded as ``sref.pool.depth``), or searching the whole collection (0: a pin made so, or
+    before pools existed)."""
+    sref = ((pin.meta.get("protocols", {}).get("highrecall") or {}).get("settings") or {}).get("sref") or {}
+    return int((sref.get("pool") or {}).get("depth") or 0)
+
+
 def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: Path, progress: bool | None,
-              references: list[str] | None = None) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
+              references: list[str] | None = None, pool: int | None = None
+              ) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
     """(topics, qrels, sources, stats) that ``protocol`` makes now from the documents ``ids`` (a
-    high-recall S_ref searches the index as it is, with ``references`` (the pin's: :func:`pinned_references`;
-    None: the default); no topic when none keeps a pseudo-relevant one)."""
+    high-recall S_ref searches the index as it is, with ``references`` and ``pool`` (the pin's:
+    :func:`pinned_references`, :func:`pinned_pool`; None: the defaults); no topic when none keeps a
+    pseudo-relevant one)."""
     if not ids:
         return {}, {}, {}, {}
     if protocol == "focused":
@@ -510,7 +527,9 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
     refs = resolve_srefs(references)  # (a reference this install cannot run is an error, never "no topic")
     try:
         topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, refs, work,
-                                                             HighRecallSpec(n_topics=len(ids), seed=seed), progress)
+                                                             HighRecallSpec(n_topics=len(ids), seed=seed,
+                                                                            **({} if pool is None else {"pool": pool})),
+                                                             progress)
     except InputError as err:
         if "no topic kept" not in err.message:
             raise

@@ -34,6 +34,9 @@ REFERENCE_SYSTEMS: dict[str, tuple[str, dict[str, Any]]] = {
 LEXICAL_SREFS: tuple[str, ...] = ("bm25", "bm25_k1.2_b0.75", "qld_mu1000")
 NEURAL_SREFS: tuple[str, ...] = ("minilm",)
 PAPER_SREFS: tuple[str, ...] = ("bm25",)
+#: How deep in the lexical references' rankings a neural reference looks for its share (0: it
+#: searches the whole collection): chosen by scripts/unseen_encoders_study.py's rule (docs/verdicts.md).
+DEFAULT_POOL = 100
 #: Families of systems whose references vote together on z ≥ ZT (the lexical share).
 LEXICAL_FAMILIES = frozenset({"bm25", "qld", "proximity", "reduction", "fusion"})
 
@@ -341,7 +344,7 @@ class HighRecallSpec(DocumentSampleSpec):
                          flag="--graded/--binary")
     holdout: bool = param(False, "search each topic with its source document held out of the index (no feedback leak)",
                           flag="--holdout/--no-holdout")
-    pool: int = param(100, "a neural reference re-ranks the union of the lexical references' top POOL for each title "
+    pool: int = param(DEFAULT_POOL, "a neural reference re-ranks the union of the lexical references' top POOL for each title "
                            "instead of encoding the whole collection (0: it searches the whole collection)", min=0)
     preset: str | None = param(None, "paper: Campagne 2008 as published; lexical: the lexical vote alone; balanced: "
                                      "the lexical vote and all-MiniLM-L6-v2, equal shares (each overrides sref, "

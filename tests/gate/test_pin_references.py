@@ -93,3 +93,21 @@ def test_an_extension_keeps_the_pins_references(first200_index, tmp_path, monkey
             "--candidate", "bm25_k1.2_b0.75", "--out", tmp_path / "g", "--quiet")
     assert r.exit_code in (0, 4), r.output
     assert "lexical references alone" in (json.loads((tmp_path / "g" / "gate.json").read_text())["judged_by"] or "")
+
+
+def test_pin_preset_lexical_encodes_nothing_and_records_its_references(tmp_path, monkeypatch):
+    """`pin --preset lexical` (new user, turn 6, F1: a team that wants a lexical pin now): the topical
+    topics are judged by the lexical vote alone, nothing is encoded (no vector cache appears), and the
+    pin records it; the default pin of an install with the extra records the pooled MiniLM share."""
+    from nteval.index import build_index
+
+    idx = tmp_path / "idx"
+    build_index([FIRST200], idx)
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "vectors"))
+    r = cli("pin", "--index", idx, "--topics", "60", "--preset", "lexical", "--out", tmp_path / "lex", "--quiet")
+    assert r.exit_code == 0, r.output
+    sref = json.loads((tmp_path / "lex" / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
+    assert set(sref["families"]) == {"lexical"} and "pool" not in sref
+    assert not (tmp_path / "vectors").exists() and not (idx / "dense").exists()
+    r = cli("pin", "--index", idx, "--topics", "60", "--preset", "nope", "--out", tmp_path / "x")
+    assert r.exit_code == 2 and "--preset" in r.output and not (tmp_path / "x").exists()
