@@ -33,7 +33,7 @@ Chosen: the smallest U; mechanisms within 3 points of it are tied, and the tie g
 encodes more than 3 times slower per document (issue 49's cost rule), else both, fused by RRF in one
 share. ``+ MeSH`` is shown, never eligible as the default (two of the three collections lack it).
 
-``--write`` writes docs/unseen_encoders.json and the generated block of docs/verdicts.md
+``--write`` writes nteval/data/unseen_encoders.json and the generated block of docs/verdicts.md
 (``<!-- unseen:designs -->``).
 """
 from __future__ import annotations
@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fairness_study as fs  # noqa: E402  (the collections' runs, references and AP are the fairness study's)
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT_JSON = ROOT / "docs" / "unseen_encoders.json"
+OUT_JSON = ROOT / "nteval" / "data" / "unseen_encoders.json"   # shipped: the evidence lines read it
 DOC = ROOT / "docs" / "verdicts.md"
 MARK = "unseen:designs"
 ENCODERS = {"minilm": ("minilm", "minilm_bm25_rrf"), "e5": ("e5", "e5_bm25_rrf")}

@@ -36,7 +36,7 @@ NEURAL_SREFS: tuple[str, ...] = ("minilm",)
 PAPER_SREFS: tuple[str, ...] = ("bm25",)
 #: How deep in the lexical references' rankings a neural reference looks for its share (0: it
 #: searches the whole collection): chosen by scripts/unseen_encoders_study.py's rule (docs/verdicts.md).
-DEFAULT_POOL = 100
+DEFAULT_POOL = 0
 #: Families of systems whose references vote together on z ≥ ZT (the lexical share).
 LEXICAL_FAMILIES = frozenset({"bm25", "qld", "proximity", "reduction", "fusion"})
 

@@ -75,7 +75,7 @@ def test_highrecall_with_a_pooled_reference_records_its_pool(first200_index, den
     (tmp_path / "s.yaml").write_text("- {name: bm25, algorithm: bm25}\n- {name: qld, algorithm: qld}\n")
     out = tmp_path / "h"
     r = cli("highrecall", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--topics", "30", "--min-topics", "10",
-            "--sref", "bm25", "--sref", "qld_mu1000", "--sref", "dense", "--out", out, "--quiet")
+            "--sref", "bm25", "--sref", "qld_mu1000", "--sref", "dense", "--pool", "100", "--out", out, "--quiet")
     assert r.exit_code == 0, r.output
     sref = json.loads((out / "results.json").read_text())["sref"]
     assert sref["pool"]["depth"] == 100 and sref["pool"]["of"] == ["bm25", "qld_mu1000"]
@@ -109,7 +109,11 @@ def test_dask_workers_encode_the_same_vectors_as_one_process(first200_index, tmp
 
 
 def test_pool_zero_searches_the_whole_collection(first200_index, dense_cache, tmp_path):
-    """--pool 0: the dense reference searches all (encodes the collection), as before."""
+    """--pool 0 (the default, chosen by the unseen-encoders study's rule): the dense reference
+    searches all (encodes the collection)."""
+    from nteval.protocols.highrecall import DEFAULT_POOL, HighRecallSpec
+
+    assert DEFAULT_POOL == 0 == HighRecallSpec().pool
     from conftest import cli
 
     (tmp_path / "s.yaml").write_text("- {name: bm25, algorithm: bm25}\n")
