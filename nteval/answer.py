@@ -25,7 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, suggest
+from .evidence import bias_flags, families, grid_fact, uses
 
 #: task → (protocol, what the task is)
 TASKS: dict[str, tuple[str, str]] = {
@@ -40,8 +41,6 @@ def check_task(task: str | None, protocol: str | None = None) -> str | None:
     if task is None:
         return None
     if task not in TASKS:
-        from .errors import suggest
-
         raise InputError(None, f"--task {task!r}: must be one of {', '.join(TASKS)}{suggest(task, TASKS)}")
     if protocol is not None and TASKS[task][0] != protocol:
         other = [t for t, (p, _) in TASKS.items() if p == protocol]
@@ -73,8 +72,6 @@ def headline(task: str, results: dict[str, Any], index_label: str) -> dict[str, 
     (:data:`BEST_GROUP_RULE`: the same systems as the verdict's group 1), the bias flags the
     validation study puts on them, and how far the best is ahead of the next system the paired
     test separates from it."""
-    from .evidence import bias_flags
-
     v = results["verdict"]
     m = v["measure"]
     scores = v["scores"]
@@ -165,8 +162,6 @@ def parameter_reason(name: str, focused_value: Any, highrecall_value: Any) -> st
     what the parameter does and the direction this run measured; for BM25's b, what nteval's
     regenerated PubMed grid shows of the same direction (Campagne 2008, Fig. 5 found the focused
     protocol preferring the higher b)."""
-    from .evidence import grid_fact
-
     what = PARAMETER_REASONS.get(name, f"{name}: the two tasks reward it differently").split(":")[0]
     text = f"{what}: here the focused verdict prefers {name} {focused_value:g}, the high-recall one {name} {highrecall_value:g}"
     fact = grid_fact(name)
@@ -182,8 +177,6 @@ def parameter_reason(name: str, focused_value: Any, highrecall_value: Any) -> st
 def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]]) -> str | None:
     """The likely reason the focused verdict prefers ``a`` and the high-recall one ``b``, when this
     pair's own direction is the one the reason predicts; None when no known reason fits it."""
-    from .evidence import uses
-
     fa, fb = fam.get(a), fam.get(b)
     exp_a, exp_b = uses(a, configs, {"expansion"}), uses(b, configs, {"expansion"})
     if exp_b and not exp_a:  # the direction the study measured: high-recall overstates expansion
@@ -207,8 +200,6 @@ def _reason(a: str, b: str, fam: dict[str, str | None], configs: dict[str, dict[
 
 def disagreements(focused: dict[str, Any], highrecall: dict[str, Any]) -> list[dict[str, Any]]:
     """Pairs of systems both verdicts separate, in opposite directions, with the likely reason."""
-    from .evidence import families
-
     def directed(res: dict[str, Any]) -> dict[frozenset, tuple[str, float]]:
         out = {}
         for p in ((res.get("verdict") or {}).get("significance") or {}).get("pairs", []):

@@ -31,7 +31,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ._version import __version__
+from .errors import InputError, env_int
+from .formats.trec import canonical
+from .formats.versions import CELL_FORMAT, RUN_FORMAT
+from .systems.execute import close_targets, open_target, run_system
 
 SCHEDULER_ENV = "NTEVAL_SCHEDULER"
 RETRIES = 2            # re-runs of a task that raised (a worker's death is the scheduler's, not counted here)
@@ -77,8 +81,6 @@ class NtevalWorker(_PluginBase):
                 "--nthreads 1 and more of them (--nworkers)", worker.address, worker.state.nthreads)
 
     def teardown(self, worker) -> None:
-        from .systems.execute import close_targets
-
         with SEARCH_LOCK:
             close_targets()
 
@@ -105,9 +107,6 @@ def require_path(path: str) -> None:
 
 def _worker_state(paths: list[str]) -> dict[str, Any]:
     """Run on every worker when a client connects: which paths it lacks and its nteval formats."""
-    from ._version import __version__
-    from .formats.versions import CELL_FORMAT, RUN_FORMAT
-
     return {"missing": [p for p in paths if not Path(p).exists()],
             "formats": [__version__, CELL_FORMAT, RUN_FORMAT]}
 
@@ -116,9 +115,6 @@ def check_workers(client, paths: list[str]) -> int:
     """Fail with one line when a connected worker cannot see one of ``paths`` or runs another nteval
     version or format; returns the number of workers (workers joining later are checked by each
     task: :func:`require_path`)."""
-    from ._version import __version__
-    from .formats.versions import CELL_FORMAT, RUN_FORMAT
-
     try:
         states = client.run(_worker_state, sorted(paths))
     except (ImportError, AttributeError) as err:
@@ -195,8 +191,6 @@ def session(scheduler: str, paths: list[str] | tuple[str, ...] = ()) -> Iterator
     distributed = distributed_module()
     entry = _OPEN.get(scheduler)
     if entry is None:
-        from .errors import env_int
-
         check_address(scheduler)
         timeout = env_int("NTEVAL_SCHEDULER_TIMEOUT", HANDSHAKE_TIMEOUT, minimum=1)
         probe(scheduler, timeout)
@@ -268,9 +262,6 @@ def result_of(future, what: str) -> Any:
 # -- per-system runs ----------------------------------------------------------------------------
 
 def _run_task(index: str, label: str, system, topics: dict[str, str], depth: int, threads: int | None) -> dict[str, Any]:
-    from .formats.trec import canonical
-    from .systems.execute import open_target, run_system
-
     require_path(index)
     with SEARCH_LOCK:
         target = open_target(index, label)

@@ -6,10 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .answer import check_task, compare_answer
+from .answer import TASKS, check_task, compare_answer
 from .atomic import write_text
 from .experiment import run_protocol
 from .report.text import answer_lines
+from .session import session
+from .settings import Execution, take
 
 
 def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -25,11 +27,8 @@ def run_compare(index_dir: str | Path, out: str | Path, task: str | None = None,
     if isinstance(kwargs.get("n_topics"), dict):  # one number per protocol: focused=N, highrecall=M
         per = kwargs.pop("n_topics")
         kwargs["n_topics"], hr_params["n_topics"] = per["focused"], per["highrecall"]
-    from .session import session
-    from .settings import Execution, take
 
     execution = take(Execution, kwargs.pop("execution", None), kwargs)
-    from .answer import TASKS
 
     # the protocol that answers the declared task records it (a later run of it with --task, --runs
     # added, is the same verdict, not a replaced one)

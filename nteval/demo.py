@@ -6,6 +6,14 @@ from pathlib import Path
 
 import click
 
+from . import protocols
+from .compare import run_compare
+from .correlate.agreement import run_correlate
+from .experiment import run_focused
+from .grid import parse_axis, run_grid
+from .index import build_index, read_manifest, sha256_file
+from .report.agreement import summary_markdown
+from .report.text import answer_lines, grid_summary, manifest_summary, protocol_details, results_table
 from .verdict import MIN_TOPICS
 
 SAMPLE = "pubmed21n1298_first2000.xml.gz"
@@ -25,8 +33,6 @@ def sample_path() -> Path:
 
 def ensure_sample_index(out: Path) -> Path:
     """Build ``out/index`` from the sample unless an index of the same sample is already there."""
-    from .index import build_index, read_manifest, sha256_file
-
     index_dir = out / "index"
     sample = sample_path()
     if index_dir.exists():
@@ -44,11 +50,6 @@ def ensure_sample_index(out: Path) -> Path:
 
 def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> None:
     """``min_topics`` lowers the topic floor (tests run the demo on 25 topics)."""
-    from . import protocols
-    from .compare import run_compare
-    from .index import read_manifest
-    from .report.text import answer_lines, manifest_summary, protocol_details
-
     out = Path(out)
     index_dir = ensure_sample_index(out)
     click.echo(manifest_summary(read_manifest(index_dir), index_dir))
@@ -90,9 +91,6 @@ def run_demo(out: Path, n_topics: int = 300, min_topics: int = MIN_TOPICS) -> No
 
 def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: int = MIN_TOPICS) -> None:
     """A small BM25 k1 × b grid under both NT protocols (judge-free tuning)."""
-    from .grid import parse_axis, run_grid
-    from .report.text import grid_summary
-
     click.echo("Tuning BM25 without judges: a 3 × 3 k1 × b grid under both NT protocols (try a 10 × 10 with `nteval grid`)")
     res = run_grid(index_dir, out, [parse_axis("k1=0.6,1.2,2.0"), parse_axis("b=0.3,0.6,0.9")], protocol="both",
                    n_topics=n_topics, seed=42, jobs=2, progress=_progress(), min_topics=min_topics)
@@ -102,9 +100,6 @@ def run_grid_demo(index_dir: Path, out: Path, n_topics: int = 150, min_topics: i
 
 def run_dense_demo(index_dir: Path, out: Path, n_topics: int = 200, min_topics: int = MIN_TOPICS) -> None:
     """Sparse vs dense vs hybrid under the focused protocol (the shipped ``dense`` set)."""
-    from .experiment import run_focused
-    from .report.text import results_table
-
     click.echo("Any system under NT: BM25 vs an offline dense encoder (wordllama, shipped in its wheel) vs hybrids, "
                "focused protocol")
     res = run_focused(index_dir, out, n_topics=n_topics, seed=42, systems="dense", progress=_progress(),
@@ -123,10 +118,6 @@ def scifact_slice() -> Path:
 
 def run_agreement_demo(out: Path, n_topics: int = 200, min_topics: int = MIN_TOPICS) -> None:
     """NT scores, human scores and their agreement on the bundled judged SciFact slice."""
-    from .correlate.agreement import run_correlate
-    from .index import build_index, read_manifest, sha256_file
-    from .report.agreement import summary_markdown
-
     sl = scifact_slice()
     index_dir = Path(out) / "scifact-index"
     corpus = sl / "corpus.jsonl.gz"

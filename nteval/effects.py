@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from .errors import InputError
+from .significance import topic_matrix
 
 #: The default minimum meaningful difference: 5 % of the better system's score (see the module).
 DEFAULT_MMD = "5%"
@@ -116,8 +117,6 @@ def effects(per_topic: dict[str, dict[str, float]], significance: dict[str, Any]
     and family notes. ``per_topic``: {system: {qid: value}} of the verdict measure;
     ``significance``: :func:`nteval.significance.compare_systems` on it (its corrected p-values
     decide "cannot be told apart")."""
-    from .significance import topic_matrix
-
     mmd = MMD.parse(mmd)
     names, qids, m = topic_matrix(per_topic)
     means = m.mean(axis=1) if qids else np.zeros(len(names))

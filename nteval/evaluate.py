@@ -9,8 +9,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from .errors import InputError, short
-from .formats.trec import Qrels, Run
+from .errors import InputError, short, suggest
+from .formats.topics import load_qrels
+from .formats.trec import Qrels, Run, read_run
+from .progress import shown, tqdm
 
 DEFAULT_MEASURES = ("RR", "AP", "Bpref", "P@10", "nDCG@10", "R@1000")
 
@@ -97,8 +99,6 @@ def parse_measures(names: Sequence[str] | str) -> list:
         try:
             m = ir_measures.parse_measure(n)
         except Exception:
-            from .errors import suggest
-
             raise InputError(None, f"unknown measure {short(n)}{suggest(n, KNOWN_MEASURES)} (ir_measures names, e.g. AP "
                                    "Bpref RR P@10 nDCG@10 R@1000; trec_eval's map, P.10, ndcg_cut.10 work too)") from None
         _check_measure(n, m)
@@ -137,13 +137,9 @@ def evaluate_files(qrels_path, run_paths, measures: Sequence[str] | str = DEFAUL
     always the file name)."""
     from pathlib import Path
 
-    from .formats.topics import load_qrels
-    from .formats.trec import read_run
-
     ms = [str(m) for m in parse_measures(measures)]
     qrels = load_qrels(qrels_path)
     scored = []
-    from .progress import shown, tqdm
 
     for path in tqdm(run_paths, desc="evaluate", unit=" run", disable=not shown(progress) or len(run_paths) < 2,
                      file=sys.stderr, leave=False):

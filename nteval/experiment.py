@@ -11,11 +11,16 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from . import protocols
+from .answer import check_task, headline, index_label
 from .atomic import write_text
+from .effects import MMD
 from .errors import InputError
 from .evaluate import parse_measures
-from .formats.trec import Run, write_qrels, write_topics
-from .index import read_manifest
+from .evidence import bias_notes, coverage, evidence, study_side
+from .formats.trec import Run, read_topics, write_qrels, write_topics
+from .index import documents_policy, read_manifest
+from .leak import refuse_leaks
+from .progress import shown, tqdm
 from .protocols.base import Protocol, ProtocolSpec, TopicSet
 from .protocols.highrecall import (  # noqa: F401  (re-exported: the public names of earlier versions)
     DEFAULT_SREFS,
@@ -28,12 +33,18 @@ from .protocols.highrecall import (  # noqa: F401  (re-exported: the public name
     resolve_sref,
     resolve_srefs,
 )
-from .runs import Searched, run_all
+from .reliability import STABLE_TAU, reliability
+from .report.plots import scatter, topics_curve
+from .report.text import results_latex
+from .runs import RunInfo, Searched, reuse_pieces, run_all, run_all_holdout
 from .scores import Scores, evaluate_runs, strata_means
+from .session import session
 from .settings import AUTO_BATCH, AUTO_BUDGET, Execution, RunSettings, SystemSet, reject_unknown, split_options
+from .stats import correlations
 from .systems.sets import builtin_systems, find_named_system, resolve_set, resolve_systems  # noqa: F401
+from .topics.highrecall import pseudo_relevant_stats
 from .topics.ids import topic_set_id
-from .verdict import check_topic_floor
+from .verdict import check_topic_floor, make_verdict
 
 FOCUSED_MEASURES = protocols.get("focused").measures
 HIGHRECALL_MEASURES = protocols.get("highrecall").measures
@@ -114,9 +125,6 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     ``settings.measures``: the measures reported (resolved)."""
     import sys
 
-    from .progress import shown, tqdm
-    from .verdict import make_verdict
-
     tset, infos, scores = result
     measures = list(settings.measures or proto.measures)
     correction, mmd, task = settings.correction, settings.mmd, settings.task
@@ -130,8 +138,6 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
                                previous=_previous_verdict(out, topic_set)) if scores.per_topic else None
         bar.update()
     if verdict and verdict.get("reliability") and verdict["reliability"]["curve"]:
-        from .report.plots import topics_curve
-
         rel = verdict["reliability"]
         topics_curve({f"{proto.name} {rel['measure']}": rel["curve"]}, out / f"reliability_{rel['measure']}.png",
                      f"How many topics are enough? {proto.name} protocol, {rel['systems']} systems\n"
@@ -156,8 +162,6 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
     }
     if tset.strata:
         results["strata"] = strata_means(scores, tset.strata, measures)
-    from .answer import headline, index_label
-    from .evidence import bias_notes, coverage, evidence, study_side
 
     results["coverage"] = coverage(results["collection"]) if results.get("collection") else None
     results["evidence"] = evidence(proto.name)
@@ -173,7 +177,6 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
                        + f"\t{i.empty_queries}" for i in infos]
     write_text(out / "results.tsv", "\n".join(rows) + "\n")
     write_text(out / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    from .report.text import results_latex
 
     write_text(out / "results.tex", results_latex(results, vmeasure if vmeasure in measures else None))
     return results
@@ -183,8 +186,6 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
     """Build one topic set into ``out`` (topics.tsv, qrels.txt and the protocol's own files), run
     every system into ``runs_dir`` and evaluate the runs. ``floor``: the topic floor checked before
     any system runs (None: the caller checks the total)."""
-    from .runs import run_all_holdout
-
     proto, index_dir, ex, depth = call.proto, call.index_dir, call.execution, call.settings.depth
     tset = proto.build(index_dir, spec, out, progress=ex.progress, systems_path=call.systems_path)
     if floor is not None:
@@ -209,7 +210,6 @@ def _run_topic_set(call: _Call, spec: ProtocolSpec, out: Path, runs_dir: Path, f
         elif floor is not None and (out / "batches").is_dir():
             _reuse_batches(out / "batches", where, tset.queries, call.systems, runs_dir, depth)
         runs, infos = run_all(where, tset.queries, call.systems, runs_dir, depth, ex)
-    from .leak import refuse_leaks
 
     refuse_leaks(index_dir, proto.name, runs, tset.topics, {q: tset.source(q) for q in tset.topics}, call.systems)
     vmeasure = proto.verdict.measure
@@ -226,9 +226,6 @@ def _reuse_batches(batches: Path, where: Searched, queries: dict[str, str], syst
     documents auto sampled), are put together instead of searched again
     (:func:`nteval.runs.reuse_pieces`)."""
     import sys
-
-    from .formats.trec import read_topics
-    from .runs import reuse_pieces
 
     pieces = []
     for d in sorted(p for p in batches.iterdir() if p.is_dir() and (p / "runs").is_dir()):
@@ -247,8 +244,6 @@ def _merge(parts: list[Evaluated], counts: dict[str, Any]) -> Evaluated:
     """The batches of ``--topics auto`` as one topic set, its runs' infos summed, its scores joined."""
     from dataclasses import replace
 
-    from .runs import RunInfo
-
     first = parts[0][0]
     topics: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
@@ -261,8 +256,6 @@ def _merge(parts: list[Evaluated], counts: dict[str, Any]) -> Evaluated:
         sources.update(tset.sources or {})
     stats = dict(parts[-1][0].stats)
     if "pseudo_relevant_per_topic" in stats:  # (high-recall: recount over every batch)
-        from .topics.highrecall import pseudo_relevant_stats
-
         stats["pseudo_relevant_per_topic"] = pseudo_relevant_stats(qrels)
         stats["dropped"] = {k: sum(t.stats["dropped"][k] for t, _, _ in parts) for k in first.stats["dropped"]}
         stats["judged_outside_nt"] = {k: sum(t.stats["judged_outside_nt"][k] for t, _, _ in parts)
@@ -296,8 +289,6 @@ def _auto_topics(call: _Call, spec: ProtocolSpec, out: Path) -> tuple[Evaluated,
     set, infos and scores, and what happened (``auto``: batches, stopping reason, the τ at each
     step)."""
     from dataclasses import replace
-
-    from .reliability import STABLE_TAU, reliability
 
     proto = call.proto
     budget, min_topics, batch = call.settings.topics_budget, call.settings.min_topics, call.settings.topics_batch
@@ -379,10 +370,6 @@ def run_protocol_scores(protocol: str | Protocol, index_dir: str | Path, out: st
     read-locked, one Dask session). ``settings.task`` (``known-item`` or ``topical``,
     :data:`nteval.answer.TASKS`): the protocol must measure it, and results.json leads with its
     headline answer."""
-    from .answer import check_task
-    from .effects import MMD
-    from .session import session
-
     systems = SystemSet.take(systems, options)
     settings, execution, params = split_options(options, settings, execution)
     proto = protocols.get(protocol) if isinstance(protocol, str) else protocol
@@ -453,8 +440,6 @@ def check_unchanged(index_dir: Path, manifest: dict[str, Any], infos: list) -> N
 def collection_counts(manifest: dict[str, Any], searches: str) -> dict[str, Any]:
     """What the index holds (every report says it): documents of each Lucene index, which one the
     systems searched, and how many documents have the title and abstract a topic needs."""
-    from .index import documents_policy
-
     st = manifest.get("store", {})
     skipped = (manifest.get("counts") or {}).get("skipped") or {}
     n_all, n_nt = manifest["indexes"]["all"]["documents"], manifest["indexes"]["nt"]["documents"]
@@ -502,9 +487,6 @@ def run_sref_sensitivity(index_dir: str | Path, out: str | Path, srefs: list[str
     and Kendall between the score vectors per measure, and a scatter PNG per measure (first two
     S_refs). System runs are shared: only the pseudo-qrels differ."""
     from itertools import combinations
-
-    from .report.plots import scatter
-    from .stats import correlations
 
     if len(srefs) < 2:
         raise InputError(None, "give at least two --sref")

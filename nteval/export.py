@@ -17,13 +17,15 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from . import protocols
 from ._version import __version__
-from .atomic import atomic_dir
+from .atomic import atomic_dir, read_lock
 from .corpus.store import FILENAME as STORE_FILENAME
 from .corpus.store import DocStore, index_contents
 from .errors import InputError, read_json_file
 from .formats.trec import Qrels, read_qrels, read_topics
 from .index import read_manifest
+from .progress import shown, tqdm
 from .topics.ids import topic_set_id
 
 FORMATS = ("beir", "trec")
@@ -61,8 +63,6 @@ def foreign_files(path: Path, info: dict[str, Any]) -> list[str]:
 
 def read_run_output(from_dir: Path) -> dict[str, Any]:
     """results.json of a protocol run's OUT, checked for what an export needs (one-line errors)."""
-    from . import protocols
-
     if not from_dir.is_dir():
         raise InputError(from_dir, "--from: no such directory (give the --out of an nteval protocol run)")
     path = from_dir / RESULTS
@@ -160,8 +160,6 @@ def _documents(store: DocStore, fmt: str, searches: str) -> Iterator[tuple[str, 
 def _write_corpus(path: Path, store: DocStore, fmt: str, searches: str, judged: set[str], total: int,
                   progress: bool | None) -> tuple[dict[str, Any], int]:
     """Stream the corpus to ``path``; ``judged`` loses every docid seen (what stays is missing)."""
-    from .progress import shown, tqdm
-
     w, n = _Writer(path), 0
     with tqdm(total=total, desc=f"export {fmt}", unit=" doc", unit_scale=True, disable=not shown(progress),
               file=sys.stderr, leave=False) as bar:
@@ -262,8 +260,6 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
     ``index`` replaces the index path results.json recorded (an index that moved); its
     fingerprint must still match. ``out`` is refused if it exists, unless ``force`` and it is an
     earlier export. Bad input is a one-line :class:`~nteval.errors.InputError`."""
-    from . import protocols
-
     fmt = str(fmt).lower()
     if fmt not in FORMATS:
         raise InputError(None, f"--format {fmt!r}: must be one of {', '.join(FORMATS)}")
@@ -286,7 +282,6 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
         "holdout": bool(res.get("holdout")), "nteval_version": __version__,
         "topic_set": topic_set_id(proto.name, topics, qrels),
     }
-    from .atomic import read_lock
 
     if force and (out / MARKER).is_file():
         try:

@@ -43,6 +43,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .corpus.store import FILENAME, DocStore
+from .errors import InputError
+from .formats.trec import canonical
+from .lucene.jvm import autoclass
+from .lucene.searcher import Index
+
 #: the title-blind reference of the focused rule: nteval's BM25 over nt (the ``bm25`` system)
 REFERENCE_K1, REFERENCE_B = 0.9, 0.4
 #: a focused run is refused when it ranks first at least this share of the reference's misses …
@@ -68,9 +74,6 @@ class _Terms:
     """Analyzed terms of texts and of indexed documents, as the index's analyzer makes them."""
 
     def __init__(self, index_dir: Path):
-        from .lucene.jvm import autoclass
-        from .lucene.searcher import Index
-
         self.nt = Index(Path(index_dir) / "nt")
         self._utils = autoclass("io.anserini.index.IndexReaderUtils")
         self._docs: dict[str, frozenset[str]] = {}
@@ -109,9 +112,6 @@ def reference_ranks(index_dir: Path, topics: Mapping[str, str], sources: Mapping
     """The rank of each focused topic's document in the reference run (nteval's BM25 over
     ``nt``, in the order its run files keep: :func:`~nteval.formats.trec.canonical`); None beyond
     ``depth``."""
-    from .formats.trec import canonical
-    from .lucene.searcher import Index
-
     index = Index(Path(index_dir) / "nt")
     try:
         index.configure("bm25", k1=REFERENCE_K1, b=REFERENCE_B)
@@ -213,8 +213,6 @@ def check_runs(index_dir: Path, protocol: str, runs: Mapping[str, Mapping[str, l
         ranks = reference_ranks(index_dir, topics, sources)
         out = {n: focused_leak(runs[n], ranks, sources) for n in names}
     else:
-        from .corpus.store import FILENAME, DocStore
-
         qids = sorted(topics)[:MAX_TOPICS]
         met = {d for n in names for q in qids for d, _ in runs[n].get(q, [])[:TOP]}
         store = DocStore(Path(index_dir) / FILENAME)
@@ -250,8 +248,6 @@ def refuse_leaks(index_dir: Path, protocol: str, runs: Mapping[str, Mapping[str,
     """Check the runs of the systems that may have seen the titles (outside runs, programs,
     callables, pipelines, remote engines: :meth:`~nteval.systems.kind.SystemKind.may_see_titles`);
     one line (:class:`~nteval.errors.InputError`) naming the first that did. Returns every check."""
-    from .errors import InputError
-
     names = [s.name for s in systems if s.kind.may_see_titles(s)]
     checked = check_runs(index_dir, protocol, runs, topics, sources, names)
     for name, r in checked.items():

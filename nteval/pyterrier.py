@@ -18,7 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError, short
+from . import protocols
+from .corpus.store import index_texts
+from .errors import InputError, read_json_file, short
+from .formats.trec import read_qrels, read_topics
 from .systems.engines import require
 from .systems.system import System, check_name
 
@@ -44,22 +47,16 @@ class NTDataset:
     def get_topics(self, variant: str | None = None) -> Any:
         import pandas as pd
 
-        from .formats.trec import read_topics
-
         topics = read_topics(self.out / "topics.tsv")
         return pd.DataFrame({"qid": list(topics), "query": list(topics.values())})
 
     def get_qrels(self, variant: str | None = None) -> Any:
         import pandas as pd
 
-        from .formats.trec import read_qrels
-
         rows = [(q, d, r) for q, docs in read_qrels(self.out / "qrels.txt").items() for d, r in docs.items()]
         return pd.DataFrame(rows, columns=["qid", "docno", "label"])
 
     def get_corpus_iter(self, verbose: bool = False) -> Iterator[dict[str, str]]:
-        from .corpus.store import index_texts
-
         for docid, text in index_texts(self.index_dir, self.index_name):
             yield {"docno": docid, "text": text}
 
@@ -79,14 +76,12 @@ class NTDataset:
 def dataset(out: str | Path) -> NTDataset:
     """The NT topic set a protocol run wrote to ``out`` (its results.json says which index)."""
     require("pandas", "pyterrier", "the PyTerrier dataset")
-    from .errors import read_json_file
 
     out = Path(out)
     for name in ("topics.tsv", "qrels.txt", "results.json"):
         if not (out / name).is_file():
             raise InputError(out, f"not the OUT of a protocol run (no {name})")
     res = read_json_file(out / "results.json", "unreadable results.json", "run the protocol again")
-    from . import protocols
 
     proto = protocols.get(str(res.get("protocol")))
     index_dir = Path(str(res.get("index")))

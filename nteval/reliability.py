@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .significance import topic_matrix
 from .stats import _kendall_b_rows
 
 STABLE_TAU = 0.9
@@ -79,8 +80,6 @@ def reliability(per_topic: dict[str, dict[str, float]], measure: str, draws: int
     """Split-half τ at half the topics (with its range over draws), the curve, the smallest topic
     count from which the ranking is stable (None when no point of the curve reaches it) and, when
     none does, the count the curve predicts (:func:`predict_topics`)."""
-    from .significance import topic_matrix
-
     names, qids, m = topic_matrix(per_topic)
     curve = split_half_curve(m, draws, seed) if len(names) >= 2 else []
     stable = next((p["topics"] for p in curve if p["tau_mean"] >= stable_tau), None)

@@ -17,9 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from .atomic import write_text
+from .corpus.store import known_docids
+from .errors import env_int
 from .formats.trec import Run, canonical, format_run, read_run
 from .formats.versions import RUN_FORMAT
+from .index import read_manifest
+from .lucene.holdout import holdout_copy
+from .progress import shown, tqdm
 from .settings import Execution, check_depth
+from .systems.execute import Target, run_system
+from .systems.external import precheck_runs
 from .systems.system import System
 
 
@@ -95,8 +102,6 @@ RUN_MEMORY_HITS = 2_000_000
 
 def run_memory_budget() -> int:
     """:data:`RUN_MEMORY_HITS`, or NTEVAL_RUN_MEMORY_HITS (a one-line error if it is not a number)."""
-    from .errors import env_int
-
     return env_int("NTEVAL_RUN_MEMORY_HITS", RUN_MEMORY_HITS)
 
 
@@ -181,8 +186,6 @@ class Searched:
     @classmethod
     def of(cls, index_dir: str | Path, index_name: str, label: str | None = None) -> Searched:
         """The index as its manifest describes it now (its fingerprint read from the manifest)."""
-        from .index import read_manifest
-
         return cls(Path(index_dir), index_name, read_manifest(Path(index_dir))["fingerprint"], label=label)
 
 
@@ -195,10 +198,6 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
     scheduler's address; the Lucene systems not cached yet run there, one task each, all at once;
     fusions, dense and external systems run here once their inputs are in; every run is written
     here under the same names and keys (:mod:`nteval.cluster`)."""
-    from .progress import shown, tqdm
-    from .systems.execute import Target, run_system
-    from .systems.external import precheck_runs
-
     check_depth(depth)
     ex = execution or Execution()
     index_dir, index_name, fingerprint, label = where.index_dir, where.index_name, where.fingerprint, where.label
@@ -361,8 +360,6 @@ def _say_foreign(name: str, notes: dict | None, index_dir: Path | None = None, i
         return
     what = "are not in the collection"
     if index_dir is not None and index_name == "nt":
-        from .corpus.store import known_docids
-
         if known_docids(index_dir, [notes["foreign_example"]], "all"):
             what = ("are not among the documents NT searches (records of the collection without an abstract: an engine "
                     "that matched them searched their titles)")
@@ -389,8 +386,6 @@ def holdout_folds(topic_ids: list[str], num_docs: int, max_share: float = 0.02, 
 def index_folds(index_dir: Path, index_name: str, topic_ids: list[str]) -> list[list[str]]:
     """:func:`holdout_folds` sized by the index's document count as its manifest records it (one
     source for every caller: the protocol's qrels, its runs and the grid must cut the same folds)."""
-    from .index import read_manifest
-
     return holdout_folds(topic_ids, int(read_manifest(index_dir)["indexes"][index_name]["documents"]))
 
 
@@ -410,8 +405,6 @@ def run_all_holdout(where: Searched, topics: dict[str, str], systems: list[Syste
     all topics (cached in ``runs_dir/whole/``) and lose each topic's held-out documents from their
     rankings instead: Lucene deletions leave every other document's score as it was, so for a
     system without feedback the two are the same. Fusions with such an input are made last."""
-    from .systems.execute import Target, run_system
-
     ex = execution or Execution()
     local = Execution(progress=ex.progress, threads=ex.threads)  # (held-out copies live here, not on a cluster)
     in_folds: list[System] = []
@@ -449,8 +442,6 @@ def _fold_runs(where: Searched, topics: dict[str, str], docs: list[str], systems
     index without the fold's documents ``docs``: the copy is keyed by them, made beside
     ``runs_dir`` only when a run is not cached, and removed once the runs are in."""
     import shutil
-
-    from .lucene.holdout import holdout_copy
 
     fkey = hashlib.sha256(json.dumps([where.fingerprint, where.index_name, sorted(docs)]).encode()).hexdigest()[:16]
     key_name = f"{where.index_name}-holdout-{fkey}"

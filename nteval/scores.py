@@ -14,6 +14,7 @@ import numpy as np
 
 from .evaluate import evaluate_run
 from .formats.trec import Qrels, Run
+from .progress import shown, tqdm
 
 
 @dataclass
@@ -70,8 +71,6 @@ def evaluate_runs(runs: Mapping[str, Run], qrels: Qrels, measures: list[str], pr
                   desc: str = "evaluate", names: list[str] | None = None) -> Scores:
     """Every run (in the order given, or of ``names``) against ``qrels`` with ir_measures; one run
     is asked for at a time (a :class:`~nteval.runs.RunSet` holds only some in memory)."""
-    from .progress import shown, tqdm
-
     order = list(runs) if names is None else list(names)
     held: list[str] = getattr(runs, "held", lambda: [])()  # a RunSet's runs in memory first: none is read twice
     todo = [n for n in held if n in order] + [n for n in order if n not in held]

@@ -7,6 +7,10 @@ import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 
+from .atomic import out_dir_lock, read_lock
+from .lucene import jvm
+from .runs import cluster_session, run_memory_budget
+
 
 @contextlib.contextmanager
 def session(out: str | Path, index_dir: str | Path, scheduler: str | None = None) -> Iterator[Path]:
@@ -17,10 +21,6 @@ def session(out: str | Path, index_dir: str | Path, scheduler: str | None = None
     a Java VM that cannot start fails in one line. Re-entrant: a pipeline calling another (compare
     → two protocol runs, correlate → its protocols) takes it again at no cost. Yields the index
     directory as an absolute path."""
-    from .atomic import out_dir_lock, read_lock
-    from .lucene import jvm
-    from .runs import cluster_session, run_memory_budget
-
     run_memory_budget()
     jvm.preflight()
     index_dir = Path(index_dir).absolute()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import InputError
+from .errors import InputError, suggest
 from .params import check_declared, param
 
 #: Fewer usable topics than this and a protocol refuses to rank systems (``--min-topics``).
@@ -194,8 +194,6 @@ def split_options(options: dict[str, Any], settings: RunSettings | None = None,
 def reject_unknown(rest: dict[str, Any], what: str, known: set[str] | None = None) -> None:
     """One line naming the first keyword nobody took (with the nearest known name)."""
     if rest:
-        from .errors import suggest
-
         key = next(iter(rest))
         pool = (known or set()) | _names(RunSettings) | _names(Execution)
         raise InputError(None, f"{what}: unknown parameter {key!r}{suggest(key, sorted(pool))}")

@@ -28,10 +28,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from . import protocols as registry
 from .atomic import write_text
+from .effects import MMD
 from .errors import InputError, short
+from .formats.trec import canonical, read_qrels, read_topics
+from .grid.cells import file_digest, read_exclusions
+from .grid.run import find_system, prepare, protocol_list
+from .grid.spec import GridSpec
+from .index import read_manifest
 from .params import check_declared, param, same_as
-from .settings import Execution, RunSettings, SystemSet
+from .progress import shown, tqdm
+from .protocols import get
+from .report.plots import pyplot, save_png
+from .runs import drop_held
+from .scores import evaluate_runs
+from .session import session
+from .settings import Execution, RunSettings, SystemSet, reject_unknown, take
+from .significance import compare_systems
+from .systems.engines import require
+from .systems.execute import open_target, run_system
 from .systems.system import System, make_system
 
 __all__ = ["Range", "TuneSpec", "parse_range", "run_tune", "topic_folds"]
@@ -138,9 +154,6 @@ class _Scorer:
     depth and the measure)."""
 
     def __init__(self, judgments: Any, base: System, depth: int, measure: str, cache: Path, progress: bool | None):
-        from .formats.trec import read_qrels, read_topics
-        from .grid.cells import file_digest, read_exclusions
-
         self.j, self.base, self.depth, self.measure, self.cache = judgments, base, depth, measure, cache
         self.topics = read_topics(judgments.dir / "topics.tsv")
         self.qrels = read_qrels(judgments.dir / "qrels.txt")
@@ -170,10 +183,6 @@ class _Scorer:
                 return cached["per_topic"]
         except (OSError, ValueError):
             pass
-        from .formats.trec import canonical
-        from .runs import drop_held
-        from .scores import evaluate_runs
-        from .systems.execute import open_target, run_system
 
         system = make_system(self.base.name, self.base.algorithm, {**self.base.params, **params})
         extra = max((len(v) for v in self.held.values()), default=0) if self.held else 0
@@ -245,10 +254,6 @@ def _mean(scores: dict[str, float], qids: list[str]) -> float:
 
 
 def _tune_protocol(j: Any, spec: TuneSpec, base: System, out: Path, execution: Execution) -> dict[str, Any]:
-    from .progress import shown, tqdm
-    from .protocols import get
-    from .significance import compare_systems
-
     proto = get(j.name)
     measure = spec.measure or proto.verdict.measure
     scorer = _Scorer(j, base, spec.depth, measure, out / j.name / "tune-cache", execution.progress)
@@ -308,8 +313,6 @@ def tune_advice(result: dict[str, Any], ranges: tuple[Range, ...], base: System)
     minimum meaningful difference (5 % of the better score, as the verdicts use); otherwise keep
     the defaults. Also: the parameters whose recommended value lies at the edge of the range
     searched (where the declared bounds allow going further): the range should be widened."""
-    from .effects import MMD
-
     mmd = MMD.parse(None)
     tuned, default = result["held_out_score"], result["default"]["score"]
     pair = next((p for p in result["comparison"]["pairs"]
@@ -464,8 +467,6 @@ def _check_store(out: Path, inputs: dict[str, Any], names: set[str], force: bool
 
 def _trace(result: dict[str, Any], path: Path) -> Path:
     """Each fold's training objective by trial, and the best so far."""
-    from .report.plots import pyplot, save_png
-
     fig, ax = pyplot().subplots(figsize=(6.4, 4.2), dpi=110)
     for fo, color in zip(result["folds"], ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd") * 4):
         ys = [t["train_score"] for t in fo["trials"]]
@@ -491,13 +492,6 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
     held-out score, each fold's best, the recommended setting, the final comparison), a trace plot
     per protocol, and the studies in OUT/tune.sqlite3 (a killed tuning resumes). Keywords: any field
     of :class:`TuneSpec` or :class:`~nteval.settings.Execution`, and the protocols' sampling filters."""
-    from .grid.run import find_system, prepare, protocol_list
-    from .grid.spec import GridSpec
-    from .index import read_manifest
-    from .session import session
-    from .settings import reject_unknown, take
-    from .systems.engines import require
-
     require("optuna", "tune", "nteval tune")
     rest = dict(options)
     force = bool(rest.pop("force", False))
@@ -505,7 +499,6 @@ def run_tune(index_dir: str | Path, out: str | Path, ranges: Any, spec: TuneSpec
     names = {"system", "systems", "protocol", "trials", "folds", "measure", "n_topics", "seed", "depth", "min_topics",
              "plots"}
     mine = {k: rest.pop(k) for k in list(rest) if k in names}
-    from . import protocols as registry
 
     sample_fields = {f for f, *_ in registry.get("focused").Spec.describe()} - {"n_topics", "seed"}
     sample = {k: rest.pop(k) for k in list(rest) if k in sample_fields}

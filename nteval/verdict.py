@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from .effects import effects, group_changes
 from .errors import InputError
+from .protocols import get
 from .protocols.base import VerdictSpec  # noqa: F401  (its home before 0.2)
+from .reliability import reliability, reliability_sentence
 from .settings import MIN_TOPICS as _MIN_TOPICS
+from .significance import compare_systems
 
 #: Fewer topics than this and a system ranking is mostly noise (the split-half curves in the
 #: docs/verdicts.md: at 50 NT topics τ between two disjoint topic sets is ≈ 0.6-0.8 for 17-24 systems);
@@ -43,11 +47,6 @@ def make_verdict(protocol: str, per_topic: dict[str, dict[str, dict[str, float]]
     """The verdict of one protocol run: ``per_topic`` is {system: {qid: {measure: value}}}.
     ``mmd``: the minimum meaningful difference (:class:`nteval.effects.MMD`, default 5 %);
     ``previous``: an earlier verdict on the same topics (its groups are compared with these)."""
-    from .effects import effects, group_changes
-    from .protocols import get
-    from .reliability import reliability
-    from .significance import compare_systems
-
     spec = get(protocol).verdict
     m = spec.measure
     scores = {s: {q: v[m] for q, v in per.items()} for s, per in per_topic.items()}
@@ -72,8 +71,6 @@ def _ci(v: dict[str, Any], s: str) -> str:
 
 def verdict_text(protocol: str, v: dict[str, Any], top: int | None = None, counts: dict[str, Any] | None = None) -> str:
     """The verdict as a person reads it, printed before the full table: every number says what it is."""
-    from .reliability import reliability_sentence
-
     lines = [f"VERDICT ({protocol} protocol, {v['measure']}) — task: {v['task']}"]
     if counts:
         if counts.get("requested") == "auto":

@@ -2,8 +2,10 @@
 
 :mod:`.app` is the group (one-line errors, ``--config``, signals); :mod:`.options` makes the
 options from the declarations of the spec objects; each other module adds its commands to
-:data:`main`. Imports of the pipelines are deferred into each command, so ``nteval --help`` and
-commands that never search start fast (no JVM, no Lucene, no XML parser).
+:data:`main`. nteval's own modules are imported at the top of each module; the heavy libraries
+they use (the JVM, lxml, scipy, torch, FAISS, matplotlib, Optuna, Dask) stay deferred into the
+functions that need them (scripts/hoist_imports.py lists where), so ``nteval --help`` and commands
+that never search start fast.
 """
 from __future__ import annotations
 

@@ -8,6 +8,12 @@ from pathlib import Path
 
 import click
 
+from .._version import __version__
+from ..atomic import out_dir_lock
+from ..errors import InputError, LuceneError, explain_failure, explain_lucene_failure, suggest
+from ..progress import plain_lines
+from ..systems.base import read_yaml
+
 
 def friendly_errors(fn):
     """Bad input → one line on stderr naming the file and place, exit status 2; a Lucene builder
@@ -15,9 +21,6 @@ def friendly_errors(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from ..errors import InputError, LuceneError
-        from ..progress import plain_lines
-
         try:
             with plain_lines(not kwargs.get("quiet")):  # (off a terminal: a plain progress line every 30 s)
                 return fn(*args, **kwargs)
@@ -25,16 +28,12 @@ def friendly_errors(fn):
             click.echo(f"nteval: error: {err}", err=True)
             sys.exit(2)
         except LuceneError as err:  # a tool failed, not the input: exit 1
-            from ..errors import explain_lucene_failure
-
             click.echo(f"nteval: error: {explain_lucene_failure(err, kwargs.get('out'))}", err=True)
             sys.exit(1)
         except KeyboardInterrupt as err:  # Ctrl-C: 128 + SIGINT, as shells report it (SIGTERM: 143)
             click.echo("nteval: interrupted", err=True)
             sys.exit(143 if str(err) == "signal 15" else 130)
         except Exception as err:  # a full disk, a read-only place, damaged index files: one line too
-            from ..errors import explain_failure
-
             explained = explain_failure(err, kwargs.get("index_dir") or kwargs.get("update"), kwargs.get("out"))
             if explained is None:
                 _internal_error(err)
@@ -54,7 +53,6 @@ def _internal_error(err: Exception) -> None:
 
     if os.environ.get("NTEVAL_TRACEBACK"):
         raise err
-    from .._version import __version__
 
     text = "".join(traceback.format_exception(err))
     try:
@@ -76,9 +74,6 @@ def locks_out(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from ..atomic import out_dir_lock
-        from ..errors import InputError
-
         for opt, key in (("--topics", "n_topics"), ("--depth", "depth")):
             given = kwargs.get(key)
             for v in (given.values() if isinstance(given, dict) else [given] if key in kwargs else []):
@@ -220,8 +215,6 @@ def _load_config(ctx: click.Context, _param, path: str | None) -> None:
     on the command line win. Names as on the command line, without the dashes."""
     if not path:
         return
-    from ..errors import InputError
-    from ..systems.base import read_yaml
 
     try:
         data = read_yaml(Path(path), "config file")
@@ -253,8 +246,6 @@ def _load_config(ctx: click.Context, _param, path: str | None) -> None:
             if opt in by_option:
                 values[by_option[opt]] = list(value) if isinstance(value, (list, tuple)) else value
             elif key in given:
-                from ..errors import suggest
-
                 raise _OneLineUsageError(f"--config {path}: {name} has no option --{opt[:80]}{suggest(opt, by_option)}", ctx)
         if values:
             default_map[name] = values

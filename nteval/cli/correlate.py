@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
+from ..atomic import check_writable, write_text
+from ..correlate.agreement import run_correlate
+from ..correlate.rank_baselines import rank_baselines, read_runs
 from ..correlate.spec import CorrelateSpec
+from ..errors import InputError
+from ..evaluate import parse_measures
+from ..formats.topics import load_qrels
+from ..report.agreement import summary_markdown
 from ..settings import HumanJudgments
 from .app import fmt, friendly_errors, locks_out, main
 from .options import (
@@ -50,9 +57,6 @@ from .options import protocol_names as parse_protocols
 def correlate_cmd(queries, qrels, sref, protocol_names: str, quiet: bool, **kw) -> None:
     """Agreement of NT (focused, high-recall) rankings with human judgments, with the human-vs-human
     ceiling and run-based judgment-free baselines; report.json, report.md, report.html."""
-    from ..correlate.agreement import run_correlate
-    from ..report.agreement import summary_markdown
-
     hr = {k: kw.pop(k) for k in HIGHRECALL_OPTIONS}
     out = kw.pop("out")
     rep = run_correlate(kw.pop("index_dir"), queries, qrels, out, progress=progress(quiet),
@@ -75,12 +79,6 @@ def correlate_cmd(queries, qrels, sref, protocol_names: str, quiet: bool, **kw) 
 def rank_baselines_cmd(runs_src, qrels, measures, pool_depth, trials, seed, out) -> None:
     """Judgment-free baselines (Soboroff random pseudo-qrels, reference count) on any set of runs,
     each correlated with the ranking the official qrels give."""
-    from ..atomic import check_writable, write_text
-    from ..correlate.rank_baselines import rank_baselines, read_runs
-    from ..errors import InputError
-    from ..evaluate import parse_measures
-    from ..formats.topics import load_qrels
-
     if out is not None and out.is_dir():
         raise InputError(out, "--out is a directory; rank-baselines writes one JSON file (give a file name)")
     if out is not None:

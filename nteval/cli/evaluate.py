@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..evaluate import DEFAULT_MEASURES, evaluate_files, format_results
 from .app import friendly_errors, main
 
 
@@ -21,8 +22,6 @@ from .app import friendly_errors, main
 @friendly_errors
 def evaluate_cmd(qrels: Path, measures: str | None, per_query: bool, names: str, as_json: bool, runs: tuple[Path, ...]) -> None:
     """Score TREC RUN files (topics missing from a run score 0, as trec_eval -c)."""
-    from ..evaluate import DEFAULT_MEASURES, evaluate_files, format_results
-
     ms = measures or " ".join(DEFAULT_MEASURES)
     results = evaluate_files(qrels, runs, ms, names=names, progress=sys.stderr.isatty())
     if as_json:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..export import export_collection
 from .app import friendly_errors, main
 
 
@@ -24,8 +25,6 @@ from .app import friendly_errors, main
 def export_cmd(from_dir: Path, fmt: str, out: Path, index_dir: Path | None, force: bool, quiet: bool) -> None:
     """Export the collection a protocol run searched (corpus, topics, qrels) for outside systems,
     with EXPORT.md and export.json saying what it is."""
-    from ..export import export_collection
-
     info = export_collection(from_dir, out, fmt, index=index_dir, force=force,
                              progress=not quiet and sys.stderr.isatty())
     size = sum(f["bytes"] for f in info["files"].values())

@@ -8,8 +8,11 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..gate.gate import GateSpec
-from ..gate.pin import PinSpec
+from ..gate.gate import GateSpec, run_check, run_gate
+from ..gate.outputs import set_aside
+from ..gate.pin import PinSpec, extend_pin, pin_topics
+from ..gate.report import gate_lines
+from ..gate.trend import history_lines, history_report
 from .app import _Command, friendly_errors, main
 from .options import ALLOW_CODE, INDEX, QUIET, declared, progress
 
@@ -43,8 +46,6 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
     """Pin a topic set for release gates: sample documents once and freeze the focused (known-item)
     and high-recall (topical) topics and judgments made from them, with an id and a digest. Later
     gates on the pin ask exactly those topics, even after `nteval index --update`."""
-    from ..gate.pin import extend_pin, pin_topics
-
     spec = PinSpec(**kw)
     if extend is not None:
         from click.core import ParameterSource
@@ -102,8 +103,6 @@ class _SetsAsideOut(_Command):
         except click.UsageError:
             out = _out_of(args)
             if out is not None:
-                from ..gate.outputs import set_aside
-
                 set_aside(Path(out), "gate")
             raise
 
@@ -133,9 +132,6 @@ def gate_cmd(baseline, candidates, quiet, **kw) -> None:
     non-inferior, worse or inconclusive on a pinned topic set (the margin: the minimum meaningful
     difference), and says what changed. Exit status: 0 pass, 3 regression, 4 inconclusive, 5 pass
     with a history alert, 2 bad input. OUT/gate.json, gate.md, junit.xml."""
-    from ..gate.gate import run_gate
-    from ..gate.report import gate_lines
-
     res = run_gate(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), baseline, list(candidates),
                    progress=progress(quiet), **kw)
     click.echo("\n".join(gate_lines(res)))
@@ -160,8 +156,6 @@ def check_cmd(system, quiet, **kw) -> None:
     """Score one system on a pin's topics and append it to the history (--history, required):
     no decision, only the record and the alert rules. Exit status 0, or 5 on an alert. OUT/check.json,
     check.md, junit.xml."""
-    from ..gate.gate import run_check
-
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
                     progress=progress(quiet), **kw)
     _reuse_note(kw.get("reuse_answers"), res, "check")
@@ -193,8 +187,6 @@ def history_cmd(history, task, pin_id, mmd, out) -> None:
     """The trend of a history (a SQLite file or a postgresql:// URL): each release's mean with its
     95 % interval, the best release so far, the decisions, and the alert rules at every release.
     Exit status 5 when the newest release raises an alert."""
-    from ..gate.trend import history_lines, history_report
-
     rep = history_report(history, task, pin_id, out, mmd)
     click.echo("\n".join(history_lines(rep)))
     if out is not None:

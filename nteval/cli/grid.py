@@ -5,7 +5,9 @@ from pathlib import Path
 
 import click
 
+from ..grid import parse_axis, run_grid
 from ..grid.spec import GridSpec
+from ..report.text import grid_summary
 from ..settings import Execution, HumanJudgments
 from .app import friendly_errors, locks_out, main
 from .options import (
@@ -55,9 +57,6 @@ def grid_cmd(params, measures, quiet, **kw) -> None:
     """Tune a system's parameters without human judgments: evaluate every cell of a 1–2 parameter
     grid under the NT protocols; grid.tsv, grid.json, contour PNGs; prints the best cell and the
     region within 1 % of it. Interrupt and re-run: finished cells are kept."""
-    from ..grid import parse_axis, run_grid
-    from ..report.text import grid_summary
-
     axes = [parse_axis(p) for p in params]
     per_protocol = protocol_params(kw.pop("protocol_params"))
     kw["references"] = references(kw.pop("reference_names"), kw.get("systems")) + (

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import click
 
+from ..errors import InputError
+from ..index import build_index, read_manifest, update_index
+from ..report.text import manifest_summary
 from .app import friendly_errors, main
 
 
@@ -31,10 +34,6 @@ def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, 
     """Parse Medline XML (.xml/.xml.gz, files or directories) or BEIR corpus.jsonl[.gz] SOURCES
     and build OUT/all (title+abstract), OUT/nt (abstract only), OUT/docs.sqlite, OUT/manifest.json;
     or, with --update INDEX, apply them to INDEX."""
-    from ..errors import InputError
-    from ..index import build_index, update_index
-    from ..report.text import manifest_summary
-
     if (out is None) == (update is None):
         raise InputError(None, "give --out DIR (build an index) or --update INDEX (apply update files to it), not "
                                + ("both" if out is not None else "neither"))
@@ -59,8 +58,5 @@ def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, 
 @friendly_errors
 def manifest_cmd(index_dir: Path, as_json: bool) -> None:
     """Show what an index directory was built from (counts, sources, versions)."""
-    from ..index import read_manifest
-    from ..report.text import manifest_summary
-
     m = read_manifest(index_dir)
     click.echo(json.dumps(m, indent=2, ensure_ascii=False) if as_json else manifest_summary(m, index_dir))

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import click
 
+from ..demo import run_demo
+from ..systems.listing import overview, set_listing
 from .app import friendly_errors, main
 
 
@@ -13,8 +15,6 @@ from .app import friendly_errors, main
 @friendly_errors
 def demo_cmd(out: Path) -> None:
     """Run the pipeline on the PubMed sample bundled with nteval (no other data needed)."""
-    from ..demo import run_demo
-
     run_demo(out)
 
 
@@ -24,6 +24,4 @@ def demo_cmd(out: Path) -> None:
 def systems_cmd(name: str | None) -> None:
     """List the shipped system sets and the algorithms with their parameters and defaults; with
     NAME (a shipped set such as wide, or a systems YAML), that set's systems."""
-    from ..systems.listing import overview, set_listing
-
     click.echo(set_listing(name) if name else overview())

@@ -19,6 +19,14 @@ from typing import Any
 
 import click
 
+from ..errors import InputError
+from ..protocols import get
+from ..protocols.base import ProtocolSpec
+from ..settings import AUTO_BATCH, Execution, RunSettings, SystemSet
+from ..systems.base import ALLOW_CODE_ENV
+from ..systems.external import runs_from_dir
+from ..systems.sets import builtin_systems, find_named_system, resolve_systems, suggest_system
+
 #: Options every command that writes OUT has (the rest of a command's options are its own).
 LOCAL = ("index_dir", "out", "quiet")
 
@@ -95,15 +103,11 @@ def stack(*decorators: Callable) -> Callable:
 
 def spec_options(protocol: str, names: tuple[str, ...]) -> Callable:
     """The options of a registered protocol's spec fields ``names``."""
-    from ..protocols import get
-
     return declared(get(protocol).Spec, names)
 
 
 def settings_options(*names: str) -> Callable:
     """Options of :class:`~nteval.settings.RunSettings` (``--depth``, ``--min-topics``…)."""
-    from ..settings import RunSettings
-
     return declared(RunSettings, names, measures={"type": str})
 
 
@@ -155,8 +159,6 @@ def _allow_code(_ctx, _param, value: bool) -> None:
     if value:
         import os
 
-        from ..systems.base import ALLOW_CODE_ENV
-
         os.environ[ALLOW_CODE_ENV] = "1"
 
 
@@ -173,8 +175,6 @@ ALLOW_CODE = click.option(
 
 
 def _systems_option() -> Callable:
-    from ..settings import SystemSet
-
     return declared(SystemSet, ("source",), dest={"source": "systems"}, source={"show_default": False})
 
 
@@ -182,8 +182,6 @@ SYSTEMS = _systems_option()
 
 
 def _scheduler_option() -> Callable:
-    from ..settings import Execution
-
     return declared(Execution, ("scheduler",), scheduler={
         "envvar": "NTEVAL_SCHEDULER", "callback": lambda ctx, param, value: (value or "").strip() or None,
         "help": _help(next(f for f in dataclasses.fields(Execution) if f.name == "scheduler").metadata,
@@ -197,16 +195,12 @@ def external(kw: dict) -> dict:
     """``--runs DIR`` → ``extra_systems`` (one external system per run file)."""
     runs_dir = kw.pop("runs_dir", None)
     if runs_dir is not None:
-        from ..systems.external import runs_from_dir
-
         kw["extra_systems"] = runs_from_dir(runs_dir)
     return kw
 
 
 def key_values(items: tuple[str, ...], option: str) -> dict[str, str]:
     """``NAME=VALUE`` options as a dict (one-line error naming the option otherwise)."""
-    from ..errors import InputError
-
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
@@ -218,9 +212,6 @@ def key_values(items: tuple[str, ...], option: str) -> dict[str, str]:
 
 def protocol_params(items: tuple[str, ...]) -> dict[str, dict[str, object]]:
     """``--protocol-param PROTOCOL.NAME=VALUE`` options → {protocol: {name: typed value}}."""
-    from ..errors import InputError
-    from ..protocols import get
-
     texts: dict[str, dict[str, str]] = {}
     for name, text in key_values(items, "--protocol-param").items():
         proto, _, key = name.partition(".")
@@ -238,8 +229,6 @@ PROTOCOL_PARAM = click.option("--protocol-param", "protocol_params", multiple=Tr
 
 
 def protocol_names(text: str) -> tuple[str, ...]:
-    from ..protocols import get
-
     names = tuple(n.strip() for n in text.split(",") if n.strip())
     for n in names:
         get(n)  # one-line error for an unknown name
@@ -258,9 +247,6 @@ sample_filter_options = spec_options("focused", SAMPLE_FILTERS)
 
 def _protocol_options() -> Callable:
     """Options shared by the NT protocol commands (same sample ⇒ same D0 across protocols)."""
-    from ..protocols.base import ProtocolSpec
-    from ..settings import AUTO_BATCH
-
     auto = (f", or auto: seeded batches of {AUTO_BATCH} until the ranking is stable (split-half Kendall tau ≥ 0.9), "
             "the eligible documents or --topics-budget run out")
     return stack(
@@ -299,17 +285,12 @@ def protocol_kwargs(kw: dict) -> dict:
 
 def references(names: tuple[str, ...], systems: str | None) -> list:
     """``--reference NAME``: systems looked up like ``--system`` (fusions need their inputs: refused)."""
-    from ..errors import InputError
-    from ..systems.sets import builtin_systems, find_named_system, resolve_systems
-
     out = []
     for name in names:
         files = [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"), builtin_systems("wide"),
                  builtin_systems("default")]
         found = find_named_system(name, files)
         if found is None:
-            from ..systems.sets import suggest_system
-
             raise InputError(None, f"--reference {name!r}{suggest_system(name, files)}: no such system in --systems or "
                                    "the shipped sets")
         if found[0].kind.fusion:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import click
 
+from ..compare import run_compare
+from ..experiment import run_focused, run_highrecall, run_protocol, run_sref_sensitivity
+from ..protocols import get, names
+from ..report.text import answer_lines, protocol_report, sref_summary
 from .app import friendly_errors, locks_out, main
 from .options import (
     INDEX,
@@ -29,10 +33,6 @@ from .options import (
 def focused_cmd(**kw) -> None:
     """Focused NT protocol: sampled titles search the title-less index; each title's own abstract
     is its one relevant document. Prints systems sorted by MRR (RR)."""
-    from ..experiment import run_focused
-    from ..protocols import get
-    from ..report.text import protocol_report
-
     kw = protocol_kwargs(kw)
     res = run_focused(kw.pop("index_dir"), kw.pop("out"), **kw)
     click.echo(protocol_report(res, get("focused")))
@@ -47,10 +47,6 @@ def focused_cmd(**kw) -> None:
 def highrecall_cmd(**kw) -> None:
     """High-recall NT protocol: S_ref searches the WITH-title index with each title; hits with
     z ≥ ZT are pseudo-relevant; the n-th abstract sentence is the query over the title-less index."""
-    from ..experiment import run_highrecall
-    from ..protocols import get
-    from ..report.text import protocol_report
-
     kw = protocol_kwargs(kw)
     kw["sref"] = list(kw["sref"]) or None
     res = run_highrecall(kw.pop("index_dir"), kw.pop("out"), **kw)
@@ -65,9 +61,6 @@ def highrecall_cmd(**kw) -> None:
 @locks_out
 def sref_sensitivity_cmd(srefs, **kw) -> None:
     """Evaluate the systems under two S_ref choices and correlate their scores (paper's Figure 3)."""
-    from ..experiment import run_sref_sensitivity
-    from ..report.text import sref_summary
-
     kw = protocol_kwargs(kw)
     out = kw.pop("out")
     click.echo(sref_summary(run_sref_sensitivity(kw.pop("index_dir"), out, list(srefs), **kw), out))
@@ -88,10 +81,6 @@ def run_cmd(protocol: str, params: tuple[str, ...], measures: str | None, quiet:
     """Run every system under any registered protocol: topics.tsv, qrels.txt, runs/, results.json
     with the verdict; prints the verdict, then the table. --param n_topics=auto draws topics in
     batches until the ranking is stable (protocols that sample documents)."""
-    from ..experiment import run_protocol
-    from ..protocols import get
-    from ..report.text import protocol_report
-
     proto = get(protocol)
     given = key_values(params, "--param")
     if given.get("n_topics") == "auto":
@@ -117,9 +106,6 @@ def compare_cmd(**kw) -> None:
     --task, its headline answer first; without, both verdicts, the pairs of systems they order in
     opposite directions (with the likely reason) and how to choose. OUT/answer.json, answer.md,
     OUT/focused/, OUT/highrecall/."""
-    from ..compare import run_compare
-    from ..report.text import answer_lines
-
     kw = protocol_kwargs(kw)
     sref = list(kw.pop("sref")) or None
     res = run_compare(kw.pop("index_dir"), kw.pop("out"), highrecall={"sref": sref} if sref else None, **kw)
@@ -136,8 +122,6 @@ def compare_cmd(**kw) -> None:
 @friendly_errors
 def protocols_cmd(name: str | None) -> None:
     """List the registered protocols; with NAME, its parameters (types, defaults, help)."""
-    from ..protocols import get, names
-
     if name is None:
         for n in names():
             p = get(n)

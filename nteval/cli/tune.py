@@ -5,7 +5,8 @@ from pathlib import Path
 
 import click
 
-from ..tune import TuneSpec
+from ..report.text import tune_summary
+from ..tune import TuneSpec, run_tune
 from .app import friendly_errors, locks_out, main
 from .options import ALLOW_CODE, INDEX, QUIET, declared, progress, sample_filter_options
 
@@ -33,8 +34,5 @@ def tune_cmd(params, quiet, **kw) -> None:
     into folds: each fold's best setting is scored on topics its study never saw (the held-out
     score), then tuned vs defaults vs the recommended setting with paired tests. OUT/tune.json,
     tune_trace_<protocol>.png."""
-    from ..report.text import tune_summary
-    from ..tune import run_tune
-
     res = run_tune(kw.pop("index_dir"), kw.pop("out"), list(params), progress=progress(quiet), **kw)
     click.echo(tune_summary(res))

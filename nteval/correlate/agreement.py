@@ -14,18 +14,32 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import protocols as registry
+from .._version import __version__
+from ..answer import TASKS, check_task, disagreements
 from ..atomic import write_text
-from ..corpus.store import require_judged_in_index
+from ..corpus.store import known_docids, require_judged_in_index
+from ..effects import MMD
 from ..errors import InputError
 from ..evaluate import evaluate_run
+from ..evidence import COVERAGE_CAVEAT, coverage
+from ..experiment import collection_counts, run_protocol_scores
 from ..formats.topics import load_judged_topics
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
+from ..lucene import jvm
+from ..progress import shown, tqdm
+from ..protocols import get
+from ..report.agreement import write_reports
 from ..report.caveats import MIN_SYSTEMS, caveats
 from ..runs import Searched, run_all
-from ..settings import Execution, HumanJudgments, RunSettings, SystemSet
+from ..session import session
+from ..settings import Execution, HumanJudgments, RunSettings, SystemSet, reject_unknown, split_options
 from ..stats import bootstrap_ci, correlations, many_topic_tau
+from ..systems.sets import resolve_set
 from .baselines import mean_relevant, pools, reference_count_qrels, soboroff_qrels
+from .decisions import Decisions, compare_decisions, separated_pairs, significance
+from .gate_agreement import gate_agreement
 from .spec import DEFAULT_PROTOCOLS, MIN_HUMAN_TOPICS, CorrelateSpec
 
 __all__ = ["CorrelateSpec", "DEFAULT_PROTOCOLS", "MIN_HUMAN_TOPICS", "advantage_vs_baseline", "correlate_options",
@@ -34,8 +48,6 @@ __all__ = ["CorrelateSpec", "DEFAULT_PROTOCOLS", "MIN_HUMAN_TOPICS", "advantage_
 
 def protocol_pairs(names: tuple[str, ...] | list[str]) -> tuple[tuple[str, str, str], ...]:
     """(protocol, NT measure, human measure) for each protocol, as each protocol declares them."""
-    from ..protocols import get
-
     return tuple((n, ntm, hm) for n in names for ntm, hm in get(n).correlate_pairs)
 
 
@@ -111,8 +123,6 @@ def provenance(manifest: dict[str, Any]) -> dict[str, Any]:
     import datetime
     import platform
 
-    from .._version import __version__
-
     return {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
             "nteval": __version__, "python": platform.python_version(), "index_versions": manifest.get("versions", {})}
 
@@ -150,8 +160,6 @@ def run_correlate(index_dir: str | Path, queries: Any = None, qrels: Any = None,
     The shared prologue holds for the whole call (:func:`nteval.session.session`: OUT locked, the
     index read-locked — its protocols and the human topics search one unchanging index — and one
     Dask session)."""
-    from ..session import session
-
     if out is None:
         raise InputError(None, "run_correlate: give out, the output directory")
     spec, settings, execution, chosen = correlate_options(queries, qrels, systems, spec, settings, execution, options)
@@ -165,10 +173,6 @@ def correlate_options(queries: Any, qrels: Any, systems: Any, spec: CorrelateSpe
     """:func:`run_correlate`'s keywords routed to the objects that own them, checked before OUT
     is touched (one-line error for a keyword nobody takes)."""
     from dataclasses import fields, replace
-
-    from ..answer import TASKS, check_task
-    from ..effects import MMD
-    from ..settings import reject_unknown, split_options
 
     rest = dict(options)
     chosen = SystemSet.take(systems, rest)
@@ -205,8 +209,6 @@ def release_memory() -> None:
     import ctypes
     import gc
 
-    from ..lucene import jvm
-
     gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -221,10 +223,6 @@ def correlate_coverage(index_dir: Path, manifest: dict[str, Any], qrels: dict[st
     system ever finds them, while the human topics search ``all``. Judged documents that are not in
     the collection at all are counted apart (``judged_not_in_index``): no system finds them, and
     they are not documents without an abstract."""
-    from ..corpus.store import known_docids
-    from ..evidence import COVERAGE_CAVEAT, coverage
-    from ..experiment import collection_counts
-
     judged = sorted({d for docs in qrels.values() for d in docs})
     in_index = known_docids(index_dir, judged, "all") if judged else set()
     relevant_all = sorted({d for docs in qrels.values() for d, rel in docs.items() if rel > 0})
@@ -279,9 +277,6 @@ def decision_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores:
     human ones (:mod:`nteval.correlate.decisions`): the human paired tests on human AP (``hm``:
     systems × judged topics) with the verdict's test and correction, then each ranking's figures."""
     import sys
-
-    from ..progress import shown, tqdm
-    from .decisions import Decisions, compare_decisions, separated_pairs, significance
 
     rankings = [s for s, r in nt.items() if r.get("verdict") and r["verdict"].get("significance")]
     bar = tqdm(total=1 + len(rankings) + 2 * len(baseline_ap), desc="decisions (paired tests of each ranking)",
@@ -345,19 +340,14 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
     }
     report["bias_notes"] = {side: r.get("bias_notes") or [] for side, r in nt.items()}
     if "focused" in nt and "highrecall" in nt:
-        from ..answer import disagreements
-
         report["disagreements"] = disagreements(nt["focused"], nt["highrecall"])
     report["task"] = settings.task
     if settings.task is not None:
-        from ..answer import TASKS
-
         side = TASKS[settings.task][0]
         report["answer"] = {**nt[side]["answer"],
                             "agreement_with_human": report["verdict"].get(side, {}).get("agreement_with_human")}
     report["coverage"] = correlate_coverage(index_dir, manifest, qrels)
     report["caveats"] = caveats(report)
-    from ..report.agreement import write_reports
 
     write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
     write_reports(report, out)
@@ -367,9 +357,6 @@ def _run_correlate(index_dir: Path, out: Path, chosen: SystemSet, spec: Correlat
 def _inputs(index_dir: Path, chosen: SystemSet, spec: CorrelateSpec) -> tuple:
     """(systems file, systems, human topics, human qrels, (protocol, NT measure, human measure) pairs),
     every input checked before any run."""
-    from .. import protocols as registry
-    from ..systems.sets import resolve_set
-
     hj = spec.human
     systems_path, system_list = resolve_set(chosen)
     _check_external_sides(system_list, [*spec.protocols, "human"])
@@ -393,9 +380,6 @@ def _nt_sides(index_dir: Path, out: Path, listed: SystemSet, spec: CorrelateSpec
     """Each NT protocol's results and per-topic scores (the declared task goes to its own protocol)."""
     from dataclasses import replace
 
-    from ..answer import TASKS
-    from ..experiment import run_protocol_scores
-
     nt: dict[str, dict[str, Any]] = {}
     nt_scores = {}
     task = settings.task
@@ -410,8 +394,6 @@ def _nt_sides(index_dir: Path, out: Path, listed: SystemSet, spec: CorrelateSpec
 
 def _bar(total: int, desc: str, progress: bool | None):
     import sys
-
-    from ..progress import shown, tqdm
 
     return tqdm(total=total, desc=desc, unit=" step", disable=not shown(progress), file=sys.stderr, leave=False)
 
@@ -554,8 +536,6 @@ def gate_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dic
     every ordered pair of systems, against the reference test's on human AP
     (:func:`nteval.correlate.gate_agreement.gate_agreement`); the pairs themselves go to
     report.json, the counts and rates to every report."""
-    from .gate_agreement import gate_agreement
-
     out: dict[str, Any] = {}
     sides = [s for s, r in nt.items() if r.get("verdict")]
     bar = _bar(len(sides), "the gate's decisions vs the human ones", progress)

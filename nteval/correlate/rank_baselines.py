@@ -9,6 +9,7 @@ from typing import Any
 from ..errors import InputError, short
 from ..evaluate import evaluate_run
 from ..formats.trec import Run, read_run
+from ..progress import shown
 from ..stats import correlations
 from .baselines import mean_relevant, pools, reference_count_qrels, soboroff_qrels
 
@@ -66,8 +67,6 @@ def read_runs(source: str | Path) -> dict[str, Run]:
 def rank_baselines(runs: dict[str, Run], qrels: dict, measures: list[str], pool_depth: int = 100,
                    trials: int = 10, seed: int = 0, progress: bool | None = None) -> dict[str, Any]:
     from tqdm import tqdm
-
-    from ..progress import shown
 
     topics = sorted(qrels)
     if not any(q in run for run in runs.values() for q in topics):

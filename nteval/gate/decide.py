@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from ..effects import MMD
+from ..errors import InputError
 
 DECISIONS = ("better", "non-inferior", "worse", "inconclusive")
 #: which decisions let a release through
@@ -155,8 +156,6 @@ class DecisionRule:
     @classmethod
     def of(cls, mmd: MMD | str | None = None, alpha: float = 0.05) -> DecisionRule:
         if not (isinstance(alpha, (int, float)) and 0 < alpha < 0.5):
-            from ..errors import InputError
-
             raise InputError(None, f"--alpha must be within (0, 0.5), got {alpha!r}")
         return cls(MMD.parse(mmd), float(alpha))
 

@@ -25,11 +25,30 @@ from typing import Any
 import numpy as np
 
 from ..answer import TASKS
+from ..atomic import out_lock
+from ..effects import ceiling
 from ..errors import InputError, short
+from ..evidence import study_side
+from ..experiment import check_unchanged
+from ..formats.trec import one_tag
+from ..index import read_manifest
+from ..leak import refuse_leaks, title_gain
 from ..params import check_declared, param, same_as
-from ..settings import RunSettings
+from ..runs import Searched, run_all
+from ..scores import evaluate_runs
+from ..session import session
+from ..settings import Execution, RunSettings
+from ..systems.base import load_systems
+from ..systems.external import runs_from_dir
+from ..systems.remote import answers_used
+from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
+from .changes import churn, moved_topics, unjudged_share
 from .decide import MIN_FRESH, PASSING, DecisionRule, decide
+from .families import after_overstatement, cross_family_pass, cross_family_worse, earned_configs, failures, family_check
+from .history import check_history, mean_ci, record_gate
+from .outputs import claim_out, stake, write_check_outputs, write_outputs
 from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
+from .report import headline
 
 #: exit status → what it means (documented in docs/gate.md; stable across versions)
 EXIT = {"pass": 0, "regression": 3, "inconclusive": 4, "alert": 5}
@@ -89,10 +108,6 @@ class GateSpec:
 def resolve_system(ref: str, systems_file: str | Path | None, role: str):
     """A system a gate runs: a name in ``systems_file`` or the shipped sets, a systems YAML holding
     one system, or a TREC run file (named by its run tag). One line naming the option otherwise."""
-    from ..systems.base import load_systems
-    from ..systems.external import runs_from_dir
-    from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
-
     p = Path(str(ref)).expanduser()
     if p.suffix in (".yaml", ".yml") and p.is_file():
         found = load_systems(p)
@@ -101,8 +116,6 @@ def resolve_system(ref: str, systems_file: str | Path | None, role: str):
                                 f"{len(found)}); give --systems FILE and the system's name instead")
         return found[0], p
     if p.is_file():
-        from ..formats.trec import one_tag
-
         one_tag(p)  # (two runs in one file: one line naming both tags)
         (s,) = runs_from_dir(p)
         s.params["run"] = str(p.resolve())
@@ -144,8 +157,6 @@ def answered(runs: dict[str, dict[str, list]], systems: list, topics: dict[str, 
 
 def _with_inputs(system, file: Path | None) -> list:
     """A system and, first, the systems its run is made from (fusions), from the same file."""
-    from ..systems.base import load_systems
-
     inputs = system.kind.inputs(system)
     if not inputs:
         return [system]
@@ -180,8 +191,6 @@ def engine_of(system, notes: dict | None, manifest: dict[str, Any]) -> str | Non
 
 
 def _scores(runs, qrels: dict, names: list[str], measure: str) -> dict[str, dict[str, float]]:
-    from ..scores import evaluate_runs
-
     sc = evaluate_runs(runs, qrels, [measure], progress=False, names=names)
     return sc.of(measure)
 
@@ -190,8 +199,6 @@ def _settings(verb: str, spec: GateSpec | None, options: dict[str, Any]) -> tupl
     """A gate's or check's (spec, execution, runs cache) from the Python API's keywords: any field of
     :class:`GateSpec`, ``execution`` (or ``progress``) and ``runs_dir``; one line for anything else."""
     from dataclasses import replace
-
-    from ..settings import Execution
 
     execution = options.pop("execution", None) or Execution(progress=options.pop("progress", None))
     runs_dir = options.pop("runs_dir", None)
@@ -206,8 +213,6 @@ def _settings(verb: str, spec: GateSpec | None, options: dict[str, Any]) -> tupl
 def _answers(result: dict[str, Any], infos: list) -> None:
     """``result["answers"]``: what the live engines answered now and what came from earlier; when
     any answer was not asked now, the headline says so."""
-    from ..systems.remote import answers_used
-
     result["answers"] = answers_used(infos)
     note = result["answers"]["note"]
     if note and "headline" in result:
@@ -219,9 +224,6 @@ def _claimed(out: str | Path) -> Iterator[None]:
     """OUT locked and claimed (:func:`~nteval.gate.outputs.claim_out`) before anything else, so every
     way a gate or check can stop, the first check of its options included, leaves no earlier
     gate.md or junit.xml in OUT for a pipeline to post."""
-    from ..atomic import out_lock
-    from .outputs import claim_out
-
     if not isinstance(out, (str, Path)):
         raise InputError(None, f"out={out!r}: give an output directory")
     with out_lock(out):
@@ -235,11 +237,6 @@ def _opened(out: Path, index_dir: str | Path, pin: str | Path | Pin, history: st
     """What a gate or check works in: the history checked before anything is searched, then the
     session (OUT locked, the index read-locked), the pin read and the index's manifest. Yields
     (index_dir, pin, manifest)."""
-    from ..index import read_manifest
-    from ..session import session
-    from .history import check_history
-    from .outputs import stake
-
     if history is not None:
         check_history(history)
     with session(out, index_dir, execution.scheduler) as index_path:
@@ -255,8 +252,6 @@ def _runs_cache(runs_dir: str | Path | None, out: Path, pin: Pin, spec: GateSpec
 
 
 def _run_set(applied: AppliedTopics, systems: list, where, runs_dir: Path, depth: int, execution):
-    from ..runs import run_all
-
     return run_all(where, applied.topics, systems, runs_dir, depth, execution)
 
 
@@ -315,8 +310,6 @@ class _Job:
 
     def searched(self, kind: str):
         """The index as topic set ``kind`` (pinned, fresh) searches it, its runs labelled by the pin."""
-        from ..runs import Searched
-
         label = f"{self.pin.id}-{self.spec.protocol}" + ("-fresh" if kind == "fresh" else "")
         return Searched(self.index_dir, "nt", self.manifest["fingerprint"], label=label)
 
@@ -325,8 +318,6 @@ def _gate_sets(job: _Job, to_run: list, shown: list) -> list[tuple[AppliedTopics
     """The topic sets a gate decides on, each with its runs and run infos: the pinned topics (the
     runs checked for answers and for titles), and the fresh ones when asked for (runs None when
     none could be made or searched)."""
-    from ..leak import refuse_leaks
-
     spec, pin, index_dir = job.spec, job.pin, job.index_dir
     proto = spec.protocol
     pinned = apply_pin(pin, index_dir, proto)
@@ -379,15 +370,11 @@ def run_gate(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, base
             result = _decide_all(job, rule, sets, base_sys.name, [c.name for c in cands])
             result.update(out=str(out), utc=utc, seconds=round(time.perf_counter() - started, 3))
             _answers(result, [i for _, _, inf in sets for i in inf])
-            from ..experiment import check_unchanged
 
             check_unchanged(index_dir, manifest, [i for _, _, inf in sets for i in inf])
             if history is not None:
-                from .history import record_gate
-
                 result["history"] = record_gate(history, result)
             result["exit"] = exit_status(result)
-            from .outputs import write_outputs
 
             write_outputs(out, result)
             return result
@@ -435,7 +422,6 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
             infos_all[applied.kind] = {i.system.name: i for i in infos}
     pinned_infos = infos_all.get("pinned", {})
     configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
-    from .families import after_overstatement
 
     checks = _families(job, configs, base, cands, out_sets, per_topic, sets[0][1])
     candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
@@ -466,7 +452,6 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
         "ceiling": _ceiling(out_sets["pinned"], base, cands),
     }
     result["outcome"] = outcome(result)
-    from .report import headline
 
     result["headline"] = headline(result)
     return result
@@ -478,8 +463,6 @@ def _decide_set(job: _Job, rule: DecisionRule, applied: AppliedTopics, runs, bas
     candidate's decision with its moved topics and churn) and the per-topic scores (None when it
     could not be scored). Pinned rankings are condensed when the index holds documents the pin does
     not know (their judgments never saw them)."""
-    from .changes import churn, moved_topics, unjudged_share
-
     spec, pin = job.spec, job.pin
     entry: dict[str, Any] = {"kind": applied.kind, "status": applied.status, "topics": len(applied.topics)}
     if runs is None or not applied.topics:
@@ -517,8 +500,6 @@ def _decide_set(job: _Job, rule: DecisionRule, applied: AppliedTopics, runs, bas
 def _ceiling(pinned: dict[str, Any], base: str, cands: list[str]) -> dict[str, Any] | None:
     """:func:`nteval.effects.ceiling` of the gate's systems on the pinned topics (the line `compare`
     prints): most of them near the measure's ceiling, their differences compressed."""
-    from ..effects import ceiling
-
     decs = pinned.get("candidates") or {}
     if not decs:
         return None
@@ -532,8 +513,6 @@ def _unless_a_leak_made_it(dec: dict[str, Any], leak: dict[str, Any], base: dict
     """A passing decision for a candidate that may have seen the titles: kept only when it holds
     without the gain a title search can have made (:func:`~nteval.leak.title_gain`) taken off its
     bounds; else the decision that still holds (better → non-inferior → inconclusive), and why."""
-    from ..leak import title_gain
-
     tg = title_gain(leak, base, cand, n_topics, alpha)
     dec["title_gain"] = tg
     if tg["every_gain"]:  # (evidence, if too little to refuse the run: said in the first line and in JUnit)
@@ -591,9 +570,6 @@ def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: l
     "worse" NT's measured understatement of the family could explain, and a "better" or
     "non-inferior" its measured overstatement could, changed in place (the set's decision, with the
     one NT made and why), so gate.json, gate.md, JUnit and the history tell one decision."""
-    from ..evidence import study_side
-    from .families import cross_family_pass, cross_family_worse, earned_configs, failures, family_check
-
     protocol = job.spec.protocol
     sref = ((job.pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
     side = study_side(protocol, sref)
@@ -730,9 +706,6 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
                 "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
             }
             _answers(result, infos)
-            from ..experiment import check_unchanged
-            from .history import record_gate
-            from .outputs import write_check_outputs
 
             check_unchanged(index_dir, manifest, infos)
             result["history"] = record_gate(history, result)
@@ -745,9 +718,6 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
 def _check_sets(job: _Job, sys_, to_run: list) -> tuple[dict[str, Any], dict[str, Any], list]:
     """A check's topic sets (pinned; fresh when asked for and the system is one nteval runs): each
     set's entry (status, mean, 95 % interval), the per-topic scores and the runs' infos."""
-    from ..leak import refuse_leaks
-    from .history import mean_ci
-
     spec, pin, index_dir = job.spec, job.pin, job.index_dir
     proto = spec.protocol
     skipped = _fresh_skipped(spec, to_run)

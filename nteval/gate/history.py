@@ -32,7 +32,9 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..errors import InputError
+from ..errors import AMBIGUOUS_PASSWORD, InputError, ambiguous_password, redact_url
+from .alerts import check_alerts
+from .decide import bounds, topic_order
 
 #: the schema this nteval writes
 SCHEMA_VERSION = 2
@@ -125,8 +127,6 @@ def mean_ci(scores: dict[str, float], level: float = 0.95) -> tuple[float, float
     valid at any number of topics."""
     import numpy as np
 
-    from .decide import bounds, topic_order
-
     if not scores:
         return (0.0, 0.0)
     qids = list(scores)
@@ -137,8 +137,6 @@ def mean_ci(scores: dict[str, float], level: float = 0.95) -> tuple[float, float
 
 def redact(url: str) -> str:
     """A history's place as outputs show it: a URL without its password (``user:***@``, ``password=***``)."""
-    from ..errors import redact_url
-
     return redact_url(url)
 
 
@@ -408,7 +406,6 @@ class PostgresHistory(History):
             import psycopg
         except ImportError:
             raise InputError(None, "--history postgresql://…: needs psycopg (pip install 'nteval[postgres]')") from None
-        from ..errors import AMBIGUOUS_PASSWORD, ambiguous_password
 
         if ambiguous_password(url):
             raise InputError(None, f"--history postgresql://…: {AMBIGUOUS_PASSWORD}")
@@ -575,8 +572,6 @@ def record_gate(where: str | Path, result: dict[str, Any]) -> dict[str, Any]:
     """Append a gate's (or check's) records to the history at ``where``; check the alert rules on
     them. Returns where, the new record ids, the alerts raised and notes (:func:`~nteval.gate.alerts.check_alerts`)."""
     import sqlite3
-
-    from .alerts import check_alerts
 
     recs = gate_records(result)
     try:

@@ -8,8 +8,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_text
-from .report import candidate_clause, check_markdown, gate_lines, markdown
+from ..atomic import out_lock, write_text
+from ..errors import InputError
+from .report import _who, candidate_clause, check_markdown, gate_lines, markdown
 
 #: the files each command writes into its OUT (``gate`` for gate and check)
 OWN = {"gate": ("gate.json", "gate.md", "junit.xml", "gate.txt", "per_topic.tsv", "check.json", "check.md"),
@@ -57,8 +58,6 @@ def claim_out(out: Path, kind: str) -> None:
     nothing but files nteval moved there."""
     import os
 
-    from ..errors import InputError
-
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(out, "--out exists and is not a directory")
@@ -97,8 +96,6 @@ def _empty_previous(prev: Path, kind: str) -> Path:
     when it holds anything else."""
     import os
 
-    from ..errors import InputError
-
     if prev.is_symlink() or (prev.exists() and not prev.is_dir()):
         raise InputError(prev, "--out: previous is not a directory nteval made: move it away, or choose another --out")
     if prev.is_dir():
@@ -118,9 +115,6 @@ def set_aside(out: Path, kind: str) -> None:
     """:func:`claim_out` for a run stopped before it could claim OUT (a usage error): the earlier
     files of an OUT nteval wrote move to OUT/previous/; anything else is left as it is, silently
     (the error that stopped the run is the one to show)."""
-    from ..atomic import out_lock
-    from ..errors import InputError
-
     try:
         with out_lock(out):
             claim_out(out, kind)
@@ -205,8 +199,6 @@ def _xml(suites: ET.Element) -> str:
 def check_junit_xml(result: dict[str, Any]) -> str:
     """A check as JUnit XML: one passing case per topic set it scored (its score in system-out),
     and the history's alert rules as a case that an alert fails."""
-    from .report import _who
-
     name = result["system"]
     scored = [(kind, st) for kind, st in result["sets"].items() if "mean" in st]
     suites = ET.Element("testsuites", name="nteval check", tests=str(len(scored)), failures="0", errors="0", skipped="0")

@@ -40,9 +40,16 @@ from typing import Any
 
 from .._version import __version__
 from ..atomic import atomic_dir
+from ..corpus.store import FILENAME, DocStore, known_docids, topic_candidates
 from ..errors import InputError
+from ..formats.trec import read_qrels, read_topics, write_qrels, write_topics
+from ..index import read_manifest
 from ..params import check_declared, param
-from ..protocols.highrecall import DEFAULT_POOL
+from ..protocols import get
+from ..protocols.highrecall import DEFAULT_POOL, HighRecallSpec, highrecall_topics, resolve_srefs
+from ..session import session
+from ..topics.focused import focused_topics
+from ..topics.ids import topic_set_id
 
 PIN_FILE = "pin.json"
 PIN_FORMAT = 1
@@ -97,9 +104,6 @@ def pin_topics(index_dir: str | Path, out: str | Path, spec: PinSpec | None = No
                progress: bool | None = None) -> dict[str, Any]:
     """Sample and freeze the topics of both tasks on ``index_dir`` into the pin directory ``out``
     (atomically: a pin is complete or absent). Returns pin.json's content."""
-    from ..protocols import get
-    from ..session import session
-
     spec = spec or PinSpec()
     out = Path(out)
     with session(out, index_dir) as index_dir, _pin_dir(out, force) as tmp:
@@ -121,8 +125,6 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
     more, up to ``n_topics`` sampled documents in all: the next documents of the old pin's seeded
     order among the documents it knew (so none is fresh), made into topics on the index as it is
     now. The new pin keeps the old one's list of known documents (fresh topics stay fresh)."""
-    from ..session import session
-
     pin = read_pin(old)
     check_pin_index(pin, index_dir)
     base = pin.meta["spec"]
@@ -198,9 +200,6 @@ def _write_pin(tmp: Path, index_dir: Path, spec: PinSpec, sets: dict[str, tuple]
     of ``sets``, the topic documents' digests, the known docids and pin.json."""
     import shutil
 
-    from ..index import read_manifest
-    from ..topics.ids import topic_set_id
-
     manifest = read_manifest(index_dir)
     protocols: dict[str, Any] = {}
     sources: set[str] = set()
@@ -249,8 +248,6 @@ def write_set(where: Path, topics: dict[str, str], qrels: dict[str, dict[str, in
               sources: dict[str, str] | None) -> None:
     """topics.tsv, the qrels (gzipped with a zero timestamp when ``sources`` are given: high-recall)
     and sources.tsv of one pinned protocol."""
-    from ..formats.trec import write_qrels, write_topics
-
     where.mkdir(parents=True, exist_ok=True)
     write_topics(where / "topics.tsv", topics)
     write_qrels(where / "qrels.txt", qrels)
@@ -266,8 +263,6 @@ def write_set(where: Path, topics: dict[str, str], qrels: dict[str, dict[str, in
 def _store_docids(index_dir: Path) -> list[str]:
     import sqlite3
 
-    from ..corpus.store import FILENAME
-
     db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
     try:
         return sorted(r[0] for r in db.execute("SELECT docid FROM docs"))
@@ -276,8 +271,6 @@ def _store_docids(index_dir: Path) -> list[str]:
 
 
 def _write_documents(index_dir: Path, tmp: Path, docids: list[str]) -> None:
-    from ..corpus.store import FILENAME, DocStore
-
     store = DocStore(Path(index_dir) / FILENAME)
     try:
         rows = []
@@ -309,8 +302,6 @@ class Pin:
 
     def topic_set(self, protocol: str) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str]]:
         """The pinned (topics, qrels, sources) of ``protocol``."""
-        from ..formats.trec import read_qrels, read_topics
-
         where = self.path / protocol
         topics = read_topics(where / "topics.tsv")
         qrels = read_qrels(where / QRELS[protocol])
@@ -389,8 +380,6 @@ def check_pin_index(pin: Pin, index_dir: str | Path) -> None:
     """A pin is used on the index it was made on, or on that index updated since (its source files
     are all still the index's): one line for a pin of another collection, or of a later version of
     this one (documents it judged would look deleted)."""
-    from ..index import read_manifest
-
     made = [s for s in pin.meta["index"].get("sources", []) if s]
     now = {s.get("sha256") for s in read_manifest(index_dir).get("sources", [])}
     missing = [s for s in made if s not in now]
@@ -403,8 +392,6 @@ def check_pin_index(pin: Pin, index_dir: str | Path) -> None:
 def apply_pin(pin: Pin, index_dir: Path, protocol: str) -> AppliedTopics:
     """The pinned topics of ``protocol`` on the index as it is now (see the module: retired,
     revised, judgments of deleted documents dropped)."""
-    from ..corpus.store import FILENAME, DocStore, known_docids
-
     check_pin_index(pin, index_dir)
 
     topics, qrels, sources = pin.topic_set(protocol)
@@ -477,8 +464,6 @@ def seeded_pool(index_dir: Path, seed: int, min_sentences: int, min_title_tokens
     seeded order every protocol samples in (sha256 of ``seed:docid``)."""
     import sqlite3
 
-    from ..corpus.store import FILENAME, topic_candidates
-
     db = sqlite3.connect(f"file:{Path(index_dir) / FILENAME}?mode=ro", uri=True)
     try:
         pool = [d for d in topic_candidates(db, min_sentences, min_title_tokens) if keep(d)]
@@ -513,16 +498,12 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
     if not ids:
         return {}, {}, {}, {}
     if protocol == "focused":
-        from ..corpus.store import FILENAME, DocStore
-        from ..topics.focused import focused_topics
-
         store = DocStore(Path(index_dir) / FILENAME)
         try:
             topics, qrels = focused_topics(store, ids)
         finally:
             store.close()
         return topics, qrels, {q: q for q in topics}, {}
-    from ..protocols.highrecall import HighRecallSpec, highrecall_topics, resolve_srefs
 
     refs = resolve_srefs(references)  # (a reference this install cannot run is an error, never "no topic")
     try:
@@ -542,8 +523,6 @@ def check_references(pin: Pin, what: str) -> None:
     topics were judged by (a pin judged with all-MiniLM-L6-v2, on an install without the neural
     extra): ``what`` (fresh topics, an extension) would otherwise be judged by other references, or
     silently not made."""
-    from ..protocols.highrecall import resolve_srefs
-
     names = pinned_references(pin)
     try:
         resolve_srefs(names)

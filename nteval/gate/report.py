@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..report.document import _md_escape
+
 VERB = {"better": "is better than", "non-inferior": "is non-inferior to", "worse": "is worse than",
         "inconclusive": "cannot yet be told non-inferior to (or worse than)"}
 #: a decision the cross-family rules changed (:mod:`nteval.gate.families`): what NT found, and that it is within
@@ -230,8 +232,6 @@ def md(text: Any) -> str:
     ``>`` and ``&`` as entities (a name ``next<!--`` would hide the rest of a pull-request
     comment), no live link, and ``|``, `````` ` `````` and ``*`` escaped (a table cell, a code span,
     emphasis)."""
-    from ..report.document import _md_escape
-
     return _md_escape(str(text).replace("\\", "\\\\")).replace("|", "\\|").replace("`", "\\`").replace("*", "\\*")
 
 

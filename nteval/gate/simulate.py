@@ -24,7 +24,10 @@ from typing import Any
 
 import numpy as np
 
+from ..effects import MMD
+from .alerts import below_best
 from .decide import DecisionRule, decide
+from .history import Record
 
 
 @dataclass(frozen=True)
@@ -99,10 +102,6 @@ def alert_false_alarms(a: np.ndarray, b: np.ndarray, releases: int, histories: i
     scores (``a`` or ``b``, chosen at random per topic and release: releases equal in expectation,
     with real per-topic churn), and every release is checked against the best earlier one, as
     ``nteval history`` does. Returns the alarms per history and the share of histories with any."""
-    from ..effects import MMD
-    from .alerts import below_best
-    from .history import Record
-
     rng = np.random.default_rng(seed)
     qids = [f"q{i}" for i in range(a.size)]
     m = MMD.parse(mmd)

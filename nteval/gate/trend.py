@@ -9,8 +9,11 @@ from typing import Any
 from ..atomic import write_text
 from ..effects import MMD
 from ..errors import InputError
+from ..report.document import html_page, inline_html, to_html
+from ..report.trend import trend_plot
 from .alerts import ALERT_ALPHA, WINDOW, failed_labels, fresh_drift, release_line, timeline, walk
 from .history import blank_history, opened
+from .outputs import claim_out, mark
 
 
 def history_report(where: str | Path, task: str | None = None, pin_id: str | None = None, out: str | Path | None = None,
@@ -20,8 +23,6 @@ def history_report(where: str | Path, task: str | None = None, pin_id: str | Non
     the alerts the rules raise there; with ``out``, history.png, history.html and history.json."""
     m = MMD.parse(mmd)
     if out is not None:
-        from .outputs import claim_out
-
         claim_out(Path(out), "history")
     if blank_history(where):  # (opening it would write the schema into a file only read)
         raise InputError(where, "--history: no record yet (a gate or a check with --history adds them)")
@@ -108,16 +109,12 @@ def rules_text(report: dict[str, Any]) -> str:
 
 
 def write_files(out: Path, report: dict[str, Any]) -> None:
-    from ..report.document import html_page
-    from ..report.trend import trend_plot
-
     out.mkdir(parents=True, exist_ok=True)
     n_rel = sum(1 for r in report["releases"] if r["released"])
     title = (f"{report['task']} search ({report['measure']}), pin {report['pin']}: {_count(n_rel, 'release')}"
              + (f" ({_count(len(report['releases']) - n_rel, 'candidate')} that did not ship)"
                 if len(report["releases"]) > n_rel else ""))
     trend_plot(report["releases"], report["fresh"], out / "history.png", title, report["measure"])
-    from .outputs import mark
 
     write_text(out / "history.json", json.dumps(mark(report, "history"), indent=2, ensure_ascii=False) + "\n")
     write_text(out / "history.html", html_page(f"nteval history: {report['task']} search", _html(report, out / "history.png")))
@@ -136,8 +133,6 @@ FIGURE = ("<figure><img src='data:image/png;base64,{png}' alt='each release&#39;
 def _html(report: dict[str, Any], png: Path) -> str:
     """The page: the trend embedded (the page is one file, a CI artifact), alerts, releases, rules."""
     import base64
-
-    from ..report.document import inline_html, to_html
 
     m = report["measure"]
     rows = [[p["label"], p["system"], f"{p['topics']:,}", f"{p['mean']:.4f} [{p['ci'][0]:.4f}, {p['ci'][1]:.4f}]",

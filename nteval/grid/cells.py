@@ -17,10 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from ..atomic import write_text
+from ..formats.trec import canonical, read_qrels, read_topics
 from ..formats.versions import CELL_FORMAT
+from ..lifecycle import watch_parent
 from ..runs import RUN_FORMAT, drop_held
+from ..scores import evaluate_runs
 from ..systems.base import System
-from ..systems.execute import close_targets, open_target  # noqa: F401  (their home before 0.2)
+from ..systems.execute import close_targets, open_target, run_system  # noqa: F401  (their home before 0.2)
 
 
 @dataclass(frozen=True)
@@ -79,16 +82,12 @@ def _cached(path: str, reader):
 def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
     """:func:`compute_cell` in a worker process that exits as soon as its nteval ``parent`` is gone
     (``kill -9`` of the grid must not leave workers computing and writing cells)."""
-    from ..lifecycle import watch_parent
-
     watch_parent(parent)
     return compute_cell(task, key)
 
 
 def compute_cell(task: Task, key: str) -> dict[str, Any]:
     """Run, evaluate and store one cell (called in a worker process, or in-process for --jobs 1)."""
-    from ..formats.trec import read_qrels, read_topics
-
     held = _cached(task.exclude, read_exclusions) if task.exclude else None
     cell = evaluate_cell(task, key, _cached(task.topics, read_topics), _cached(task.qrels, read_qrels), held)
     store_cell(task, cell)
@@ -137,9 +136,6 @@ def compute_cells_one_pass(group: list[tuple[Task, str]], threads: int,
     measures RR, AP, Bpref, P@k, R@k and Success@k are computed in the pass itself (no ranking
     crosses into Python); any other measure takes the rankings, ``CHUNK`` topics at a time.
     ``tick(done, total)``: the topics scored so far (every ``CHUNK``), for a progress bar."""
-    from ..formats.trec import canonical, read_qrels, read_topics
-    from ..scores import evaluate_runs
-
     t0 = time.perf_counter()
     first = group[0][0]
     model = one_pass_model(first.system)
@@ -208,10 +204,6 @@ def evaluate_cell(task: Task, key: str, topics: dict[str, str], qrels: dict[str,
                   held: dict[str, set[str]] | None, raw: dict | None = None) -> dict[str, Any]:
     """One cell's value: run ``task.system`` over ``topics``, evaluate against ``qrels`` (nothing is
     written: :func:`compute_cell` stores it, or the client of a Dask cluster does)."""
-    from ..formats.trec import canonical
-    from ..scores import evaluate_runs
-    from ..systems.execute import run_system
-
     t0 = time.perf_counter()
     extra = max(len(v) for v in held.values()) if held else 0
     if raw is None:  # (given: the one-pass rankings of this cell, searched at depth + extra)

@@ -11,14 +11,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import protocols as registry
+from ..answer import PARAMETER_REASONS, TASKS, check_task
 from ..atomic import write_text
+from ..corpus.store import require_judged_in_index
 from ..errors import InputError
 from ..evaluate import parse_measures
-from ..formats.trec import write_qrels, write_topics
+from ..formats.topics import load_judged_topics
+from ..formats.trec import Run, canonical, read_qrels, read_topics, write_qrels, write_topics
 from ..index import read_manifest
-from ..runs import Searched
-from ..settings import Execution, HumanJudgments
+from ..progress import shown, tqdm
+from ..protocols.highrecall import HighRecallSpec
+from ..report.contours import grid_plots
+from ..runs import Searched, drop_held, index_folds, run_all
+from ..scores import evaluate_runs
+from ..session import session
+from ..settings import Execution, HumanJudgments, reject_unknown, take
+from ..settings import Execution as Ex
+from ..significance import indistinguishable_from_best
+from ..stats import correlations
 from ..systems import registry as kinds
+from ..systems.sets import builtin_systems, find_named_system, resolve_systems, suggest_system
 from ..systems.system import System, make_system
 from ..verdict import check_topic_floor
 from .cells import (
@@ -30,6 +43,7 @@ from .cells import (
     file_digest,
     one_pass_groups,
     read_cell,
+    read_exclusions,
 )
 from .spec import Axis, GridSpec, grid_systems, value_label
 
@@ -52,8 +66,6 @@ class Judgments:
 def find_system(spec: str, systems: str | Path | None) -> System:
     """``--system``: an algorithm name (its default parameters), or a system's name in ``--systems``
     (or the shipped sets) whose other parameters stay fixed while the grid varies some."""
-    from ..systems.sets import builtin_systems, find_named_system, resolve_systems, suggest_system
-
     if spec in kinds.algorithms():
         return make_system(spec, spec)
     files = [resolve_systems(systems)[0] if systems else None, builtin_systems("table1"), builtin_systems("wide"),
@@ -73,8 +85,6 @@ def find_system(spec: str, systems: str | Path | None) -> System:
 def protocol_list(protocol: str) -> list[str]:
     """``--protocol``: a registered protocol, several joined by commas, ``both`` (focused and
     high-recall) or ``none`` (human judgments only)."""
-    from .. import protocols as registry
-
     if protocol == "both":
         return list(PROTOCOLS)
     if protocol == "none":
@@ -92,10 +102,6 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
     """Write each protocol's topics.tsv and qrels.txt under OUT/<protocol>/ (the same seed and
     filters give document-sampling protocols the same D0, as ``nteval run`` does).
     ``params``: per protocol, its spec's parameters beyond topics, seed and filters."""
-    from .. import protocols as registry
-    from ..corpus.store import require_judged_in_index
-    from ..formats.topics import load_judged_topics
-
     protocols, measures, filters = protocol_list(grid.protocol), grid.measures, grid.sample
     info: dict[str, Any] = {}
     human = None
@@ -126,8 +132,6 @@ def prepare(index_dir: Path, out: Path, grid: GridSpec, params: dict[str, dict[s
         write_topics(out / name / "topics.tsv", tset.topics)
         write_qrels(out / name / "qrels.txt", tset.qrels)
         if tset.holdout:
-            from ..runs import index_folds
-
             folds = index_folds(index_dir, proto.searches, list(tset.queries))
             write_text(out / name / "holdout.tsv",  # qid → the documents its fold holds out
                        "".join(f"{q}\t{','.join(tset.source(x) for x in f)}\n" for f in folds for q in f
@@ -198,8 +202,6 @@ def _near_best(cells: list[tuple[dict[str, float], float]], axes: list[Axis]) ->
 def _tied_with_best(stored: list, measure: str, names: list[str], seed: int) -> dict[str, Any]:
     """The cells a paired randomization test (Holm over the comparisons with the best) cannot tell
     apart from the best cell — beside the 1 % region, which ignores topic noise."""
-    from ..significance import indistinguishable_from_best
-
     label = lambda p: ",".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
     per = {label(p): c["per_topic"][measure] for p, c in stored}
     res = indistinguishable_from_best(per, seed=seed)
@@ -221,7 +223,6 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
     h_tied = h["measures"][hm]["indistinguishable_from_best"]["params"]
     f_separates, h_separates = hb not in f_tied, fb not in h_tied
     cell = lambda p: ", ".join(f"{n}={value_label(p[n])}" for n in names)  # noqa: E731
-    from ..answer import PARAMETER_REASONS
 
     differ = [n for n in names if fb[n] != hb[n]]
     reason = "; ".join(PARAMETER_REASONS.get(n, f"{n}: the two tasks reward it differently") for n in differ)
@@ -245,8 +246,6 @@ def best_cells_disagreement(protocols: dict[str, Any], names: list[str]) -> dict
 def human_agreement(protocols: dict[str, Any], params: list[dict[str, float]]) -> dict[str, Any]:
     """Would tuning with an NT protocol have picked a good cell for humans? The human score at the NT
     protocol's best cell (and its share of the human best), and how the two surfaces correlate."""
-    from ..stats import correlations
-
     human = protocols["human"]["measures"]
     out: dict[str, Any] = {}
     for name, p in protocols.items():
@@ -270,12 +269,6 @@ def _score_references(where: Searched, j: Judgments, references: tuple[System, .
                       execution: Execution) -> dict[str, dict[str, float]]:
     """Each reference system's scores on protocol ``j``'s topics and qrels (runs cached under
     OUT/references/<protocol>/; held-out documents removed from the rankings as in the cells)."""
-    from ..formats.trec import Run, canonical, read_qrels, read_topics
-    from ..runs import drop_held, run_all
-    from ..scores import evaluate_runs
-    from ..settings import Execution as Ex
-    from .cells import read_exclusions
-
     topics, qrels = read_topics(j.dir / "topics.tsv"), read_qrels(j.dir / "qrels.txt")
     held = read_exclusions(j.dir / "holdout.tsv") if j.index_name.endswith("-holdout") else {}
     extra = max((len(v) for v in held.values()), default=0)
@@ -303,9 +296,6 @@ def run_grid(index_dir: str | Path, out: str | Path, params: Any, grid: GridSpec
 
     The shared prologue holds for the whole run (:func:`nteval.session.session`): a second grid
     writing the same OUT gets a one-line error instead of mixing cells."""
-    from ..answer import TASKS, check_task
-    from ..session import session
-
     grid, execution = grid_options(params, grid, execution, options)
     task = check_task(grid.task)
     if task is not None and TASKS[task][0] not in protocol_list(grid.protocol):
@@ -323,9 +313,6 @@ def grid_options(params: Any, grid: GridSpec | None, execution: Execution | None
     """:func:`run_grid`'s keywords routed to the objects that own them (one-line error for a
     keyword nobody takes)."""
     from dataclasses import fields, replace
-
-    from .. import protocols as registry
-    from ..settings import reject_unknown, take
 
     rest = dict(options)
     execution = take(Execution, execution, rest)
@@ -354,8 +341,6 @@ def grid_options(params: Any, grid: GridSpec | None, execution: Execution | None
 
 def grid_headline(task: str, result: dict[str, Any]) -> dict[str, Any]:
     """The declared task's best setting, and how many cells cannot be told apart from it."""
-    from ..answer import TASKS
-
     proto = TASKS[task][0]
     m, r = next(iter(result["protocols"][proto]["measures"].items()))
     best = ", ".join(f"{k}={value_label(v)}" for k, v in r["best"]["params"].items())
@@ -371,8 +356,6 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     """The grid of :func:`run_grid`, inside its prologue. ``grid.references``: systems scored on
     the same topics beside the grid (external runs of ``--runs``, a dense model, a callable): each
     is a line on the maps and a row of the summary."""
-    from ..progress import shown, tqdm
-
     t_start = time.perf_counter()
     params, depth, seed, references = list(grid.axes), grid.depth, grid.seed, grid.references
     jobs, progress, scheduler = execution.jobs, execution.progress, execution.scheduler
@@ -389,8 +372,6 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     cells = grid_systems(base, params)
     systems_path = None
     if grid.systems:
-        from ..systems.sets import resolve_systems
-
         systems_path = resolve_systems(grid.systems)[0]
     judgments, info = prepare(index_dir, out, grid, params_by_protocol, systems_path, progress)
 
@@ -438,8 +419,6 @@ def _run_grid(index_dir: Path, out: Path, grid: GridSpec, execution: Execution) 
     if "human" in result["protocols"]:
         result["human_agreement"] = human_agreement(result["protocols"], [p for p, _ in cells])
     if grid.plots:
-        from ..report.contours import grid_plots
-
         result["plots"] = [str(p.relative_to(out)) for p in grid_plots(result, params, out)]
     result["timing"]["total_seconds"] = round(time.perf_counter() - t_start, 3)
     write_text(out / "grid.json", json.dumps(result, indent=2) + "\n")
@@ -452,8 +431,6 @@ def _protocol_params(grid: GridSpec, protocols: list[str], base: System) -> dict
     params_by_protocol = {name: dict(v) for name, v in grid.protocol_params.items()}
     if "highrecall" in protocols:
         params_by_protocol["highrecall"] = dict(params_by_protocol.get("highrecall", {}))
-        from .. import protocols as registry
-        from ..protocols.highrecall import HighRecallSpec
 
         # the spec applies a preset: it says whether sources are held out
         hr_spec = registry.get("highrecall").Spec(**params_by_protocol["highrecall"])

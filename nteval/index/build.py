@@ -20,14 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..atomic import atomic_dir, refuse_foreign
+from ..atomic import atomic_dir, partial_dir, refuse_foreign
 from ..corpus.document import Deletion, Document, Skipped
 from ..corpus.sentences import split_abstract
 from ..corpus.store import FILENAME as STORE_FILENAME
 from ..corpus.store import FORMAT as STORE_FORMAT
-from ..corpus.store import DocStore
-from ..errors import LuceneError
+from ..corpus.store import INDEX_MEMBERS, DocStore
+from ..errors import InputError, LuceneError
+from ..lifecycle import watch_parent
 from ..lucene import indexer, jvm
+from ..progress import shown, tqdm
 from .manifest import (
     DEFAULT_DOCUMENTS,
     MANIFEST,
@@ -95,8 +97,6 @@ def _parse_and_hash(path: Path, documents: str, parent: int | None = None,
     ``counter``: a file where the number of records read so far is kept (the parent's progress bar
     reads it)."""
     if parent is not None:
-        from ..lifecycle import watch_parent
-
         watch_parent(parent)
 
     def tick(n: int) -> None:
@@ -206,8 +206,6 @@ def load_store(store: DocStore, files: Sequence[Path], progress: bool | None = N
     file touches (index look-ups, not a count of the whole table per file).
     """
     import tempfile
-
-    from ..progress import shown, tqdm
 
     per_source: list[dict] = []
     deleted_ids: list[list[str]] = []
@@ -385,8 +383,6 @@ def build_index(sources: Sequence[str | Path], out: str | Path, force: bool = Fa
     """
     import os
 
-    from ..atomic import partial_dir
-
     jobs = jobs or os.cpu_count() or 1
     out = Path(out)
     check_documents(documents)
@@ -436,8 +432,6 @@ def _load(store: DocStore, feed: _LuceneFeed, files: Sequence[Path], progress: b
         per_source, deleted = load_store(store, files, progress=progress, jobs=jobs, on_file=feed, on_done=on_done,
                                          documents=documents)
         if len(store) == 0:
-            from ..errors import InputError
-
             skipped: dict[str, int] = {}
             for src in per_source:
                 for reason, n in src["skipped"].items():
@@ -612,8 +606,6 @@ def index_parameters(documents: str) -> dict[str, Any]:
 def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids: list[str],
                     parameters: dict[str, Any], extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """Close ``store`` and write ``tmp/manifest.json`` for ``sources`` (every source, in order)."""
-    from ..corpus.store import INDEX_MEMBERS
-
     for table in (REPAIR_TABLE, "_checkpoint", "_build"):  # a build's bookkeeping
         store.db.execute(f"DROP TABLE IF EXISTS {table}")
     n = len(store)
@@ -621,8 +613,6 @@ def _write_manifest(tmp: Path, store: DocStore, sources: list[dict], deleted_ids
     for name, want in (("all", n), ("nt", n_nt)):  # what Lucene holds is what the store says, or no index
         got = indexer.doc_count(tmp / name)
         if got != want:
-            from ..errors import InputError
-
             raise InputError(None, f"the {name} index being built holds {got:,} documents but the document store {want:,}: the build "
                              "went wrong (a damaged resume directory?) and is discarded; run the command again")
     store_info = {"path": STORE_FILENAME, "format": store.format, "documents": n,
@@ -678,8 +668,6 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
     import os
     import shutil
 
-    from ..errors import InputError
-
     jobs = jobs or os.cpu_count() or 1
     index_dir = Path(index_dir)
     if not index_dir.exists():
@@ -720,8 +708,6 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:
     """One-line refusals: a source already applied (same sha256), given twice, or an index made
     with other parameters or another Anserini/Lucene (its terms would not be the update's)."""
-    from ..errors import InputError
-
     seen = {s["sha256"]: s["path"] for s in old["sources"]}
     for path, sha in zip(files, shas):
         if sha in seen:

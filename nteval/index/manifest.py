@@ -16,6 +16,7 @@ from typing import Any
 
 from ..corpus.store import FILENAME as STORE_FILENAME
 from ..corpus.store import DocStore
+from ..errors import InputError, read_json_file
 
 __all__ = ["DEFAULT_DOCUMENTS", "DOCUMENT_POLICIES", "MANIFEST", "SKIP_REASONS", "check_documents", "documents_policy",
            "fingerprint", "foreign_entries", "is_index_dir", "read_manifest", "require_store_features", "sha256_file"]
@@ -66,8 +67,6 @@ def fingerprint(manifest: dict[str, Any]) -> str:
 
 def check_documents(documents: str) -> None:
     if documents not in DOCUMENT_POLICIES:
-        from ..errors import InputError
-
         raise InputError(None, f"--documents {documents!r}: must be one of {', '.join(DOCUMENT_POLICIES)}")
 
 
@@ -193,8 +192,6 @@ def read_manifest(index_dir: str | Path) -> dict[str, Any]:
     """The manifest of an nteval index, checked: a corrupt or hand-edited ``manifest.json``
     (``{broken``, ``{}``) or a ``docs.sqlite`` that is not a database is a one-line error naming
     the file, not a traceback later."""
-    from ..errors import InputError, read_json_file
-
     path = Path(index_dir) / MANIFEST
     if not Path(index_dir).exists():
         raise InputError(index_dir, "no such index directory")
@@ -243,8 +240,6 @@ def require_store_features(index_dir: str | Path, features: Sequence[str]) -> di
     """The manifest, once the index's document store is known to hold ``features`` (names in
     :data:`nteval.corpus.store.FEATURES`); an index built before they existed is a one-line error
     that says to rebuild it, not an SQL error later."""
-    from ..errors import InputError
-
     manifest = read_manifest(index_dir)
     path = Path(index_dir) / STORE_FILENAME
     try:

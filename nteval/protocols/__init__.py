@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from ..errors import InputError
+from ..errors import InputError, suggest
 from ..plugins import entry_points
 from .base import Protocol, ProtocolSpec, TopicSet, param
 
@@ -45,8 +45,6 @@ def get(name: str) -> Protocol:
     if name not in _LOADED:
         modules = _modules()
         if name not in modules:
-            from ..errors import suggest
-
             raise InputError(None, f"no protocol {name!r}{suggest(name, names())} (known: {', '.join(names())})")
         target = modules[name]
         module_name, _, attr = target.partition(":")

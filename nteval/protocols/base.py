@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import InputError, short
 from ..formats.trec import Qrels
+from ..index import require_store_features
 from ..params import check_declared, param
 
 __all__ = ["Protocol", "ProtocolSpec", "TopicSet", "VerdictSpec", "param"]
@@ -161,8 +162,6 @@ class Protocol(Generic[SpecT]):
     def check_index(self, index_dir: Path) -> None:
         """One-line error, before any work, when the index lacks what this protocol reads."""
         if self.requires:
-            from ..index import require_store_features
-
             require_store_features(index_dir, self.requires)
 
     def __init_subclass__(cls, **kw: Any) -> None:

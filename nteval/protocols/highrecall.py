@@ -9,16 +9,28 @@ from typing import Any
 
 from ..atomic import write_text
 from ..corpus.store import FILENAME as STORE
-from ..corpus.store import DocStore
+from ..corpus.store import DocStore, known_docids
 from ..errors import InputError
-from ..formats.trec import write_topics
+from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
-from ..runs import Searched, run_all
+from ..runs import Searched, index_folds, run_all
 from ..settings import Execution
-from ..systems.base import System, load_systems
-from ..systems.sets import builtin_systems, find_named_system
+from ..systems.base import System, load_systems, make_system
+from ..systems.dense import SHIPPED_MODELS
+from ..systems.families import families
+from ..systems.pooled import lexical_pools, pooled_run
+from ..systems.sets import builtin_systems, find_named_system, suggest_system
 from ..topics.focused import focused_topics
-from ..topics.highrecall import COMBINE, JUDGED_POLICIES, STD_KINDS
+from ..topics.highrecall import (
+    COMBINE,
+    JUDGED_POLICIES,
+    STD_KINDS,
+    balanced_pseudo_qrels,
+    fused_pseudo_qrels,
+    pseudo_relevant_stats,
+    sentence_query,
+)
+from ..topics.ids import highrecall_id
 from .base import Protocol, TopicSet, VerdictSpec, param
 from .focused import DocumentSampleSpec, sample_documents, sample_record
 
@@ -45,8 +57,6 @@ def default_srefs() -> tuple[str, ...]:
     """The references a high-recall run uses when none is named: the lexical vote and the neural
     reference (equal shares), or the lexical vote alone where the neural extra is not installed
     (every output then says that neural and hybrid systems are judged by lexical references only)."""
-    from ..systems.dense import SHIPPED_MODELS
-
     return LEXICAL_SREFS + (() if SHIPPED_MODELS["minilm"].missing() else NEURAL_SREFS)
 
 
@@ -55,8 +65,6 @@ DEFAULT_SREFS: tuple[str, ...] = LEXICAL_SREFS + NEURAL_SREFS
 
 
 def reference_systems(names: tuple[str, ...]) -> list[System]:
-    from ..systems.base import make_system
-
     return [make_system(n, *REFERENCE_SYSTEMS[n]) for n in names]
 
 
@@ -64,8 +72,6 @@ def reference_families(refs: list[System]) -> dict[str, list[System]]:
     """The references grouped by family, the lexical ones first (``lexical``; the others by their
     family: ``neural``, ``dense``, ``expansion``…). Only a run with references of several families
     is balanced; references of one family are fused as before (:func:`fused_pseudo_qrels`)."""
-    from ..systems.families import families
-
     fam = families({r.name: {"algorithm": r.algorithm, "params": r.params} for r in refs})
     groups: dict[str, list[System]] = {}
     for r in refs:
@@ -77,8 +83,6 @@ def reference_families(refs: list[System]) -> dict[str, list[System]]:
 def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = None) -> System:
     """S_ref: BM25 (k1 0.9, b 0.4) when None; a YAML file holding one system; or a system name
     looked up in the systems file in use, then in the shipped sets."""
-    from ..systems.base import make_system
-
     if isinstance(sref, System):
         return sref
     if sref is None:
@@ -95,7 +99,6 @@ def resolve_sref(sref: str | Path | System | None, systems_path: Path | None = N
     named = find_named_system(str(sref), files)
     if named is not None:
         return named[0]
-    from ..systems.sets import suggest_system
 
     raise InputError(None, f"--sref {sref!r}{suggest_system(str(sref), files)}: no such system in {systems_path or 'the systems file'} or the shipped sets "
                            "(give a name from them or a YAML file with one system)")
@@ -145,11 +148,6 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
 
     Writes OUT/titles.tsv, OUT/sref/ (S_ref's cached run over ``all``), OUT/topics.tsv,
     OUT/qrels.txt and OUT/pseudo_relevant_counts.tsv."""
-    from ..formats.trec import write_qrels
-    from ..runs import index_folds
-    from ..topics.highrecall import pseudo_relevant_stats, sentence_query
-    from ..topics.ids import highrecall_id
-
     spec.validate()
     k, zt, sentence, judged, std = spec.k, spec.zt, spec.sentence, spec.judged, spec.std
     fallback, combine, graded, holdout = spec.fallback, spec.combine, spec.graded, spec.holdout
@@ -220,8 +218,6 @@ def reference_runs(index_dir: Path, manifest: dict[str, Any], titles: dict[str, 
     references beside them, a dense reference re-ranks the union of the lexical references' top
     ``pool`` per title instead of searching the whole collection (:mod:`nteval.systems.pooled`: its
     cost grows with the topics, not the corpus); returns the runs and, then, what the pool was."""
-    from ..systems.pooled import lexical_pools, pooled_run
-
     pooled_refs = [r for f, g in groups.items() if f != "lexical" for r in g if r.algorithm == "dense"] \
         if spec.pool and "lexical" in groups else []
     searched = [r for g in groups.values() for r in g if r not in pooled_refs]
@@ -269,8 +265,6 @@ def references_qrels(groups: dict[str, list[System]], sref_runs: Any, spec: High
     """The pseudo-qrels (by source document) of the references' runs: the lexical vote with every
     other family's equal share beside it (:func:`nteval.topics.highrecall.balanced_pseudo_qrels`),
     or the fusion of one family's references (:func:`nteval.topics.highrecall.fused_pseudo_qrels`)."""
-    from ..topics.highrecall import balanced_pseudo_qrels, fused_pseudo_qrels
-
     kw: dict[str, Any] = dict(k=spec.k, zt=spec.zt, std=spec.std, judged=spec.judged, combine=spec.combine,
                               graded=spec.graded)
     if len(groups) > 1 and "lexical" in groups:
@@ -300,7 +294,6 @@ def judgeable(index_dir: Path, manifest: dict[str, Any], qrels: dict[str, dict[s
     recall alike. Topics left without a pseudo-relevant document are dropped by the caller."""
     if manifest["indexes"]["nt"]["documents"] == manifest["indexes"]["all"]["documents"]:
         return qrels, {"pseudo_relevant": 0, "nonrelevant": 0}
-    from ..corpus.store import known_docids
 
     inside = known_docids(index_dir, {d for v in qrels.values() for d in v}, "nt")
     gone = {"pseudo_relevant": 0, "nonrelevant": 0}

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import DocStore
+from ..lucene.searcher import Index
 from ..params import param
 from ..topics.focused import query_text
 from ..topics.ids import keywords_id
@@ -61,8 +62,6 @@ class Keywords(Protocol[KeywordsSpec]):
 
     def build(self, index_dir: Path, spec: KeywordsSpec, out: Path, progress: bool | None = None,
               systems_path: Path | None = None) -> TopicSet:
-        from ..lucene.searcher import Index
-
         ids, n_eligible = sample_documents(index_dir, spec)  # D0: the same sample as focused for a seed
         store = DocStore(Path(index_dir) / STORE)
         try:

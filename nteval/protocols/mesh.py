@@ -17,6 +17,7 @@ from typing import Any
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import DocStore
 from ..errors import InputError
+from ..index import require_store_features
 from .base import Protocol, ProtocolSpec, TopicSet, VerdictSpec, param
 
 
@@ -48,8 +49,6 @@ class Mesh(Protocol[MeshSpec]):
 
     def check_index(self, index_dir: Path) -> None:
         """Also refuse, before any work, an index none of whose documents has MeSH headings."""
-        from ..index import require_store_features
-
         manifest = require_store_features(index_dir, self.requires)
         if manifest.get("store", {}).get("documents_with_mesh", 1) == 0:
             raise InputError(index_dir, "no document of this index has MeSH headings (not a Medline corpus?): the mesh "

@@ -8,7 +8,9 @@ import html
 from pathlib import Path
 from typing import Any
 
+from ..answer import bias_groups, disagreement_groups, disagreement_head
 from ..atomic import write_text
+from .caveats import caveat_blocks
 from .document import Block, html_page, inline_html, to_html, to_latex, to_markdown
 from .plots import scatter
 
@@ -129,7 +131,6 @@ def verdict_blocks(r: dict[str, Any]) -> list[Block]:
                     + (" > …" if len(v["groups"]) > 4 else ""))
         items.append(item)
     blocks: list[Block] = [("h2", "Verdicts: which NT protocol to believe for which task"), ("ul", items)]
-    from ..answer import bias_groups, disagreement_groups, disagreement_head
 
     groups = [(side, who, measured) for side, ns in (r.get("bias_notes") or {}).items()
               for who, measured in bias_groups(ns)]
@@ -305,8 +306,6 @@ def bottom_line(r: dict[str, Any]) -> list[Block]:
 
 def _lead_blocks(r: dict[str, Any]) -> list[Block]:
     """The bottom line, the caveats, the verdicts: what a reader needs before any figure."""
-    from .caveats import caveat_blocks
-
     return bottom_line(r) + coverage_blocks(r) + caveat_blocks(r.get("caveats") or []) + verdict_blocks(r)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..effects import MMD
 from .plots import INK, pyplot, save_png
 
 if TYPE_CHECKING:  # (a grid axis: name and values)
@@ -39,8 +40,6 @@ _REF_COLORS = ("#ff7f0e", "#e377c2", "#17becf", "#bcbd22", "#8c564b", "#7f7f7f")
 
 def mmd_of(best: float) -> float:
     """The minimum meaningful difference below a best score ``best`` (the default MMD)."""
-    from ..effects import MMD
-
     m = MMD.parse(None)
     return abs(best) * m.value if m.relative else m.value
 

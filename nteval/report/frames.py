@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError
+from ..errors import InputError, read_json_file
 
 
 def _pandas() -> Any:
@@ -29,7 +29,6 @@ def _pandas() -> Any:
 def _results(results: dict[str, Any] | str | Path) -> dict[str, Any]:
     if isinstance(results, dict):
         return results
-    from ..errors import read_json_file
 
     path = Path(results) / "results.json"
     if not path.is_file():

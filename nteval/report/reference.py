@@ -6,6 +6,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from ..params import declared, flag_of
+from ..protocols import get, names
+from ..systems import registry
+
 
 def _cell(value: Any) -> str:
     if isinstance(value, (tuple, list)):
@@ -22,9 +26,6 @@ def _bounds(meta: Any) -> str:
 
 
 def parameters_markdown() -> str:
-    from ..protocols import get, names
-    from ..systems import registry
-
     lines = ["# Parameters", "",
              "Every parameter nteval's protocols and system kinds declare, with its default and bounds. This page is "
              "generated from the declarations in the code (`python scripts/parameters_page.py` rewrites it; a test "
@@ -79,8 +80,6 @@ SETTINGS = (
 
 def _settings_sections() -> list[str]:
     import importlib
-
-    from ..params import declared, flag_of
 
     lines = ["## Run settings, execution, grid, correlate and tune", "",
              "The spec objects the pipelines take (`nteval.run_protocol(..., settings=RunSettings(depth=100))`, or "

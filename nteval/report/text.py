@@ -4,7 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ..answer import TASKS, bias_lines, disagreement_lines
+from ..evidence import coverage_lines, evidence_lines
+from ..index import documents_policy
 from ..protocols.highrecall import highrecall_summary  # noqa: F401  (its home before 0.2)
+from ..verdict import verdict_text
+from .document import to_latex
 
 
 def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
@@ -32,8 +37,6 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
 
 def index_counts(manifest: dict[str, Any]) -> str:
     """What each Lucene index holds and how many documents can be topics (title and abstract)."""
-    from ..index import documents_policy
-
     n_all, n_nt = manifest["indexes"]["all"]["documents"], manifest["indexes"]["nt"]["documents"]
     st = manifest.get("store", {})
     line = (f"  indexes      all/ (title+abstract) {n_all:,} documents, nt/ (abstract only) {n_nt:,}"
@@ -66,8 +69,6 @@ def _sort_key(results: dict[str, Any], sort_by: str | None) -> str:
 
 def results_latex(results: dict[str, Any], sort_by: str | None = None) -> str:
     """The results table as a booktabs LaTeX document (results.tex), for a paper."""
-    from .document import to_latex
-
     key = _sort_key(results, sort_by)
     systems = sorted(results["systems"].items(), key=lambda kv: -kv[1][key])
     caption = f"{results['protocol']} protocol: {results['n_topics']:,} topics, seed {results['seed']}, sorted by {key}"
@@ -194,8 +195,6 @@ def grid_summary(res: dict[str, Any]) -> str:
 
 def task_hint(protocol: str) -> str:
     """For a run without a declared task: which task this verdict answers, and how to get the other."""
-    from ..answer import TASKS
-
     mine = next((t for t, (p, _) in TASKS.items() if p == protocol), None)
     if mine is None:
         return f"task: this verdict answers the {protocol} protocol's own question (above); --task applies to focused and highrecall"
@@ -209,10 +208,6 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
     """What a protocol command prints: the declared task's headline answer first, then the verdict
     with its sizes, the study's evidence (not this run's), the bias notes on this run's systems,
     the protocol's own lines, and the full table."""
-    from ..answer import bias_lines
-    from ..evidence import coverage_lines, evidence_lines
-    from ..verdict import verdict_text
-
     lines: list[str] = []
     if res.get("answer"):
         lines += [res["answer"]["text"], ""]
@@ -255,10 +250,6 @@ def runs_line(res: dict[str, Any]) -> str:
 
 def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list[str]:
     """What ``nteval compare`` prints (and answer.md holds): the answer first, then the details."""
-    from ..answer import TASKS, bias_lines, disagreement_lines
-    from ..evidence import coverage_lines, evidence_lines
-    from ..verdict import verdict_text
-
     lines: list[str] = []
     if answer.get("headline"):
         lines += [answer["headline"]["text"], ""]

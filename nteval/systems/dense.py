@@ -46,7 +46,9 @@ from ..atomic import file_lock, save_array, write_text
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from ..params import Param
+from ..progress import shown, tqdm
 from .kind import RunContext, SystemKind
+from .onnx_encoder import OnnxSentenceEncoder, exported
 
 #: Documents per cached part of an encoding (the unit of resumption).
 PART = 8192
@@ -410,8 +412,6 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str) -> Encoder:
                             "backend torch", place="params.backend")
     import onnxruntime
 
-    from .onnx_encoder import OnnxSentenceEncoder, exported
-
     variant = "int8" if backend == "onnx-int8" else "fp32"
     graph = exported(p, tag, variant)
     seq = int(json.loads((p / "sentence_bert_config.json").read_text(encoding="utf-8")).get("max_seq_length") or 256) \
@@ -556,8 +556,6 @@ _lock = file_lock
 
 def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,
             progress: bool | None) -> None:
-    from ..progress import shown, tqdm  # (off a terminal, a command prints a plain line every 30 s of encoding)
-
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
     docids = index_docids(index_dir, index_name)

@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.trec import Run
+from ..index import read_manifest
+from ..lucene.searcher import Index
 from .kind import RunContext
 from .system import System
 
@@ -41,16 +43,12 @@ class Target:
     @property
     def fingerprint(self) -> str:
         if self._fingerprint is None:
-            from ..index import read_manifest
-
             self._fingerprint = read_manifest(self.index_dir)["fingerprint"]
         return self._fingerprint
 
     @property
     def lucene(self):
         if self._lucene is None:
-            from ..lucene.searcher import Index
-
             self._lucene = Index(self.index_dir / self.index_name)
         return self._lucene
 

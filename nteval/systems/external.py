@@ -33,7 +33,9 @@ from typing import Any
 
 from ..corpus.store import known_docids
 from ..errors import InputError, short
-from ..formats.trec import Run, read_run_top, run_rows
+from ..formats.trec import Run, canonical, read_run_top, run_rows, write_topics
+from ..lifecycle import die_with_parent_gently
+from ..topics.ids import describe
 from .kind import FAMILY, RunContext, SystemKind
 from .system import System, check_family, check_name, name_problem
 
@@ -320,9 +322,6 @@ def _run_command(system: System, topics: dict[str, str], k: int) -> Run:
     import sys
     import tempfile
 
-    from ..formats.trec import write_topics
-    from ..lifecycle import die_with_parent_gently
-
     tmp = Path(tempfile.mkdtemp(prefix="nteval-command-"))
     try:
         tpath, rpath, epath = tmp / "topics.tsv", tmp / "run.txt", tmp / "stderr.tail"
@@ -381,8 +380,6 @@ def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str
     index: another sample). ``capped``: ``answered`` holds only the first foreign ids found."""
     unknown = sorted(set(answered) - set(topics))
     if unknown:
-        from ..topics.ids import describe
-
         more = "at least " if capped else ""
         raise InputError(None, f"system {name}: {more}{len(unknown):,} of its {more}{len(set(answered)):,} topics are not this "
                                f"experiment's: it answers {describe(unknown)}, this {label or ''} experiment has "
@@ -476,7 +473,6 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
                                f"documents not in this collection (e.g. {short(sorted(foreign)[0])}): did it search "
                                "another corpus? (`nteval export` writes this one)")
     missing = sum(1 for q in topics if not run.get(q))
-    from ..formats.trec import canonical
 
     out = {q: canonical(run.get(q, []), depth) for q in topics}
     notes: dict[str, Any] = {"topics_without_results": missing, "foreign_documents": len(foreign), "foreign_hits": foreign_hits,

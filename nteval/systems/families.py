@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import registry
+
 #: Families of systems (what the study measures biases for), in the order notes are given.
 FAMILIES: dict[str, str] = {
     "expansion": "query expansion (pseudo-relevance feedback: RM3, Rocchio)",
@@ -26,8 +28,6 @@ FAMILIES: dict[str, str] = {
 
 def _kind(algorithm: Any) -> Any:
     """The registered kind of a results.json algorithm name (None for one this version lacks)."""
-    from . import registry
-
     return registry.get(algorithm) if isinstance(algorithm, str) and registry.known(algorithm) else None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from ..errors import InputError
 from . import registry
 from .base import load_systems
 from .kind import FAMILY, extra_missing
@@ -54,8 +55,6 @@ def overview() -> str:
 
 
 def set_listing(spec: str) -> str:
-    from ..errors import InputError
-
     path = Path(spec)
     if not path.exists():
         sets = shipped_sets()

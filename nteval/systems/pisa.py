@@ -37,7 +37,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..atomic import file_lock, write_text
 from ..errors import InputError, env_int
+from ..lifecycle import die_with_parent
 from ..params import Param
+from ..progress import shown as show
+from ..progress import tqdm
 from .engines import engine_index, file_digests, files_problem, package_version, require
 from .kind import RunContext, SystemKind
 from .lucene_kinds import K1, B
@@ -169,8 +172,6 @@ def pisa_setting(where: Path, k1: float, b: float) -> Path:
         stemmer = "" if index.stemmer == pp.PisaStemmer.none else index.stemmer.value
         import subprocess
 
-        from ..lifecycle import die_with_parent
-
         log = where / "pisa.log"
         _rotate(log)
         with open(log, "ab") as fh:
@@ -199,9 +200,6 @@ def pisa_index(target: Any, stemmer: str, progress: bool | None) -> tuple[Path, 
 
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
         import shutil
-
-        from ..progress import shown as show
-        from ..progress import tqdm
 
         where = partial / "pisa"
         if where.exists():  # PISA's indexer cannot resume a cut build: start it again

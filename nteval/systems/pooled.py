@@ -31,6 +31,8 @@ from .._version import __version__
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import index_contents
 from ..errors import InputError
+from ..formats.trec import trec_order
+from ..progress import shown, tqdm
 from .dense import Encoder, load_encoder
 
 #: Documents per encoding chunk (a Dask task; one commit of the store).
@@ -146,8 +148,6 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
     """The dense system ``system`` (``algorithm: dense``) re-ranking each topic's ``pools[q]`` for
     ``queries[q]``: its top ``k`` by cosine, ties by docid. Returns the run and notes (documents in
     the pools, how many were encoded now, the store)."""
-    from ..progress import shown, tqdm
-
     params = system.params
     encoder = load_encoder(params.get("model", "wordllama"), int(params.get("dim", 0)), system.name,
                            params.get("backend", "auto"))
@@ -182,8 +182,6 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
 
 def lexical_pools(runs: Sequence[Mapping[str, Sequence[tuple[str, float]]]], depth: int) -> dict[str, list[str]]:
     """Each topic's union of the lexical references' top ``depth`` (trec order), sorted."""
-    from ..formats.trec import trec_order
-
     pools: dict[str, set[str]] = {}
     for run in runs:
         for qid, ranking in run.items():

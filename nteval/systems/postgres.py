@@ -36,6 +36,7 @@ import re
 import threading
 from typing import TYPE_CHECKING, Any
 
+from ..corpus.store import index_docids, index_texts
 from ..errors import AMBIGUOUS_PASSWORD, InputError, ambiguous_password, short
 from ..params import Param
 from .engines import docids_digest, require
@@ -331,8 +332,6 @@ class PostgresFts(SystemKind):
     def _own_table(self, pg: Any, conn: Any, target: Any, system: System) -> str:
         """nteval's table of the target's documents, loaded first when missing or not matching them."""
         import sys
-
-        from ..corpus.store import index_docids, index_texts
 
         sql, config = pg.sql, system.params["config"]
         docids = index_docids(target.index_dir, target.index_name)

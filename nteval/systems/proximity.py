@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..formats.trec import trec_order
 from ..lucene.searcher import Index, Ranking
 from ..params import Param
 from .kind import RunContext, SystemKind
@@ -96,6 +97,4 @@ class BM25Proximity(Proximity):
     def cut(self, ranking: Ranking, depth: int) -> Ranking:
         """The ``depth`` best by the combined score (cut after the re-sort: a list cut in BM25's order
         would make the top of the ranking depend on how deep it is asked for)."""
-        from ..formats.trec import trec_order
-
         return trec_order(ranking)[:depth]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from .engines import require
 from .external import _call_user, _import, validate
@@ -45,14 +46,10 @@ class Collection:
 
     def get_corpus_iter(self, verbose: bool = False) -> Iterator[dict[str, str]]:
         """``{"docno", "text"}`` of every document, in the store's order (PyTerrier's convention)."""
-        from ..corpus.store import index_texts
-
         for docid, text in index_texts(self.index_dir, self.index_name):
             yield {"docno": docid, "text": text}
 
     def __len__(self) -> int:
-        from ..corpus.store import index_docids
-
         return len(index_docids(self.index_dir, self.index_name))
 
 

@@ -41,8 +41,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, short
+from ..corpus.store import index_docids
+from ..errors import InputError, redact_url, short, url_passwords
 from ..params import Param
+from ..progress import shown, tqdm
+from .external import MAX_FOREIGN_SHARE
 
 CONCURRENCY = Param("concurrency", 4, "requests in flight at once", min=1, max=64)
 TIMEOUT = Param("timeout", 30.0, "seconds a request may take before it counts as failed (and is tried again)",
@@ -143,8 +146,6 @@ class Secrets:
     def given(self, url: str) -> str:
         """The URL a connection uses: as written in the systems file (:func:`hide_password`), its
         password then redacted (``***``) from every message, as a secret's value is."""
-        from ..errors import url_passwords
-
         url = getattr(url, "given", url)
         for pw in url_passwords(url):
             self._remember("***", pw)
@@ -181,8 +182,6 @@ class HiddenPassword(str):
 def hide_password(url: Any) -> Any:
     """``url`` as a :class:`HiddenPassword` when a password is written in it (``user:pw@``,
     ``password=``), else as it is."""
-    from ..errors import redact_url
-
     if not isinstance(url, str) or isinstance(url, HiddenPassword) or redact_url(url) == url:
         return url
     out = HiddenPassword(redact_url(url))
@@ -509,8 +508,6 @@ def ask_all(job: Job, topics: Mapping[str, str], ask: Callable[[str], Answer],
     The first failure (after its retries) stops the run: the queries in flight finish, the rest are
     not asked, and one line naming the system, the topic and what the engine said is raised. Returns
     the answers by topic id and what happened (for the run's notes)."""
-    from ..progress import shown, tqdm
-
     texts = dict(topics)
     after = job.cache.finished(job.depth, job.version) if job.answers == "ask" else None
     got = job.cache.get(texts.values(), job.depth, job.version, after)
@@ -571,8 +568,6 @@ _KNOWN: dict[tuple[str, str, str], frozenset[str]] = {}
 
 def collection_docids(target: Any) -> frozenset[str]:
     """The docids of the index ``target`` searches, read once per process and index version."""
-    from ..corpus.store import index_docids
-
     key = (str(target.index_dir), target.index_name, target.fingerprint)
     if key not in _KNOWN:
         _KNOWN.clear()  # (one index at a time: a process does not keep millions of ids it no longer needs)
@@ -590,8 +585,6 @@ def finish(job: Job, answers: Mapping[str, Answer], topics: Mapping[str, str], k
     over another corpus, or ids that are not the collection's docids; those answers leave the cache,
     so a fixed engine is asked again. Below that share they are reported and count as not relevant.
     Returns the run (best first; :func:`nteval.runs.run_all` puts it in trec_eval's order) and notes."""
-    from .external import MAX_FOREIGN_SHARE
-
     run: dict[str, list[tuple[str, float]]] = {}
     bad: dict[str, list[str]] = {}
     for q, a in answers.items():

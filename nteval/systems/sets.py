@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import InputError, short, suggest
+from ..settings import SystemSet
 from .base import System, load_systems
 
 
@@ -17,8 +19,6 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
     """A YAML path, the name of a shipped set (``default``, ``table1``, ``wide``), or a list of
     Systems (e.g. with :func:`~nteval.systems.external.callable_system` ones); then ``extra`` (runs
     of ``--runs DIR``) after them. Returns the YAML (None for a list) and the systems."""
-    from ..errors import InputError, short
-
     if isinstance(spec, (list, tuple)):
         p, systems = None, list(spec)
         bad = [s for s in systems if not isinstance(s, System)]
@@ -29,8 +29,6 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
         if not p.exists() and builtin_systems(str(p)).is_file():
             p = builtin_systems(str(p))
         elif not p.exists() and p.suffix not in (".yaml", ".yml") and len(p.parts) == 1:
-            from ..errors import suggest
-
             raise InputError(p, f"no such systems file or shipped set{suggest(str(p), shipped_sets())} (shipped: "
                                 f"{', '.join(shipped_sets())}; `nteval systems` lists them)")
         systems = load_systems(p)
@@ -50,8 +48,6 @@ def resolve_systems(spec: str | Path | list[System] | None, extra: list[System] 
 def resolve_set(chosen) -> tuple[Path | None, list[System]]:
     """A :class:`~nteval.settings.SystemSet` (or what :func:`resolve_systems` takes) → (the systems
     YAML, or the set's ``file`` when its source is a list; the Systems, ``extra`` after them)."""
-    from ..settings import SystemSet
-
     chosen = SystemSet.of(chosen)
     path, systems = resolve_systems(chosen.source, list(chosen.extra) or None)
     return path or chosen.file, systems
@@ -74,8 +70,6 @@ def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path
 def suggest_system(name: str, files: list[Path | None], extra: tuple[str, ...] = ()) -> str:
     """" (did you mean X?)" for a misspelt system name, among the systems of ``files`` (and ``extra``
     names, e.g. algorithms)."""
-    from ..errors import suggest
-
     names = list(extra)
     for path in files:
         if path is not None and Path(path).is_file():

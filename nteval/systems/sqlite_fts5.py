@@ -26,7 +26,10 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..corpus.store import index_docids
 from ..params import Param
+from ..progress import shown as show
+from ..progress import tqdm
 from .engines import LUCENE_STOPWORDS, engine_index
 from .kind import RunContext, SystemKind
 
@@ -78,9 +81,6 @@ def fts_index(target: Any, tokenizer: str, stops: str, progress: bool | None) ->
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
         import sys
 
-        from ..progress import shown as show
-        from ..progress import tqdm
-
         db_path = partial / "fts.sqlite"
         db_path.unlink(missing_ok=True)  # (a cut build starts again: FTS5 builds in seconds)
         db = sqlite3.connect(str(db_path))
@@ -122,8 +122,6 @@ class SqliteFts5(SystemKind):
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
         from concurrent.futures import ThreadPoolExecutor
-
-        from ..corpus.store import index_docids
 
         p = system.params
         where, meta = fts_index(target, p["tokenizer"], p["stops"], target.progress)

@@ -22,8 +22,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..corpus.store import index_docids
 from ..errors import InputError
 from ..params import Param
+from ..progress import shown as show
+from ..progress import tqdm
 from .engines import LUCENE_STOPWORDS, engine_index, package_version, require
 from .kind import RunContext, SystemKind
 
@@ -65,9 +68,6 @@ def tantivy_index(target: Any, progress: bool | None) -> tuple[Path, dict[str, A
     tv = require("tantivy", "engines", "tantivy")
 
     def build(partial: Path, docs, n: int, shown: bool | None) -> dict[str, Any]:
-        from ..progress import shown as show
-        from ..progress import tqdm
-
         where = partial / "tantivy"
         where.mkdir(exist_ok=True)
         state = partial / "committed.json"
@@ -119,8 +119,6 @@ class TantivyBM25(SystemKind):
 
     def run(self, target: Any, system: System, topics: dict[str, str], depth: int, ctx: RunContext) -> Run:
         from concurrent.futures import ThreadPoolExecutor
-
-        from ..corpus.store import index_docids
 
         tv = require("tantivy", "engines", "tantivy")
         where, meta = tantivy_index(target, target.progress)
