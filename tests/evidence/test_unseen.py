@@ -1,0 +1,51 @@
+"""The unseen-encoders study (issue 48): its choice rule on a hand case, and its shipped output as a
+run's evidence line (leave-model-out: each encoder judged by references that do not contain it)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _study():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import unseen_encoders_study
+
+    return unseen_encoders_study
+
+
+def _per(lex_tau: float, rows: dict) -> dict:
+    per = {"lexical": {"tau": 0.7, "tau_lexical": lex_tau, "systems": {}}}
+    for mech, (tau, lex, mini_under_e5, e5_under_mini) in rows.items():
+        per[f"{mech}[minilm]"] = {"tau": tau, "tau_lexical": lex, "systems": {"e5": {"bias": (e5_under_mini, 0, 0)}}}
+        per[f"{mech}[e5]"] = {"tau": tau, "tau_lexical": lex, "systems": {"minilm": {"bias": (mini_under_e5, 0, 0)}}}
+    return per
+
+
+def test_the_rule_takes_the_smallest_unseen_bias_and_the_cheaper_of_a_tie():
+    s = _study()
+    mechs = ["full", *(f"pool {p}" for p in s.POOLS), *(f"pool {p}+wl" for p in s.STATIC_POOLS)]
+    base = {m: (0.8, 0.85, -30.0, -30.0) for m in mechs}
+    # full: U 20; pool 300: U 22 (tied within 3, cheaper); pool 100: U 10 but its lexical τ too low
+    rows = {**base, "full": (0.82, 0.86, -20.0, 4.0), "pool 300": (0.80, 0.86, -22.0, 1.0),
+            "pool 100": (0.81, 0.80, -10.0, 2.0)}
+    got = s.choose({"collections": {"cisi": _per(0.85, rows), "cf": _per(0.85, rows)}})
+    assert "pool 100" not in got["eligible"]
+    assert got["U"]["full"] == 20 and got["tied_within_3"] == ["full", "pool 300"] and got["chosen"] == "pool 300"
+    rows["pool 300"] = (0.80, 0.86, -23.5, 1.0)  # 3.5 points worse: no longer tied
+    assert s.choose({"collections": {"cisi": _per(0.85, rows), "cf": _per(0.85, rows)}})["chosen"] == "full"
+
+
+def test_the_shipped_study_is_a_run_evidence_line():
+    from nteval.evidence import evidence_lines, unseen_bias, unseen_study
+
+    shipped = unseen_study()
+    assert shipped is not None and shipped["choice"]["chosen"] == "full"
+    e5 = unseen_bias("e5")
+    row = shipped["collections"]["cf"]["full[minilm]"]["systems"]["e5"]["bias"]
+    assert e5["cf"] == tuple(row) and set(e5) == {"cisi", "cf"}
+    line = [x for x in evidence_lines("highrecall") if "leave-model-out" in x]
+    assert len(line) == 1 and "multilingual-e5-small judged without its own model" in line[0]
+    assert f"{row[0]:+.0f} points [{row[1]:+.0f}, {row[2]:+.0f}] on CF" in line[0]
+    assert not [x for x in evidence_lines("focused") if "leave-model-out" in x]
