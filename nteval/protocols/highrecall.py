@@ -237,10 +237,12 @@ def reference_runs(index_dir: Path, manifest: dict[str, Any], titles: dict[str, 
 
 
 def spec_scheduler() -> str | None:
-    """The Dask scheduler the references' work goes to: the pipeline's ``--scheduler`` session."""
-    from ..cluster import current
+    """The Dask scheduler the references' work goes to: the pipeline's ``--scheduler`` session (none
+    when no session was opened: nteval.cluster, which loads Dask, is then not even imported)."""
+    import sys
 
-    return current()
+    cluster = sys.modules.get("nteval.cluster")
+    return cluster.current() if cluster is not None else None
 
 
 def dask_mapper(scheduler: str | None = None) -> Any:
