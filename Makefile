@@ -48,7 +48,7 @@ demo: install
 # tests wait on a JVM, a server or a subprocess, so two workers on two cores nearly halve the time.
 TEST_WORKERS ?= 2
 test: install-neural
-	@echo "nteval: the whole suite, about 910 tests in $(TEST_WORKERS) workers: about 17 min on 2 idle cores (make test-fast: the fast tier); each test's name shows as it finishes"
+	@echo "nteval: the whole suite, about 950 tests in $(TEST_WORKERS) workers: about 18 min on 2 idle cores (31 min measured beside other work) (make test-fast: the fast tier); each test's name shows as it finishes"
 	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10
 
 # The fast tier (about 3 min on 2 cores, lint and types included): the tests not marked slow (tests/conftest.py).
