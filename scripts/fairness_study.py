@@ -425,6 +425,19 @@ def block(s: dict[str, Any]) -> str:
 MARK = "fairness:designs"
 
 
+def write_study(result: dict[str, Any], text: str, out_json: Path, mark: str, doc_path: Path = DOC) -> None:
+    """A study's JSON, and its table into the ``<!-- mark -->`` block of docs/verdicts.md (an empty block too)."""
+    import re
+
+    out_json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    doc = doc_path.read_text(encoding="utf-8")
+    pat = re.compile(rf"(<!-- {mark} -->\n)(.*?)\n?(<!-- /{mark} -->)", re.S)
+    if not pat.search(doc):
+        raise SystemExit(f"{doc_path}: no <!-- {mark} --> block to fill")
+    doc_path.write_text(pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc), encoding="utf-8")
+    print(f"wrote {out_json.relative_to(ROOT)} and the block of {doc_path.relative_to(ROOT)}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--work", type=Path, required=True)
@@ -434,15 +447,7 @@ def main() -> None:
     s = study(a.work, holdout=not a.no_holdout)
     text = block(s)
     if a.write:
-        import re
-
-        OUT_JSON.write_text(json.dumps(s, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        doc = DOC.read_text(encoding="utf-8")
-        pat = re.compile(rf"(<!-- {MARK} -->\n)(.*?)\n?(<!-- /{MARK} -->)", re.S)  # (an empty block too)
-        if not pat.search(doc):
-            raise SystemExit(f"{DOC}: no <!-- {MARK} --> block to fill")
-        DOC.write_text(pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc), encoding="utf-8")
-        print(f"wrote {OUT_JSON.relative_to(ROOT)} and the block of {DOC.relative_to(ROOT)}")
+        write_study(s, text, OUT_JSON, MARK)
     else:
         print(text)
 

