@@ -254,13 +254,13 @@ def encoder_threads() -> int:
             return max(1, int(raw))
         except ValueError:
             raise InputError(None, f"NTEVAL_ENCODER_THREADS={short(raw)}: give a whole number of threads") from None
-    try:
-        from distributed import get_worker
-
-        get_worker()
-        return 1
-    except (ImportError, ValueError):
-        pass
+    dask = sys.modules.get("distributed")   # (a Dask worker has it loaded; nothing else needs to load it to ask)
+    if dask is not None:
+        try:
+            dask.get_worker()
+            return 1
+        except ValueError:
+            pass
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
 
 

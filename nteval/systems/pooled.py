@@ -29,7 +29,7 @@ import numpy as np
 
 from .._version import __version__
 from ..corpus.store import FILENAME as STORE
-from ..corpus.store import index_contents
+from ..corpus.store import INDEX_MEMBERS, index_contents
 from ..errors import InputError
 from ..formats.trec import trec_order
 from ..progress import shown, tqdm
@@ -104,12 +104,12 @@ def texts_of(index_dir: Path, index_name: str, docids: Sequence[str]) -> dict[st
     db = sqlite3.connect(f"file:{Path(index_dir) / STORE}?mode=ro", uri=True)
     out: dict[str, str] = {}
     ids = sorted(set(docids))
-    where = "" if index_name == "all" else " AND abstract != ''"
     try:
         for i in range(0, len(ids), 900):
             chunk = ids[i:i + 900]
             for d, title, abstract in db.execute(
-                    f"SELECT docid, title, abstract FROM docs WHERE docid IN ({','.join('?' * len(chunk))}){where}", chunk):
+                    f"SELECT docid, title, abstract FROM docs WHERE docid IN ({','.join('?' * len(chunk))}) "
+                    f"AND {INDEX_MEMBERS[index_name]}", chunk):
                 out[d] = index_contents(index_name, title, abstract)
     finally:
         db.close()
