@@ -21,6 +21,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from conftest import HANG
+
 #: the user the server runs as (Debian's package creates it)
 PG_USER = "postgres"
 #: a role with a password, for the tests of connections by URL (password from the environment)
@@ -44,7 +46,7 @@ def postgres_binaries() -> tuple[Path | None, str]:
         return None, "PostgreSQL is not installed (Debian: apt-get install postgresql); .ci/run installs it"
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "postgresql"]):
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=HANG)
         if r.returncode != 0:
             return None, f"PostgreSQL could not be installed ({' '.join(cmd)}: {r.stderr.strip()[-200:]})"
     found = _bindir()
@@ -130,7 +132,7 @@ def start_postgres(bindir: Path, port: int | None = None) -> PostgresServer:
         os.chown(p, pw.pw_uid, pw.pw_gid)
     pre = _as_postgres_dying_with_parent()
     r = subprocess.run([str(bindir / "initdb"), "-D", str(data), "-A", "trust", "-U", PG_USER, "--no-sync", "-E", "UTF8",
-                        "--locale=C"], capture_output=True, text=True, timeout=300, preexec_fn=pre)
+                        "--locale=C"], capture_output=True, text=True, timeout=HANG, preexec_fn=pre)
     if r.returncode != 0:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"initdb failed: {r.stderr.strip()[-300:]}")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIRST200
+from conftest import FIRST200, HANG
 
 from nteval.cli import main
 
@@ -267,7 +267,7 @@ def test_compression_bomb_parses_in_bounded_memory(tmp_path):
             "hwm = int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
             "print(hwm // 1024, sum(op[0] == 'skip' and op[2] == 'too_large' for op in ops))")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    r = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, env=env, timeout=300)
+    r = subprocess.run([sys.executable, "-c", code, str(bomb)], capture_output=True, text=True, env=env, timeout=HANG)
     assert r.returncode == 0, r.stderr[-2000:]
     mb, skipped = map(int, r.stdout.split())
     assert skipped == 1
@@ -705,7 +705,7 @@ def test_missing_pyserini_jar_says_how_to_install_it(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NTEVAL_", "PYTHON"))}
     env["PYTHONPATH"] = f"{ROOT}{os.pathsep}{env_dir}"
     r = subprocess.run([sys.executable, "-S", "-m", "nteval.cli", "index", str(FIRST200), "--out",
-                        str(tmp_path / "idx"), "--quiet"], capture_output=True, text=True, env=env, timeout=300)
+                        str(tmp_path / "idx"), "--quiet"], capture_output=True, text=True, env=env, timeout=HANG)
     assert r.returncode == 2, r.stderr[-2000:]
     one_line_error(r.stderr, "pip install --no-deps pyserini==1.6.0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]  # no index, no temp dir, no lock

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import FIRST100, FIRST200, cli, one_line_error
+from conftest import FIRST100, FIRST200, HANG, cli, one_line_error
 
 ROOT = Path(__file__).resolve().parents[2]
 NTEVAL = [sys.executable, "-m", "nteval.cli"]
@@ -379,7 +379,7 @@ def test_a_callable_that_exits_does_not_end_nteval(first200_index, tmp_path, fn,
     yml.write_text(f"- {{name: bm25, algorithm: bm25}}\n- {{name: mine, callable: 'hostile_mod:{fn}', version: 1}}\n")
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
                         "--systems", str(yml), "--out", str(tmp_path / "f"), "--allow-code"],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
+                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=HANG)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert r.stderr.strip().splitlines() == [f"nteval: error: system 'mine': its search {says} instead of returning "
                                              "rankings"], r.stderr
@@ -394,7 +394,7 @@ def test_a_callable_that_changes_directory_does_not_move_relative_paths(first200
                                      "version: 1}\n")
     r = subprocess.run([*NTEVAL, "focused", "--index", "idx", "--topics", "20", "--min-topics", "10", "--systems",
                         "s.yaml", "--out", "f", "--allow-code", "--quiet"], cwd=tmp_path, capture_output=True, text=True,
-                       env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=300)
+                       env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=HANG)
     assert r.returncode == 0, r.stderr
     assert set(json.loads((tmp_path / "f" / "results.json").read_text())["systems"]) == {"bm25", "mine"}
 
@@ -424,7 +424,7 @@ def test_a_programs_stderr_is_not_held_in_memory(first200_index, tmp_path):
            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     r = subprocess.run([sys.executable, "-c", peak, *NTEVAL, "focused", "--index", str(first200_index), "--topics",
                         "20", "--min-topics", "10", "--systems", str(yml), "--out", str(tmp_path / "f"), "--allow-code"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG)
     peak_kb = int(r.stdout.split()[-1])
     assert "its command exited with status 3: xxxx" in r.stderr and "its command exited with status 3: xxxx" in r.stderr and len(r.stderr) < 400
     assert peak_kb < 1_000_000, peak_kb  # (300 MB of stderr: before, ≥ 300 MB held; the JVM's ~400 MB aside)
@@ -438,7 +438,7 @@ def test_a_program_that_leaves_children_does_not_keep_nteval_waiting_nor_outlive
     t0 = time.time()
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
                         "--systems", str(yml), "--out", str(tmp_path / "f"), "--allow-code", "--quiet"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stderr
     assert time.time() - t0 < 25
     # SIGKILL of nteval while the program runs: the program, its children and its temporary directory go —
@@ -477,13 +477,13 @@ def test_program_failures_are_clean_lines(first200_index, tmp_path):
     esc = _command_yaml(tmp_path, "printf '\\033]0;PWNED\\007\\033[2J\\033[31mRED-INJECTED\\n' >&2\nexit 1\n", name="esc")
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
                         "--systems", str(esc), "--out", str(tmp_path / "f"), "--allow-code"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 2 and "RED-INJECTED" in r.stderr and "\x1b" not in r.stderr and "\x07" not in r.stderr
     redirect = tmp_path / "redir.yaml"
     redirect.write_text("- {name: r, command: 'echo 1 > {run}', version: 1}\n")
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
                         "--systems", str(redirect), "--out", str(tmp_path / "r"), "--allow-code"],
-                       capture_output=True, text=True, timeout=300)
+                       capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 2 and "not by a shell" in r.stderr
 
 
@@ -640,13 +640,13 @@ def test_a_write_that_fails_midway_is_one_line_keeps_what_is_complete_and_the_co
     out = tmp_path / "f"
     cmd = [*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "5", "--quiet",
            "--out", str(out)]
-    r = subprocess.run(cmd, preexec_fn=_file_size_limit(20_000), capture_output=True, text=True, timeout=600)
+    r = subprocess.run(cmd, preexec_fn=_file_size_limit(20_000), capture_output=True, text=True, timeout=HANG)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1, r.stderr
     assert "ulimit -f" in lines[0] and str(out) in lines[0] and "nothing half-written" in lines[0], lines[0]
     assert (out / "topics.tsv").is_file() and not _stray(out)
     assert not list((out / "runs").glob("*")), "a run over the limit was kept"  # 20 topics × 1,000 lines each
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stderr
     assert json.loads((out / "results.json").read_text())["topic_counts"]["used"] == 20
 
@@ -655,7 +655,7 @@ def test_a_write_that_fails_midway_is_one_line_keeps_what_is_complete_and_the_co
 def test_an_index_build_that_cannot_write_leaves_nothing(tmp_path):
     out = tmp_path / "idx"
     r = subprocess.run([*NTEVAL, "index", str(FIRST200), "--out", str(out)], preexec_fn=_file_size_limit(100_000),
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=HANG)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     assert "ulimit -f" in lines[0] or "full" in lines[0], lines[0]
@@ -727,7 +727,7 @@ def test_a_jvm_that_cannot_start_is_one_line_before_out_is_touched(first200_inde
     out = tmp_path / "f"
     env = {**os.environ, "NTEVAL_JVM_HEAP": heap}
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "5",
-                        "--out", str(out)], env=env, capture_output=True, text=True, timeout=300)
+                        "--out", str(out)], env=env, capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and says in r.stderr, r.stderr
     assert not out.exists()
 
@@ -741,7 +741,7 @@ def test_an_address_space_limit_too_small_for_the_jvm_is_one_line(first200_index
     out = tmp_path / "f"
     r = subprocess.run([*NTEVAL, "grid", "--index", str(first200_index), "--param", "k1=0.9,1.2", "--topics", "20",
                         "--min-topics", "5", "--out", str(out)], preexec_fn=limit, capture_output=True, text=True,
-                       timeout=300)
+                       timeout=HANG)
     assert r.returncode == 2 and "ulimit -v" in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert not out.exists()
 

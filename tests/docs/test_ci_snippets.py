@@ -9,12 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import HANG
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_ci_snippets_keep_their_history_and_alert(sample_index, tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ci_pipelines.py"), str(tmp_path / "ci"), "--index",
-                        str(sample_index)], capture_output=True, text=True, timeout=600)
+                        str(sample_index)], capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ok   the check raised the alert (pipeline 2, exit status 5)") == \
         (2 if "no PostgreSQL here" not in r.stdout else 1), r.stdout

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import HANG
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
@@ -140,7 +141,7 @@ def test_site_builds_strict(tmp_path):
     pytest.importorskip("material")
     site = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, capture_output=True, text=True, env=ENV, timeout=300)
+                          cwd=ROOT, capture_output=True, text=True, env=ENV, timeout=HANG)
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     assert (site / "index.html").is_file()
     assert (site / "changelog" / "index.html").is_file()
@@ -167,7 +168,7 @@ def _nteval() -> str:
 
 def _run(argv: list[str], cwd: Path, what: str, expected: int = 0) -> None:
     proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV,
-                          timeout=900, stdin=subprocess.DEVNULL)
+                          timeout=HANG, stdin=subprocess.DEVNULL)
     if proc.returncode != expected:
         tail = "\n".join(proc.stdout.splitlines()[-20:])
         pytest.fail(f"{what}\n$ {shlex.join(argv)}\nexit status {proc.returncode} (expected {expected}); last 20 "
@@ -226,6 +227,6 @@ def test_contributing_protocol_example_runs(sample_demo: Path, tmp_path: Path):
                  ["run", "--protocol", "shorttitle", "--param", "words=3", "--param", "n_topics=60", "--min-topics", "10",
                   "--systems", "default", "--index", str(sample_demo / "index"), "--out", str(tmp_path / "st")]):
         proc = subprocess.run([_nteval(), *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, env=env, timeout=600, stdin=subprocess.DEVNULL)
+                              text=True, env=env, timeout=HANG, stdin=subprocess.DEVNULL)
         assert proc.returncode == 0, f"$ nteval {shlex.join(args)}\n" + "\n".join(proc.stdout.splitlines()[-20:])
     assert "-t3\t" in (tmp_path / "st" / "topics.tsv").read_text(encoding="utf-8")

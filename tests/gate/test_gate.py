@@ -339,28 +339,27 @@ def test_names_and_queries_are_escaped_in_gate_md(sample_index, pin, tmp_path):
 
 
 def test_a_gate_off_a_terminal_prints_progress_lines(sample_index, pin, tmp_path):
-    """stderr piped (a CI job's log): plain progress lines, no terminal bar (no carriage return), and
-    no silence longer than 30 s between the start, the lines and the end; with a line every second
-    here (NTEVAL_PROGRESS_EVERY=1), so every 30 s by default keeps each silence under a minute."""
+    """stderr piped (a CI job's log): plain progress lines, no terminal bar (no carriage return),
+    a heartbeat line every second here (NTEVAL_PROGRESS_EVERY=1) while the systems run. Only
+    what a slower machine cannot break is asserted (F5): the lines' form and that the heartbeat
+    spoke more than once, not how long any silence lasted; a busy machine may add an encoding or a
+    "waiting" line, which are progress lines too."""
     import os
+    import re
     import subprocess
     import sys
-    import time
 
     exe = Path(sys.executable).with_name("nteval")
     cmd = [str(exe), "gate", "--index", str(sample_index), "--pin", str(pin), "--systems", "table1", "--task", "topical",
            "--baseline", "bm25", "--candidate", "qld_mu100", "--out", str(tmp_path / "g")]
-    start = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "NTEVAL_PROGRESS_EVERY": "1"})
-    seen = [(time.monotonic(), line) for line in proc.stderr]
-    proc.wait()
-    times = [start, *(t for t, _ in seen), time.monotonic()]
-    assert proc.returncode == 4, [line for _, line in seen]
-    lines = [line for _, line in seen]
-    assert len(lines) >= 2 and all(line.startswith("nteval: systems: ") for line in lines), lines
-    assert not any("\r" in line for line in lines) and " q/s" in "".join(lines)
-    assert max(b - a for a, b in zip(times, times[1:])) < 30, times
+    proc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          env={**os.environ, "NTEVAL_PROGRESS_EVERY": "1"})
+    lines = proc.stderr.splitlines()
+    assert proc.returncode == 4, lines
+    progress = re.compile(r"nteval: (systems|encoding|waiting)\b")
+    assert len(lines) >= 2 and all(progress.match(line) for line in lines), lines
+    assert sum(line.startswith("nteval: systems: ") for line in lines) >= 2
+    assert "\r" not in proc.stderr and " q/s" in proc.stderr
 
 
 def test_gzipped_and_two_tag_run_files(sample_index, pin, tmp_path):

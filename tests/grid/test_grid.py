@@ -10,7 +10,7 @@ import sys
 import time
 
 import pytest
-from conftest import cli, retag
+from conftest import HANG, cli, retag
 from pybm25 import PyBM25
 
 from nteval.errors import InputError
@@ -117,14 +117,14 @@ def test_killed_grid_resumes_without_recomputing_or_losing_cells(first200_index,
     assert not (out / "grid.tsv").exists()
     for path in before:  # every stored cell is complete
         assert json.loads(path.read_text())["measures"]
-    resumed = subprocess.run(args + ["--out", str(out), "--jobs", "2"], capture_output=True, text=True, timeout=300)
+    resumed = subprocess.run(args + ["--out", str(out), "--jobs", "2"], capture_output=True, text=True, timeout=HANG)
     assert resumed.returncode == 0, resumed.stderr
     assert f"{30 - len(before)} computed, {len(before)} reused" in resumed.stdout
     after = _cells(out)
     assert len(after) == 30 and all(after[p] == t for p, t in before.items())  # not recomputed
     assert not list((out / "cells").glob("*/.*"))  # no temp file left behind
     full = subprocess.run(args + ["--out", str(tmp_path / "full"), "--jobs", "1"], capture_output=True, text=True,
-                          timeout=300)
+                          timeout=HANG)
     assert full.returncode == 0, full.stderr
     assert (out / "grid.tsv").read_bytes() == (tmp_path / "full" / "grid.tsv").read_bytes()
 

@@ -15,6 +15,8 @@ import pytest
 
 distributed = pytest.importorskip("distributed")
 
+from conftest import HANG  # noqa: E402
+
 from nteval.errors import InputError  # noqa: E402
 from nteval.grid import parse_axis, run_grid  # noqa: E402
 
@@ -155,7 +157,7 @@ def test_protocol_runs_on_cluster_are_byte_identical(cluster, first200_index, tm
     run_highrecall(first200_index, local / "highrecall", **kw)
     r = subprocess.run([sys.executable, "-m", "nteval.cli", "focused", "--index", str(first200_index), "--topics", "40",
                         "--seed", "3", "--systems", str(systems), "--min-topics", "10", "--quiet",
-                        "--out", str(dask / "focused")], capture_output=True, text=True, timeout=300,
+                        "--out", str(dask / "focused")], capture_output=True, text=True, timeout=HANG,
                        env={**os.environ, "NTEVAL_SCHEDULER": cluster.scheduler_address})
     assert r.returncode == 0, r.stderr
     hr = run_highrecall(first200_index, dask / "highrecall", scheduler=cluster.scheduler_address, **kw)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
+from conftest import HANG
 
 from nteval.cli import main
 from nteval.errors import InputError
@@ -113,7 +114,7 @@ def test_listing_needs_no_optional_extra(tmp_path, first200_index):
 
     def nteval_cli(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "nteval", *args], env=env, capture_output=True, text=True,
-                              timeout=300, cwd=tmp_path)
+                              timeout=HANG, cwd=tmp_path)
 
     r = nteval_cli("systems")
     assert r.returncode == 0, r.stderr
