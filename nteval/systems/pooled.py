@@ -120,21 +120,31 @@ def texts_of(index_dir: Path, index_name: str, docids: Sequence[str]) -> dict[st
 Mapper = Callable[[Callable[..., np.ndarray], list[tuple]], Iterator[np.ndarray]]
 
 
-def encode_chunk(model: str, dim: int, texts: list[str], backend: str = "auto") -> np.ndarray:
-    """One chunk's vectors (a Dask task: the worker loads the encoder once and keeps it)."""
-    return load_encoder(model, dim, backend=backend).embed(texts)
+def encoder_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a dense system's params decides its vectors (model, dim, backend, max_tokens)."""
+    return {"model": params.get("model", "wordllama"), "dim": int(params.get("dim", 0)),
+            "backend": params.get("backend", "auto"), "max_tokens": int(params.get("max_tokens", 0))}
 
 
-def encode_missing(store: VectorStore, texts: Mapping[str, str], model: str, dim: int, mapper: Mapper | None = None,
+def encode_chunk(encoder: Mapping[str, Any], texts: list[str]) -> np.ndarray:
+    """One chunk's vectors (a Dask task: the worker loads the encoder, :func:`encoder_params`, once
+    and keeps it)."""
+    return load_encoder(encoder["model"], encoder["dim"], backend=encoder["backend"],
+                        max_tokens=encoder["max_tokens"]).embed(texts)
+
+
+def encode_missing(store: VectorStore, texts: Mapping[str, str], params: Mapping[str, Any], mapper: Mapper | None = None,
                    progress: Callable[[int], None] | None = None) -> int:
     """Encode the documents the store lacks, in chunks of :data:`CHUNK` sorted docids, each stored
     as it arrives; ``mapper`` (the pipeline's Dask session: :func:`nteval.protocols.highrecall.dask_mapper`)
-    computes the chunks elsewhere, in order. Returns how many were encoded."""
+    computes the chunks elsewhere, in order (``params``: the dense system's). Returns how many were
+    encoded."""
     todo = store.missing(texts)
     chunks = [todo[i:i + CHUNK] for i in range(0, len(todo), CHUNK)]
     # (the backend the store's encoder resolved to: a worker encodes as this process would)
-    args = [(model, dim, [texts[d] for d in c], store.encoder.backend or "auto") for c in chunks]
-    results = mapper(encode_chunk, args) if mapper and chunks else (store.encoder.embed(a[2]) for a in args)
+    spec = {**encoder_params(params), "backend": store.encoder.backend or "auto"}
+    args = [(spec, [texts[d] for d in c]) for c in chunks]
+    results = mapper(encode_chunk, args) if mapper and chunks else (store.encoder.embed(a[1]) for a in args)
     for c, vectors in zip(chunks, results):
         store.put(c, texts, vectors)
         if progress:
@@ -149,8 +159,8 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
     ``queries[q]``: its top ``k`` by cosine, ties by docid. Returns the run and notes (documents in
     the pools, how many were encoded now, the store)."""
     params = system.params
-    encoder = load_encoder(params.get("model", "wordllama"), int(params.get("dim", 0)), system.name,
-                           params.get("backend", "auto"))
+    spec = encoder_params(params)
+    encoder = load_encoder(spec["model"], spec["dim"], system.name, spec["backend"], spec["max_tokens"])
     texts = texts_of(index_dir, index_name, [d for p in pools.values() for d in p])
     store = VectorStore(store_path(index_dir, index_name, encoder), encoder)
     try:
@@ -158,7 +168,7 @@ def pooled_run(system: Any, index_dir: Path, queries: Mapping[str, str], pools: 
         bar = tqdm(total=todo, unit=" doc", desc=f"encoding the references' pool ({encoder.id})",
                    disable=not shown(progress) or not todo, file=sys.stderr, leave=False, mininterval=0.5)
         try:
-            encoded = encode_missing(store, texts, params.get("model", "wordllama"), int(params.get("dim", 0)),
+            encoded = encode_missing(store, texts, params,
                                      mapper, bar.update)
         finally:
             bar.close()

@@ -92,7 +92,7 @@ def test_dask_workers_encode_the_same_vectors_as_one_process(first200_index, tmp
     texts = pooled.texts_of(first200_index, "all", docs)
     enc = dense.load_encoder("wordllama", 0)
     local = pooled.VectorStore(tmp_path / "local.sqlite", enc)
-    assert pooled.encode_missing(local, texts, "wordllama", 0) == len(texts)
+    assert pooled.encode_missing(local, texts, {"model": "wordllama"}) == len(texts)
     dask.config.set({"temporary-directory": str(tmp_path / "scratch")})
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                                   local_directory=str(tmp_path / "scratch")) as cluster:
@@ -100,7 +100,7 @@ def test_dask_workers_encode_the_same_vectors_as_one_process(first200_index, tmp
         from nteval.protocols.highrecall import dask_mapper
 
         mapper = dask_mapper(cluster.scheduler_address)
-        assert pooled.encode_missing(remote, texts, "wordllama", 0, mapper) == len(texts)
+        assert pooled.encode_missing(remote, texts, {"model": "wordllama"}, mapper) == len(texts)
         with distributed.Client(cluster.scheduler_address) as client:
             assert len(client.nthreads()) == 2
     ids = sorted(texts)

