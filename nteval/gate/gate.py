@@ -46,8 +46,8 @@ from .changes import churn, moved_topics, unjudged_share
 from .decide import MIN_FRESH, PASSING, DecisionRule, decide
 from .families import after_overstatement, cross_family_pass, cross_family_worse, earned_configs, failures, family_check
 from .history import check_history, mean_ci, record_gate
-from .outputs import claim_out, stake, write_check_outputs, write_outputs
-from .pin import AppliedTopics, Pin, apply_pin, fresh_topics, read_pin
+from .outputs import claim_out, stake, unstake, write_check_outputs, write_outputs
+from .pin import AppliedTopics, Pin, apply_pin, check_references, fresh_topics, read_pin
 from .report import headline
 
 #: exit status → what it means (documented in docs/gate.md; stable across versions)
@@ -226,9 +226,15 @@ def _claimed(out: str | Path) -> Iterator[None]:
     gate.md or junit.xml in OUT for a pipeline to post."""
     if not isinstance(out, (str, Path)):
         raise InputError(None, f"out={out!r}: give an output directory")
+    made = not Path(out).exists()
     with out_lock(out):
         claim_out(Path(out), "gate")
-        yield
+        try:
+            yield
+        except InputError:
+            if made:   # a refusal leaves no OUT it made with nothing in it but its stake (hostile T8)
+                unstake(Path(out))
+            raise
 
 
 @contextlib.contextmanager
@@ -271,6 +277,13 @@ def _fresh_skipped(spec: GateSpec, to_run: list) -> AppliedTopics | None:
           f"{', '.join(outside)}", file=sys.stderr)
     return AppliedTopics(spec.protocol, "fresh", {}, {}, {}, {"asked": spec.fresh, "systems_left_out": outside,
                                                               "why_not": FRESH_NEEDS_RUNS})
+
+
+def _fresh_possible(spec: GateSpec, pin: Pin, skipped: AppliedTopics | None) -> None:
+    """Before any run: fresh topical topics this install cannot judge as the pin's were judged are
+    one line now, not after the pinned runs (hostile T8: the refusal came after work was written)."""
+    if spec.fresh and skipped is None and spec.protocol == "highrecall":
+        check_references(pin, f"fresh topics (--fresh {spec.fresh})")
 
 
 def _fresh_made(spec: GateSpec, pin: Pin, index_dir: Path, out: Path, execution) -> AppliedTopics:
@@ -325,6 +338,7 @@ def _gate_sets(job: _Job, to_run: list, shown: list) -> list[tuple[AppliedTopics
         raise InputError(pin.path, f"no pinned {proto} topic is left on this index (all {pinned.status['pinned']} "
                                    "retired): make a new pin")
     skipped = _fresh_skipped(spec, to_run)
+    _fresh_possible(spec, pin, skipped)
     runs, infos = _run_set(pinned, to_run, job.searched("pinned"), job.cache / "pinned", spec.depth, job.execution)
     pinned.status["answered"] = answered(runs, shown, pinned.topics, "pinned")
     checked = refuse_leaks(index_dir, proto, runs, pinned.topics, pinned.sources, to_run)
@@ -721,6 +735,7 @@ def _check_sets(job: _Job, sys_, to_run: list) -> tuple[dict[str, Any], dict[str
     spec, pin, index_dir = job.spec, job.pin, job.index_dir
     proto = spec.protocol
     skipped = _fresh_skipped(spec, to_run)
+    _fresh_possible(spec, pin, skipped)
     sets: dict[str, Any] = {}
     per_topic: dict[str, Any] = {}
     infos_all: list = []

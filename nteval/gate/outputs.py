@@ -91,6 +91,23 @@ def stake(out: Path) -> None:
         write_text(out / STAKE, json.dumps(mark({}, "gate")) + "\n")
 
 
+def unstake(out: Path) -> None:
+    """Remove ``out`` when it holds nothing but the stake and empty directories (a gate refused before
+    it wrote anything); anything else, a run computed, a report, stays."""
+    import os
+
+    out = Path(out)
+    if not out.is_dir() or out.is_symlink():
+        return
+    for root, dirs, files in os.walk(out):
+        if any(Path(root, f) != out / STAKE for f in files) or any(Path(root, d).is_symlink() for d in dirs):
+            return
+    for root, _dirs, files in os.walk(out, topdown=False):
+        for f in files:
+            Path(root, f).unlink()
+        Path(root).rmdir()
+
+
 def _empty_previous(prev: Path, kind: str) -> Path:
     """OUT/previous/, emptied of the files an earlier run moved there; one line (nothing changed)
     when it holds anything else."""

@@ -78,6 +78,10 @@ class PinSpec:
 
     def __post_init__(self) -> None:
         check_declared(self, as_options=True)
+        if self.preset == "lexical" and self.pool:
+            # (hostile T7: the pool was ignored, yet recorded in pin.json)
+            raise InputError(None, f"--pool {self.pool}: the pool is where a neural reference looks; --preset lexical "
+                                   "has none (leave --pool out)")
 
 
 def content_digest(doc: dict[str, Any]) -> str:
@@ -110,7 +114,7 @@ def pin_topics(index_dir: str | Path, out: str | Path, spec: PinSpec | None = No
         sets: dict[str, tuple] = {}
         for name in PINNED:
             proto = get(name)
-            own = {"preset": spec.preset, "pool": spec.pool} if name == "highrecall" else {}
+            own: dict[str, Any] = {"preset": spec.preset, "pool": spec.pool} if name == "highrecall" else {}
             pspec = proto.Spec.from_params(n_topics=spec.n_topics, seed=spec.seed, min_sentences=spec.min_sentences,
                                            min_title_tokens=spec.min_title_tokens, **own)
             tset = proto.build(index_dir, pspec, tmp / ".work" / name, progress=progress)
@@ -509,7 +513,7 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
     try:
         topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, refs, work,
                                                              HighRecallSpec(n_topics=len(ids), seed=seed,
-                                                                            **({} if pool is None else {"pool": pool})),
+                                                                            pool=DEFAULT_POOL if pool is None else pool),
                                                              progress)
     except InputError as err:
         if "no topic kept" not in err.message:

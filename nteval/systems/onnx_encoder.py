@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -64,13 +67,30 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
     return path
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The exporter's and the loader's warnings and reports kept off the user's terminal (they speak
+    of the export's internals, never of the user's input: the export is checked by its vectors)."""
+    from transformers.utils import logging as hf_logging
+
+    level = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        hf_logging.set_verbosity(level)
+
+
 def _export(model_dir: Path, out: Path) -> None:
     """The encoder (token ids → last hidden states) as an ONNX graph, from the local weights."""
     import torch
     from transformers import AutoModel
 
     print(f"note: exporting {model_dir.name} to ONNX once (kept in {out.parent})", file=sys.stderr)
-    bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+    with _quiet():
+        bert = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
 
     class Hidden(torch.nn.Module):  # the inputs by name (their order in forward() changes between releases)
         def __init__(self) -> None:
@@ -86,7 +106,7 @@ def _export(model_dir: Path, out: Path) -> None:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"last_hidden_state": {0: "batch", 1: "tokens"}}
     tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    with torch.no_grad():
+    with torch.no_grad(), _quiet():
         torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp), input_names=names,
                           output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
     os.replace(tmp, out)

@@ -10,6 +10,7 @@ import pytest
 
 from nteval import evidence
 from nteval.gate.families import cross_family_worse, family_check
+from nteval.protocols.highrecall import NEURAL_SREFS
 
 CONFIGS = {"bm25": {"algorithm": "bm25", "params": {}},
            "bm25_b": {"algorithm": "bm25", "params": {"k1": 1.2, "b": 0.75}},
@@ -84,7 +85,7 @@ def test_a_gate_of_the_neural_retriever_against_bm25(first200_index, tmp_path):
     r = cli("pin", "--index", first200_index, "--topics", 120, "--out", pin, "--quiet")
     assert r.exit_code == 0, r.output
     sref = json.loads((pin / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
-    assert sref["families"] == {"lexical": ["bm25", "bm25_k1.2_b0.75", "qld_mu1000"], "neural": ["minilm"]}
+    assert sref["families"] == {"lexical": ["bm25", "bm25_k1.2_b0.75", "qld_mu1000"], "neural": list(NEURAL_SREFS)}
     out = tmp_path / "g"
     r = cli("gate", "--index", first200_index, "--pin", pin, "--task", "topical", "--systems", "neural",
             "--baseline", "bm25", "--candidate", "minilm", "--out", out, "--quiet")

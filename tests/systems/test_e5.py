@@ -105,3 +105,12 @@ def test_a_retrained_model_of_the_same_shape_never_reuses_another_models_vectors
     assert ids["good"] != ids["bad"]
     assert ids["good"] == ids["moved"]
     assert ids["good"].split("-")[-1] == dense.load_encoder("minilm", 0, backend="torch").id.split("-")[-1]  # the packaged one's weights
+    # the run cache too (hostile T2: a model retrained in place got its old run back): a system's key
+    # holds its directory's weights, not its path
+    from nteval.systems.system import make_system
+
+    keys = {n: make_system("loc", "dense", {"model": str(d)}).key() for n, d in (("good", good), ("bad", bad))}
+    assert keys["good"] != keys["bad"]
+    before = keys["good"]
+    shutil.copyfile(weights, next(f for f in sorted(good.rglob("*")) if f.suffix in (".safetensors", ".bin")))
+    assert make_system("loc", "dense", {"model": str(good)}).key() != before    # retrained in place

@@ -214,8 +214,12 @@ def test_max_tokens_cuts_each_text_to_that_many_word_pieces_under_its_own_identi
 
 
 def test_max_tokens_is_refused_for_models_that_read_every_token(tmp_path):
-    """wordllama and e5 have no cut: ``max_tokens`` on them is a one-line error naming the place."""
+    """wordllama and e5 have no cut: ``max_tokens`` on them is a one-line error naming the place; so is
+    a cut too short to hold a title."""
     for model in ("wordllama", "e5"):
         (tmp_path / "s.yaml").write_text(f"- {{name: w, algorithm: dense, params: {{model: {model}, max_tokens: 64}}}}\n")
         one_line_error(cli("systems", tmp_path / "s.yaml"), "max_tokens is for sentence-transformers models",
                        "params.max_tokens")
+    for cut in (1, 2, 15):   # (hostile T1: 1 crashed the encoder, 2 made every text the same vector)
+        (tmp_path / "s.yaml").write_text(f"- {{name: m, algorithm: dense, params: {{model: minilm, max_tokens: {cut}}}}}\n")
+        one_line_error(cli("systems", tmp_path / "s.yaml"), "max_tokens must be 0", "at least 16", "params.max_tokens")
