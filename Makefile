@@ -49,6 +49,8 @@ demo: install
 TEST_WORKERS ?= 2
 test: install-neural
 	@echo "nteval: the whole suite, about 950 tests in $(TEST_WORKERS) workers: about 18 min on 2 idle cores (31 min measured beside other work) (make test-fast: the fast tier); each test's name shows as it finishes"
+	$(VENV)/bin/ruff check nteval tests scripts
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10
 
 # The fast tier (about 3 min on 2 cores, lint and types included): the tests not marked slow (tests/conftest.py).

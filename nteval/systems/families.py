@@ -67,10 +67,8 @@ def families(configs: dict[str, dict[str, Any]]) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for name, c in configs.items():
         kind = _kind(c.get("algorithm"))
-        if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
-            inputs = _input_families(name, configs)
-            out[name] = (None if None in inputs else "hybrid" if "neural" in inputs or "hybrid" in inputs
-                         else "static_hybrid" if "dense" in inputs or "static_hybrid" in inputs else "fusion")
+        if kind is not None and kind.fusion:
+            out[name] = _fusion_family(name, configs)
         else:
             out[name] = _own_family(c)
     return out
@@ -103,11 +101,25 @@ def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozens
             found.add(None)
             continue
         kind = _kind(c.get("algorithm"))
-        if kind is not None and kind.fusion and (c.get("params") or {}).get("family") not in FAMILIES:
-            found |= _input_families(x, configs, seen | {name})
+        if kind is not None and kind.fusion:
+            fam = _fusion_family(x, configs, seen | {name})
+            found.add(fam)
         else:
             found.add(_own_family(c))
     return found
+
+
+def _fusion_family(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> str | None:
+    """A fusion's family from what it fuses (``hybrid`` with a neural input, ``static_hybrid`` with a
+    static-embedding one, else ``fusion``); where an input has no known family, the fusion's own
+    declaration (``params.family``) or None. A declaration never replaces what the inputs make it
+    (hostile T3: a declaration bought a within-family gate)."""
+    inputs = _input_families(name, configs, seen)
+    if None in inputs:
+        declared_family = (configs.get(name, {}).get("params") or {}).get("family")
+        return declared_family if declared_family in FAMILIES else None
+    return ("hybrid" if "neural" in inputs or "hybrid" in inputs
+            else "static_hybrid" if "dense" in inputs or "static_hybrid" in inputs else "fusion")
 
 
 def declared(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> bool:

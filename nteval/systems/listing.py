@@ -17,10 +17,22 @@ def _family(s: System) -> str:
     return f"  (family: {s.params[FAMILY]})" if s.params.get(FAMILY) else ""
 
 
-def _needs(systems: list[System]) -> str:
+def _extras(s: System, by_name: dict[str, System], seen: frozenset = frozenset()) -> list[str]:
+    """The optional extras ``s`` needs: its kind's, and for a fusion those of what it fuses, however
+    deep (hostile T9: ``minilm_bm25_rrf`` was listed as runnable without the extra MiniLM needs)."""
+    own = [e] if (e := s.kind.needs_extra(s.params)) else []
+    if s.kind.fusion:
+        for x in s.params.get("systems") or []:
+            if x in by_name and x not in seen:
+                own += _extras(by_name[x], by_name, seen | {s.name})
+    return own
+
+
+def _needs(systems: list[System], by_name: dict[str, System] | None = None) -> str:
     """`` [needs the neural extra: not installed]`` for systems that need optional extras (each
     extra once), or "". Listing never needs one: nothing runs."""
-    extras = list(dict.fromkeys(e for s in systems if (e := s.kind.needs_extra(s.params))))
+    names = by_name or {s.name: s for s in systems}
+    extras = list(dict.fromkeys(e for s in systems for e in _extras(s, names)))
     if not extras:
         return ""
     parts = [f"the {e} extra" + (": not installed" if extra_missing(e) else "") for e in extras]
@@ -64,5 +76,6 @@ def set_listing(spec: str) -> str:
     systems = load_systems(path, listing=True)
     width = max(len(s.name) for s in systems)
     lines = [f"{path}: {len(systems)} systems"]
-    lines += [f"  {s.name:<{width}}  {s.describe()}{_family(s)}{_needs([s])}" for s in systems]
+    by_name = {s.name: s for s in systems}
+    lines += [f"  {s.name:<{width}}  {s.describe()}{_family(s)}{_needs([s], by_name)}" for s in systems]
     return "\n".join(lines)

@@ -103,6 +103,14 @@ def make_system(name: str, algorithm: str, params: dict[str, Any] | None = None,
                                     f"(allowed: {', '.join([*declared, FAMILY])})", place=f"params.{str(key)[:40]}")
         out[key] = declared[key].coerce(value, who, where)
     full = {**kind.defaults(), **out}
+    if FAMILY in out and not kind.fusion:
+        computed = kind.family_of({k: v for k, v in full.items() if k != FAMILY})
+        if computed is not None and computed != out[FAMILY]:
+            # (hostile T3: MiniLM declared "bm25" passed a topical gate as within-family, exit 0)
+            raise InputError(where, f"{who}: family {out[FAMILY]} is not what nteval computes for {algorithm} "
+                                    f"({computed}); a declaration is for systems nteval does not compute (run files, "
+                                    "callables, programs, pyterrier, http, postgres): leave it out",
+                             place=f"params.{FAMILY}")
     try:
         kind.check(name, full, where)
     except InputError:

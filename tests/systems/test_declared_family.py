@@ -42,14 +42,16 @@ EVERY_KIND = """\
 """
 
 
-def _declared(text: str, family: str) -> str:
-    """Each entry of ``text`` with ``params: {family: FAMILY}`` added (to its own params, if any)."""
+def _declared(text: str, family) -> str:
+    """Each entry of ``text`` with ``params: {family: F}`` added (to its own params, if any); ``family``:
+    one family for every entry, or a function of the entry's name."""
     out = []
     for line in text.splitlines():
+        f = family(line.split("name: ", 1)[1].split(",", 1)[0]) if callable(family) else family
         if "params: {" in line:
-            line = line.replace("params: {", f"params: {{family: {family}, ", 1)
+            line = line.replace("params: {", f"params: {{family: {f}, ", 1)
         else:
-            line = line[:-1] + f", params: {{family: {family}}}}}"
+            line = line[:-1] + f", params: {{family: {f}}}}}"
         out.append(line)
     return "\n".join(out) + "\n"
 
@@ -60,26 +62,40 @@ def code_ok(monkeypatch):
 
 
 def test_every_kind_accepts_a_declared_family(tmp_path, code_ok):
-    """Every kind reads ``params.family``: the family :func:`families` gives is the declared one
-    (a fusion's too, over what its inputs would make it), and the system is otherwise the same
-    one: same cache key, same description."""
+    """Every kind reads ``params.family``: a system nteval does not compute (a run, a callable, a
+    program, a pipeline, an engine) takes the declared family; one it computes accepts its own; a
+    fusion of known inputs keeps what they make it, whatever it declares. The system is otherwise
+    the same one: same cache key, same description."""
     from nteval.systems.base import load_systems
 
     (tmp_path / "r.run").write_text("1 Q0 d 1 1.0 t\n")
     plain, declared = tmp_path / "plain.yaml", tmp_path / "declared.yaml"
     plain.write_text(EVERY_KIND)
-    declared.write_text(_declared(EVERY_KIND, "neural"))
     before = {s.name: s for s in load_systems(plain)}
+    own = families({n: {"algorithm": s.algorithm, "params": s.params} for n, s in before.items()})
+    assert own["wl"] == "dense" and own["rrf"] == own["lin"] == "static_hybrid" and own["run"] is None
+    declared.write_text(_declared(EVERY_KIND, lambda n: "neural" if n in ("rrf", "lin") else own[n] or "neural"))
     after = {s.name: s for s in load_systems(declared)}
     assert len(after) == 22
     fam = families({n: {"algorithm": s.algorithm, "params": s.params} for n, s in after.items()})
-    assert set(fam.values()) == {"neural"}, fam
+    assert fam == {n: own[n] or "neural" for n in after}, fam   # (rrf and lin stay static_hybrid)
     for n, s in after.items():
-        assert s.params["family"] == "neural"
         assert s.key() == before[n].key() and s.describe() == before[n].describe(), n
-    assert families({"run": {"algorithm": "external", "params": before["run"].params}})["run"] is None
     listed = cli("systems", declared)
-    assert listed.exit_code == 0 and listed.output.count("(family: neural)") == 22, listed.output
+    assert listed.exit_code == 0 and listed.output.count("(family: ") == 22, listed.output
+
+
+def test_a_declaration_against_the_family_nteval_computes_is_refused(tmp_path):
+    """Hostile T3: ``{model: minilm, family: bm25}`` passed a topical gate against BM25 as one family
+    (exit 0) where MiniLM itself is INCONCLUSIVE across families (exit 4). A family nteval computes
+    is not declared away: one line naming the place, exit 2."""
+    for entry, computed in [("{name: m, algorithm: dense, params: {model: wordllama, family: bm25}}", "dense"),
+                            ("{name: b, algorithm: bm25, params: {family: neural}}", "bm25"),
+                            ("{name: x, algorithm: bm25_rm3, params: {family: bm25}}", "expansion")]:
+        (tmp_path / "s.yaml").write_text(f"- {entry}\n")
+        line = one_line_error(cli("systems", tmp_path / "s.yaml"), "params.family", f"({computed})",
+                              "does not compute")
+        assert "Traceback" not in line
 
 
 def test_an_unknown_family_is_one_line_naming_the_allowed_ones(tmp_path, code_ok):

@@ -123,7 +123,9 @@ def test_listing_needs_no_optional_extra(tmp_path, first200_index):
     assert "[needs the neural extra: not installed]" in sets["wide_dense"]
     r = nteval_cli("systems", "neural")
     assert r.returncode == 0, r.stderr
-    minilm = next(line for line in r.stdout.splitlines() if line.split()[:1] == ["minilm"])
-    assert minilm.endswith("[needs the neural extra: not installed]"), r.stdout
+    listed = {line.split()[0]: line for line in r.stdout.splitlines() if line.startswith("  ")}
+    for name in ("minilm", "minilm_bm25_rrf", "e5_bm25_rrf"):   # (a fusion needs what it fuses: hostile T9)
+        assert listed[name].endswith("[needs the neural extra: not installed]"), r.stdout
+    assert "[needs" not in listed["bm25"]
     r = nteval_cli("focused", "--index", str(first200_index), "--systems", "neural", "--out", str(tmp_path / "o"))
     assert r.returncode == 2 and "model minilm needs the neural extra" in r.stderr, r.stderr
