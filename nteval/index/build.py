@@ -661,8 +661,9 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 
     Built beside ``index_dir`` — Lucene files hard-linked (Lucene never rewrites a file), the
     store copied — and swapped in by rename: a failure or Ctrl-C leaves ``index_dir`` as it was.
-    Caches inside the index keyed on the old fingerprint (``engines/``, ``dense/``) are not carried
-    over. An index holding anything nteval did not write (:func:`~.manifest.foreign_entries`) is
+    Engine caches keyed on the old fingerprint (``engines/``) are not carried over; the dense
+    vectors are (:func:`_carry_vectors`), so the next encoding encodes only new or changed records.
+    An index holding anything nteval did not write (:func:`~.manifest.foreign_entries`) is
     refused in one line before any work: the swap would delete it.
     """
     import os
@@ -689,6 +690,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
                 if f.is_file() and f.name != "write.lock":
                     os.link(f, tmp / name / f.name)
         shutil.copyfile(index_dir / STORE_FILENAME, tmp / STORE_FILENAME)
+        _carry_vectors(index_dir / "dense", tmp / "dense")
         store = DocStore(tmp / STORE_FILENAME)
         store.db.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;")  # a copy: thrown away on failure
         if store.format < UPDATABLE_STORE_FORMAT:  # (a format-2 store is updated as it is: it records no skips)
@@ -703,6 +705,29 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
         return _write_manifest(tmp, store, old["sources"] + new, old["counts"]["deleted_ids"] +
                                [d for ds in deleted for d in ds], old["parameters"],
                                extra={"created_utc": old.get("created_utc"), "updates": updates})
+
+
+def _carry_vectors(old: Path, new: Path) -> None:
+    """The finished dense-vector caches and pooled stores of the index before its update, hard-linked
+    into the updated one: the next encoding takes the vector of every document whose text did not
+    change from them instead of encoding it again (:class:`nteval.systems.dense._Donor`; the pooled
+    store is per document already)."""
+    import os
+
+    if not old.is_dir() or old.is_symlink():
+        return
+    for c in old.iterdir():
+        if c.is_symlink() or c.name.startswith("."):
+            continue
+        if c.is_file() and c.name.startswith("pool-") and c.suffix == ".sqlite":
+            new.mkdir(exist_ok=True)
+            os.link(c, new / c.name)
+        elif c.is_dir() and not c.name.endswith(".partial") and (c / "meta.json").is_file() \
+                and (c / "texts.txt").is_file():
+            (new / c.name).mkdir(parents=True)
+            for f in c.iterdir():
+                if f.is_file() and not f.is_symlink():
+                    os.link(f, new / c.name / f.name)
 
 
 def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:

@@ -90,8 +90,9 @@ _OWN = ("all", "nt", MANIFEST, STORE_FILENAME, *(f"{STORE_FILENAME}-{s}" for s i
         "engines", "dense", ".collections")
 INDEX_ENTRIES = frozenset({*_OWN, *(f".{name}.lock" for name in _OWN)})  # (the locks of readers of INDEX/nt…)
 #: the first level of the caches: ``<index>-<engine or model id>-<fingerprint>`` (``.partial``),
-#: their ``.NAME.lock`` files, and the engines' answer caches
-_CACHE_ENTRY = re.compile(r"^\.?(all|nt)-[^/]+$")
+#: their ``.NAME.lock`` files, the pooled reference's vector stores (``pool-<index>-<model>.sqlite``)
+#: and the engines' answer caches
+_CACHE_ENTRY = re.compile(r"^\.?(all|nt)-[^/]+$|^pool-(all|nt)-[^/]+\.sqlite(-wal|-shm|-journal)?$")
 
 
 def foreign_entries(path: Path) -> list[str]:

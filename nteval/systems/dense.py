@@ -603,6 +603,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             old.unlink()
         write_text(partial / "docids.txt", listing)
     n_parts = (len(docids) + PART - 1) // PART
+    donor = _Donor.find(final, index_name, encoder)
     try:  # each finished part's sha256, recorded when it was written: a changed part is encoded again
         digests = json.loads((partial / "parts.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -614,25 +615,23 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
                desc=f"encoding {index_name} ({encoder.id})", disable=not shown(progress), file=sys.stderr, leave=False,
                mininterval=0.5)
-    encoded = 0
+    encoded = reused = 0
+    texts_sha: list[str] = []
     try:
-        batch: list[str] = []
-        part = 0
-        for i, (_docid, text) in enumerate(index_texts(index_dir, index_name)):
+        batch: list[tuple[str, str]] = []
+        for i, (docid, text) in enumerate(index_texts(index_dir, index_name)):
+            texts_sha.append(_text_sha(text))
             if i // PART in done:
                 continue
-            batch.append(text)
+            batch.append((docid, text))
             if len(batch) == PART or i == len(docids) - 1:
                 part = i // PART
-                pieces = []
-                for j in range(0, len(batch), encoder.batch):  # the line moves per call, not per part (F2)
-                    pieces.append(encoder.embed(batch[j:j + encoder.batch]))
-                    bar.update(len(pieces[-1]))
-                vec = np.concatenate(pieces)
+                vec, n_new = _encode_part(encoder, batch, texts_sha[-len(batch):], donor, bar)
                 save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
                 digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
                 write_text(partial / "parts.json", json.dumps(digests) + "\n")
-                encoded += len(batch)
+                encoded += n_new
+                reused += len(batch) - n_new
                 batch = []
     finally:
         bar.close()
@@ -640,11 +639,13 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
     save_array(partial / "vectors-float32.npy", matrix.astype(np.float32))
+    write_text(partial / "texts.txt", "".join(f"{h}\n" for h in texts_sha))
     meta = {"format": ENCODING_FORMAT, "nteval": __version__, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
             "index": index_name, "fingerprint": fingerprint,
-            "sha256": {"docids.txt": _sha256(partial / "docids.txt"),
+            "sha256": {"docids.txt": _sha256(partial / "docids.txt"), "texts.txt": _sha256(partial / "texts.txt"),
                        "vectors-float32.npy": _sha256(partial / "vectors-float32.npy")},
-            "encoded_this_time": encoded, "seconds": round(seconds, 3),
+            "encoded_this_time": encoded, "reused_from": donor.path.name if donor and reused else None,
+            "reused": reused, "seconds": round(seconds, 3),
             "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None}
     write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
     for p in [*partial.glob("part-*.npy"), partial / "parts.json"]:
@@ -652,6 +653,78 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     if final.exists():  # a directory without meta.json is not one this module finished
         shutil.rmtree(final)
     os.replace(partial, final)
+    if donor is not None and donor.superseded():
+        shutil.rmtree(donor.path, ignore_errors=True)
+
+
+def _text_sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def _encode_part(encoder: Encoder, batch: list[tuple[str, str]], shas: list[str], donor: _Donor | None,
+                 bar: Any) -> tuple[np.ndarray, int]:
+    """One part's vectors: a document the donor holds with the same text is its vector there, the
+    others are encoded (in calls of ``encoder.batch``: the progress line moves per call). Returns
+    (vectors, how many were encoded)."""
+    rows = donor.rows([d for d, _ in batch], shas) if donor is not None else [None] * len(batch)
+    todo = [i for i, r in enumerate(rows) if r is None]
+    out = np.zeros((len(batch), encoder.dim), dtype=np.float32)
+    if donor is not None and len(todo) < len(batch):
+        have = [(i, r) for i, r in enumerate(rows) if r is not None]
+        out[[i for i, _ in have]] = donor.vectors[[r for _, r in have]]
+        bar.update(len(have))
+    for j in range(0, len(todo), encoder.batch):
+        ids = todo[j:j + encoder.batch]
+        out[ids] = encoder.embed([batch[i][1] for i in ids])
+        bar.update(len(ids))
+    return out, len(todo)
+
+
+@dataclass
+class _Donor:
+    """A finished cache of the same index name and encoder made for another fingerprint (the index
+    before ``nteval index --update``): the vector of a document whose text is unchanged is taken
+    from it instead of encoded again (the same encoder identity: the same weights, backend, cut and
+    nteval version make the same vector)."""
+    path: Path
+    vectors: np.ndarray
+    at: dict[str, tuple[int, str]]       # docid → (row, text digest)
+    in_index_dir: bool
+
+    @classmethod
+    def find(cls, final: Path, index_name: str, encoder: Encoder) -> _Donor | None:
+        best = None
+        for d in sorted(final.parent.glob(f"{index_name}-{encoder.id}-*")):
+            if d == final or d.name.endswith(".partial") or not d.is_dir() or d.is_symlink():
+                continue
+            try:
+                meta = json.loads((d / "meta.json").read_text(encoding="utf-8"))
+                ok = (meta.get("format") == ENCODING_FORMAT and meta.get("model") == encoder.id
+                      and meta.get("nteval") == __version__ and "texts.txt" in meta.get("sha256", {})
+                      and all(_sha256(d / f) == h for f, h in meta["sha256"].items() if f in
+                              ("docids.txt", "texts.txt", "vectors-float32.npy")))
+            except (OSError, ValueError, AttributeError):
+                ok = False
+            if ok and (best is None or meta["documents"] > best[1]):
+                best = (d, meta["documents"])
+        if best is None:
+            return None
+        d = best[0]
+        ids = (d / "docids.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        shas = (d / "texts.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        vectors = np.load(d / "vectors-float32.npy", mmap_mode="r")
+        if len(ids) != len(shas) or len(ids) != vectors.shape[0]:
+            return None
+        in_index = not os.environ.get("NTEVAL_DENSE_CACHE")
+        return cls(d, vectors, {x: (i, h) for i, (x, h) in enumerate(zip(ids, shas))}, in_index)
+
+    def rows(self, docids: list[str], shas: list[str]) -> list[int | None]:
+        return [r[0] if (r := self.at.get(x)) is not None and r[1] == h else None for x, h in zip(docids, shas)]
+
+    def superseded(self) -> bool:
+        """Whether the donor can go: inside an index directory (a cache of the index before its
+        update: no index of that fingerprint is left there); never in a shared $NTEVAL_DENSE_CACHE."""
+        return self.in_index_dir
 
 
 # -- search ----------------------------------------------------------------------------------------

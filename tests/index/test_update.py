@@ -91,3 +91,58 @@ def test_update_equals_scratch_build_on_shared_files(tmp_path):
     # data README: 14,832 + 18,445 records with title + abstract; the others with a title are documents too
     assert m["store"]["with_title_and_abstract"] == 14832 + 18445 - 5 and m["counts"]["kept"] > 50000
     assert_same_index(idx, scratch)
+
+
+def test_an_update_encodes_only_new_or_changed_records(tmp_path, monkeypatch):
+    """Issue 49 item 5: the dense vectors of an index are carried through ``--update``; the next
+    encoding takes every document whose text did not change from them and encodes the others, and
+    its vectors are those of an encoding from scratch. The carried cache then goes (no index of its
+    fingerprint is left there)."""
+    import numpy as np
+
+    from nteval.systems import dense
+
+    monkeypatch.delenv("NTEVAL_DENSE_CACHE", raising=False)   # the cache inside the index, as by default
+    dense._VECTORS.clear()
+    upd = make_update(tmp_path / "upd.xml", FIRST100)
+    enc = dense.load_encoder("wordllama", 0)
+
+    def vectors(idx: Path) -> dense.Vectors:
+        dense._VECTORS.clear()
+        return dense.document_vectors(idx, "all", read_manifest(idx)["fingerprint"], enc, progress=False)
+
+    idx = tmp_path / "idx"
+    build_index([FIRST100], idx)
+    before = vectors(idx)
+    assert before.meta["encoded_this_time"] == len(before.docids) and before.meta["reused"] == 0
+    texts = dict(dense.index_texts(idx, "all"))
+    update_index(idx, [FIRST200, upd])
+    after = vectors(idx)
+    unchanged = sum(1 for d, t in dense.index_texts(idx, "all") if texts.get(d) == t)
+    assert 0 < after.meta["reused"] == unchanged < len(before.docids) < len(after.docids)
+    assert after.meta["encoded_this_time"] == len(after.docids) - after.meta["reused"]
+    assert after.meta["reused_from"] == before.dir.name and not before.dir.exists()
+    scratch = tmp_path / "scratch"
+    build_index([FIRST100, FIRST200, upd], scratch)
+    fresh = vectors(scratch)
+    assert fresh.docids == after.docids
+    assert np.allclose(fresh.matrix, after.matrix, atol=1e-6)
+
+
+def test_the_pooled_references_store_is_nteval_s_and_is_carried(tmp_path):
+    """The pooled reference's per-document store (``dense/pool-all-….sqlite``) is a cache nteval
+    wrote: ``--update`` and ``--force`` do not refuse it as a user's file, and the update carries it."""
+    import sqlite3
+
+    from nteval.index.manifest import foreign_entries
+
+    idx = tmp_path / "idx"
+    build_index([FIRST100], idx)
+    (idx / "dense").mkdir()
+    store = idx / "dense" / "pool-all-minilm-all-MiniLM-L6-v2-0123456789ab-nteval0.1.0.sqlite"
+    sqlite3.connect(store).execute("CREATE TABLE vec (docid TEXT PRIMARY KEY, sha TEXT, v BLOB)").connection.commit()
+    (idx / "dense" / "notes.txt").write_text("mine")
+    assert foreign_entries(idx) == ["dense/notes.txt"]
+    (idx / "dense" / "notes.txt").unlink()
+    update_index(idx, [FIRST200])
+    assert (idx / "dense" / store.name).is_file()
