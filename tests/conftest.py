@@ -197,7 +197,7 @@ def one_line_error(result, *needles: str) -> str:
 #: builds bigger indexes or runs whole pipelines and is marked ``slow`` (the full suite, CI).
 FAST_MODULES = {
     "tests/architecture/test_layers.py", "tests/architecture/test_deprecations.py",
-    "tests/architecture/test_parameter_contract.py",
+    "tests/architecture/test_parameter_contract.py", "tests/architecture/test_function_size.py",
     "tests/corpus/test_sentences.py", "tests/corpus/test_sentences_kinds.py", "tests/corpus/test_xmlprune.py",
     "tests/formats/test_topic_readers.py",
     "tests/foundation/test_atomic.py", "tests/foundation/test_effects.py", "tests/foundation/test_reliability.py",
