@@ -132,17 +132,19 @@ def test_a_check_cut_short_resumes_and_says_so(first200_index, pin, server, tmp_
 
 def test_a_first_check_stopped_before_its_files_can_be_rerun_into_the_same_out(first200_index, pin, server, tmp_path):
     """A first gate or check into a new OUT that stops before writing gate.json/check.json (an
-    engine that did not answer, Ctrl-C) leaves OUT/runs/ behind; the rerun into the same OUT is
-    nteval's own, not "a directory nteval did not write"."""
+    engine that did not answer, Ctrl-C) leaves OUT/runs/ behind when a run was finished (the gate's
+    baseline), and nothing when none was (hostile T8: no OUT holding only its stake); the rerun into
+    the same OUT is nteval's own, not "a directory nteval did not write"."""
     yaml = _yaml(tmp_path, server.url, concurrency=1)
     topics = (pin / "focused" / "topics.tsv").read_text().splitlines()
     server.faults.fail_query = topics[20].split("\t", 1)[1]
     r = _check(first200_index, pin, tmp_path, yaml, "c1")
     assert r.exit_code == 2 and "HTTP 500" in r.output, r.output
-    assert (tmp_path / "c1" / "runs").is_dir() and not (tmp_path / "c1" / "check.json").exists()
+    assert not (tmp_path / "c1").exists()   # (nothing finished: nothing left)
     g = cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", "bm25",
             "--candidate", yaml, "--out", tmp_path / "g1", "--quiet")
     assert g.exit_code == 2 and "HTTP 500" in g.output, g.output
+    assert (tmp_path / "g1" / "runs" / "pinned" / "bm25.run").is_file() and not (tmp_path / "g1" / "gate.json").exists()
     server.faults.fail_query = ""
     r = _check(first200_index, pin, tmp_path, yaml, "c1")
     assert r.exit_code == 0 and (tmp_path / "c1" / "check.json").is_file(), r.output
