@@ -51,9 +51,8 @@ VARIANTS: dict[str, tuple[str, int]] = {"torch-256": ("torch", 0), "int8-256": (
 NEURAL = ("minilm", "minilm_bm25_rrf", "e5", "e5_bm25_rrf")
 
 
-def variant_refs(c: fs.Collection, name: str) -> tuple[dict, float]:
-    """The variant's title runs over ``all`` (nteval's dense kind, cached) and its encoding rate of
-    this collection (documents/s, from the vectors' meta)."""
+def variant_refs(c: fs.Collection, name: str) -> dict:
+    """The variant's title runs over ``all`` (nteval's dense kind, cached)."""
     from nteval.index import read_manifest
     from nteval.runs import Searched, run_all
     from nteval.settings import Execution
@@ -64,12 +63,10 @@ def variant_refs(c: fs.Collection, name: str) -> tuple[dict, float]:
     system = make_system(f"ref_{name}", "dense", params)
     fp = read_manifest(c.idx)["fingerprint"]
     t = time.time()
-    runs, notes = run_all(Searched(c.idx, "all", fp), c.titles, [system], c.work / f"{c.name}_fairness" / "encodings",
-                          1000, Execution(progress=False))
-    n = (notes or {}).get(system.name, {}) if isinstance(notes, dict) else {}
-    rate = n.get("encoding_docs_per_s") if isinstance(n, dict) else None
+    runs, _ = run_all(Searched(c.idx, "all", fp), c.titles, [system], c.work / f"{c.name}_fairness" / "encodings",
+                      1000, Execution(progress=False))
     print(f"{c.name} {name}: {time.time() - t:.0f} s", file=sys.stderr, flush=True)
-    return runs[system.name], rate
+    return runs[system.name]
 
 
 def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
@@ -78,14 +75,13 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
         c = fs.Collection(work, cname)
         d = fs.Designs(c)
         per: dict[str, Any] = {}
+        full = us.share(d, ("minilm",), None)
         for v in VARIANTS:
             key = f"enc_{v}"
-            c.refs[key], rate = variant_refs(c, v)
-            x = us.judged(c, d.qrels(us.share(d, (key,), None), (key,)))
-            full = us.share(d, ("minilm",), None)
+            c.refs[key] = variant_refs(c, v)
             mine = us.share(d, (key,), None)
+            x = us.judged(c, d.qrels(mine, (key,)))
             x["qrels_overlap"] = round(sum(len(full[q] & mine[q]) for q in full) / sum(len(full[q]) for q in full), 3)
-            x["docs_per_s_here"] = rate
             per[v] = x
             print(f"{cname:8s} {v:10s} τ {x['tau']:.3f} (lexical {x['tau_lexical']:.3f}) overlap {x['qrels_overlap']:.3f} "
                   + " ".join(f"{s} #{r['nt_rank']}/#{r['human_rank']} {r['bias'][0]:+.0f}" for s, r in x["systems"].items()
