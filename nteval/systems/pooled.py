@@ -33,7 +33,7 @@ from ..corpus.store import INDEX_MEMBERS, index_contents
 from ..errors import InputError
 from ..formats.trec import trec_order
 from ..progress import shown, tqdm
-from .dense import Encoder, load_encoder
+from .dense import Encoder, encoder_params, load_encoder
 
 #: Documents per encoding chunk (a Dask task; one commit of the store).
 CHUNK = 256
@@ -118,12 +118,6 @@ def texts_of(index_dir: Path, index_name: str, docids: Sequence[str]) -> dict[st
 
 #: Computes ``fn(*args)`` for each args tuple elsewhere (a Dask cluster), yielding results in order.
 Mapper = Callable[[Callable[..., np.ndarray], list[tuple]], Iterator[np.ndarray]]
-
-
-def encoder_params(params: Mapping[str, Any]) -> dict[str, Any]:
-    """What of a dense system's params decides its vectors (model, dim, backend, max_tokens)."""
-    return {"model": params.get("model", "wordllama"), "dim": int(params.get("dim", 0)),
-            "backend": params.get("backend", "auto"), "max_tokens": int(params.get("max_tokens", 0))}
 
 
 def encode_chunk(encoder: Mapping[str, Any], texts: list[str]) -> np.ndarray:
