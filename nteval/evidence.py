@@ -34,13 +34,18 @@ KINDS = {"precise": "a precise-task collection (about one relevant document per 
 STUDY = "validation.json"
 
 
-@lru_cache(maxsize=1)
-def study() -> dict[str, Any] | None:
-    """The shipped validation study (None if the package was built without it)."""
+@lru_cache(maxsize=4)
+def _shipped(name: str) -> dict[str, Any] | None:
+    """A study shipped in nteval/data (None if the package was built without it)."""
     try:
-        return json.loads((resources.files("nteval") / "data" / STUDY).read_text(encoding="utf-8"))
+        return json.loads((resources.files("nteval") / "data" / name).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+
+
+def study() -> dict[str, Any] | None:
+    """The shipped validation study (None if the package was built without it)."""
+    return _shipped(STUDY)
 
 
 def _collections() -> dict[str, dict[str, Any]]:
@@ -92,13 +97,9 @@ UNSEEN = "unseen_encoders.json"
 ENCODER_LABELS = {"minilm": "all-MiniLM-L6-v2", "e5": "multilingual-e5-small"}
 
 
-@lru_cache(maxsize=1)
 def unseen_study() -> dict[str, Any] | None:
     """The shipped unseen-encoders study (``scripts/unseen_encoders_study.py``), or None."""
-    try:
-        return json.loads((resources.files("nteval") / "data" / UNSEEN).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
+    return _shipped(UNSEEN)
 
 
 def unseen_bias(encoder: str, mechanism: str | None = None) -> dict[str, tuple[float, float, float]]:
