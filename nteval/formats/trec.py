@@ -23,12 +23,32 @@ Run = dict[str, list[tuple[str, float]]]
 
 
 def trec_order(ranking: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """Sort (docid, score) pairs as trec_eval ranks them: float32 score desc, then docid desc."""
-    items = sorted(ranking, key=itemgetter(0), reverse=True)  # docid desc (the tie-break) ...
+    """Sort (docid, score) pairs as trec_eval ranks them: float32 score desc, then docid desc.
+
+    A ranking whose float32 scores already descend (what a search engine returns, and every ranking
+    this function made) only has its runs of equal scores put in docid order: a linear check instead
+    of two full sorts. Any other is sorted whole; both give the same list."""
+    items = list(ranking)
     if not items:
         return []
-    neg = np.negative(np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))).tolist()
-    order = sorted(range(len(items)), key=neg.__getitem__)  # ... kept by this stable sort
+    scores = np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))
+    if not bool((scores[:-1] >= scores[1:]).all()):  # (NaN compares false: sorted whole)
+        return _sort_whole(items, scores)
+    ties = np.flatnonzero(scores[:-1] == scores[1:]).tolist()
+    start = 0
+    for i, j in zip(ties, ties[1:] + [-2]):   # each run of equal scores: items[start..i+1]
+        if not start:
+            start = i + 1
+        if j != i + 1:
+            items[start - 1:i + 2] = sorted(items[start - 1:i + 2], key=itemgetter(0), reverse=True)
+            start = 0
+    return items
+
+
+def _sort_whole(items: list[tuple[str, float]], scores: np.ndarray) -> list[tuple[str, float]]:
+    order = sorted(range(len(items)), key=lambda i: items[i][0], reverse=True)  # docid desc (the tie-break) ...
+    neg = np.negative(scores).tolist()
+    order.sort(key=neg.__getitem__)  # ... kept by this stable sort
     return [items[i] for i in order]
 
 
@@ -137,7 +157,28 @@ def read_qrels(path: Path) -> Qrels:
 def canonical(ranking: Iterable[tuple[str, float]], depth: int | None = None) -> list[tuple[str, float]]:
     """Scores as a run file stores them (6 decimals), in trec_eval order, cut at ``depth``: a run
     used straight from memory then evaluates (and z-scores) exactly like the same run read back."""
-    return trec_order((d, float(f"{s:.6f}")) for d, s in ranking)[:depth]
+    items = list(ranking)
+    scores = six_decimals(np.fromiter(map(itemgetter(1), items), dtype=np.float64, count=len(items))).tolist()
+    return trec_order(zip(map(itemgetter(0), items), scores))[:depth]
+
+
+#: beyond this magnitude a score is rounded by Python itself (x·10⁶ near 2⁵³ holds no fraction to round)
+_SIX_DECIMALS_MAX = 1e9
+
+
+def six_decimals(scores: np.ndarray) -> np.ndarray:
+    """``float(f"{s:.6f}")`` of each score, exactly, without a string per score (most of a run's
+    writing time): r = round-half-even(s·10⁶) and r / 10⁶, which is the double nearest r·10⁻⁶, as
+    float() of the decimal is. Where s·10⁶ as computed lies within a few ulps of a half (its own
+    rounding could change the side), and for scores beyond ±10⁹ or not finite, Python formats."""
+    y = scores * 1e6
+    out = np.rint(y) / 1e6
+    with np.errstate(invalid="ignore"):
+        near_half = np.abs(np.abs(y - np.floor(y)) - 0.5) <= 8 * np.spacing(np.abs(y))
+        slow = near_half | ~(np.abs(scores) < _SIX_DECIMALS_MAX)
+    for i in np.flatnonzero(slow).tolist():
+        out[i] = float(f"{float(scores[i]):.6f}")
+    return out
 
 
 def format_run(run: Run, tag: str) -> str:

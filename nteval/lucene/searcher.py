@@ -106,13 +106,31 @@ class Index:
         return None if r is None else str(r)
 
     def term_positions(self, docid: str, terms: Sequence[str]) -> dict[str, list[int]]:
-        """Positions of the given analyzed terms in ``docid`` (from the stored term vectors)."""
-        m = self._utils.getTermPositions(self._reader, docid)
-        out: dict[str, list[int]] = {}
-        for t in terms:
-            lst = m.get(t)
-            if lst is not None:
-                out[t] = [int(x) for x in lst.toArray()]
+        """Positions of the given analyzed terms in ``docid`` (from the stored term vectors); a term
+        the document lacks is absent."""
+        return self.positions([docid], terms)[0]
+
+    def positions(self, docids: Sequence[str], terms: Sequence[str]) -> list[dict[str, list[int]]]:
+        """:meth:`term_positions` of each of ``docids``, in one call into Java
+        (``BatchSearch.termPositions``: a call per document, returning a map of all its terms, was
+        most of a proximity system's time)."""
+        import numpy as np
+
+        terms = list(terms)
+        if not docids or not terms:
+            return [{} for _ in docids]
+        packed = self._batch.termPositions(self._reader, "id", FIELD, [str(d) for d in docids], terms)
+        data = np.frombuffer(packed.tostring() if hasattr(packed, "tostring") else bytes(packed), dtype="<i4").tolist()
+        out: list[dict[str, list[int]]] = []
+        pos = 0
+        for _ in docids:
+            found: dict[str, list[int]] = {}
+            for t in terms:
+                n = data[pos]
+                if n:
+                    found[t] = data[pos + 1:pos + 1 + n]
+                pos += 1 + n
+            out.append(found)
         return out
 
     # -- scoring model ----------------------------------------------------------------------
@@ -312,10 +330,8 @@ class Index:
         """Search with a Lucene ``Query`` object (see :mod:`nteval.lucene.queries`); no feedback."""
         if query is None:
             return []
-        table = self._docid_table()
-        hits = self._fast.search(query, int(k), self._sort, True).scoreDocs
-        ids = table.take([h.doc for h in hits])
-        return [(d, float(h.score)) for d, h in zip(ids, hits)]
+        # (one call into Java: reading each hit's doc and score was a call per hit)
+        return self._rankings([""], self._batch.searchQuery(self._fast, query, self._depth(k), self._sort))[""]
 
     def _rankings(self, qids: list[str], packed) -> dict[str, Ranking]:
         """The Java batch's hits (one byte array: the counts, then every hit's Lucene doc number,

@@ -45,11 +45,9 @@ def query_terms(index: Index, text: str) -> list[str]:
 
 def rerank(index: Index, text: str, bm25: Ranking, depth: int, bm25_weight: float, proximity_weight: float) -> Ranking:
     terms = query_terms(index, text)
-    out: Ranking = []
-    for i, (docid, score) in enumerate(bm25):
-        prox = imd_score(index.term_positions(docid, terms), len(terms)) if i < depth else 0.0
-        out.append((docid, bm25_weight * score + proximity_weight * prox))
-    return out
+    top = index.positions([docid for docid, _ in bm25[:depth]], terms)
+    return [(docid, bm25_weight * score + proximity_weight * (imd_score(top[i], len(terms)) if i < depth else 0.0))
+            for i, (docid, score) in enumerate(bm25)]
 
 
 _DEPTH = Param("depth", 100, "BM25's top documents reranked", positive=True)

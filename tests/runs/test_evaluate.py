@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import json
+import math
+import random
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -69,3 +72,48 @@ def test_read_run_roundtrip(tmp_path):
     p = tmp_path / "r.run"
     p.write_text(format_run(run, "x"))
     assert read_run(p) == {"q": [("b", 1.5), ("a", 1.5), ("c", 0.1)]}
+
+
+def _trec_order_by_definition(ranking):
+    """trec_eval's order written as its definition: a stable sort by docid descending, then a stable
+    sort by float32 score descending."""
+    items = sorted(ranking, key=lambda x: x[0], reverse=True)
+    return sorted(items, key=lambda x: -float(np.float32(x[1])))
+
+
+def test_trec_order_is_its_definition_on_rankings_sorted_or_not():
+    """The fast path (scores that already descend: only runs of ties re-ordered) and the whole sort
+    give the definition's order, on random rankings with many ties, float32 ties, ±0, ±inf,
+    duplicate docids, and on rankings already in order or in score order with ties the other way."""
+    rng = random.Random(7)
+    pool = [0.0, -0.0, 1.0, 1.00000001, 2.5, math.inf, -math.inf, -1.0, 3.0]
+    checked = 0
+    for _ in range(5000):
+        r = [(f"d{rng.randint(0, 30)}", rng.choice(pool) if rng.random() < 0.5 else round(rng.random() * 3, rng.randint(0, 2)))
+             for _ in range(rng.randint(0, 40))]
+        for variant in (r, sorted(r, key=lambda x: -x[1]), sorted(r, key=lambda x: (-x[1], x[0])),
+                        _trec_order_by_definition(r)):
+            want = _trec_order_by_definition(variant)
+            assert [(d, repr(s)) for d, s in trec_order(variant)] == [(d, repr(s)) for d, s in want], variant
+            checked += 1
+    assert checked == 20000
+
+
+def test_six_decimals_is_pythons_formatting_exactly():
+    """canonical()'s scores: ``float(f"{s:.6f}")`` of each, computed without a string each: equal (sign
+    of zero included) on random scores of every magnitude, on exact halves (k + 0.5)·10⁻⁶ and their
+    neighbouring doubles, and on the edges (±0, ±inf, NaN, ±10⁹, 10³⁰⁰)."""
+    from nteval.formats.trec import six_decimals
+
+    rng = np.random.default_rng(3)
+    k = np.concatenate([rng.integers(-10**15, 10**15, 50_000), rng.integers(-10**9, 10**9, 50_000)]).astype(float)
+    half = (k + 0.5) / 1e6
+    cases = [rng.normal(0, 10, 100_000), rng.random(100_000) * 30, rng.normal(0, 1e-5, 20_000), rng.normal(0, 1e8, 20_000),
+             half, np.nextafter(half, np.inf), np.nextafter(half, -np.inf),
+             np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e9, -1e9, 1e300, 5e-7, -5e-7, 2.5e-6, 123.4567895])]
+    for scores in cases:
+        got = six_decimals(scores)
+        want = np.array([float(f"{s:.6f}") for s in scores.tolist()])
+        same = (got == want) | (np.isnan(got) & np.isnan(want))
+        assert same.all(), scores[~same][:5]
+        assert (np.signbit(got) == np.signbit(want)).all()

@@ -59,3 +59,29 @@ def test_the_top_does_not_depend_on_the_depth_asked_for(first200_index):
         shallow = run_system(ix, system, topics, 10)
     for q in topics:
         assert trec_order(shallow[q]) == trec_order(deep[q])[:10], q
+
+
+def test_positions_of_a_batch_are_anserinis_term_positions_of_each_document(first200_index):
+    """``Index.positions`` (one call into nteval's Java helper per topic) gives, for every document,
+    what Anserini's ``IndexReaderUtils.getTermPositions`` gives (one call per document, a map of all
+    its terms) restricted to the query's terms; a term a document lacks is absent, and a docid the
+    index does not hold has no positions."""
+    from nteval.lucene import jvm
+    from nteval.lucene.searcher import FIELD
+
+    utils = jvm.autoclass("io.anserini.index.IndexReaderUtils")
+    with Index(first200_index / "nt") as ix:
+        reader = utils.getReader(str((first200_index / "nt").absolute()))
+        docids = [d for d, _ in ix.search("cancer cells in patients treated with a drug", 60)]
+        terms = list(dict.fromkeys(ix.analyze("cancer cells in patients treated with a drug zzzunknownword")))
+        got = ix.positions([*docids, "no-such-docid"], terms)
+        seen = 0
+        for docid, found in zip(docids, got):
+            m = utils.getTermPositions(reader, docid)
+            want = {t: [int(x) for x in m.get(t).toArray()] for t in terms if m.get(t) is not None}
+            assert found == want, docid
+            seen += sum(map(len, want.values()))
+        reader.close()
+    assert FIELD == "contents" and seen > 100 and len(got) == len(docids) + 1
+    assert got[-1] == {} and all("zzzunknownword" not in f for f in got)
+    assert sum(len(f) < len(terms) for f in got[:-1]) > 0   # some document lacks some term

@@ -30,14 +30,20 @@ import org.apache.lucene.index.BinaryDocValues;
 import org.apache.lucene.index.IndexReader;
 import org.apache.lucene.index.LeafReader;
 import org.apache.lucene.index.LeafReaderContext;
+import org.apache.lucene.index.PostingsEnum;
 import org.apache.lucene.index.SortedDocValues;
 import org.apache.lucene.index.StoredFieldVisitor;
 import org.apache.lucene.index.StoredFields;
+import org.apache.lucene.index.Term;
+import org.apache.lucene.index.TermVectors;
+import org.apache.lucene.index.Terms;
+import org.apache.lucene.index.TermsEnum;
 import org.apache.lucene.search.FieldDoc;
 import org.apache.lucene.search.IndexSearcher;
 import org.apache.lucene.search.Query;
 import org.apache.lucene.search.ScoreDoc;
 import org.apache.lucene.search.Sort;
+import org.apache.lucene.search.TermQuery;
 import org.apache.lucene.search.TopDocs;
 import org.apache.lucene.util.BytesRef;
 
@@ -280,6 +286,21 @@ public final class BatchSearch {
   }
 
   /**
+   * One Lucene query's hits, {@link #packed} (a query nteval built itself: the disjunctive and
+   * conjunctive kinds), in the order {@code sort} gives: one call from Python instead of one per hit.
+   */
+  public static byte[] searchQuery(IndexSearcher searcher, Query query, int k, Sort sort) throws Exception {
+    final ScoreDoc[] hits = searcher.search(query, k, sort, false).scoreDocs;
+    final Hits out = new Hits(1, k);
+    out.counts[0] = hits.length;
+    for (int j = 0; j < hits.length; j++) {
+      out.docs[j] = hits[j].doc;
+      out.scores[j] = scoreOf(hits[j]);
+    }
+    return packed(out, k);
+  }
+
+  /**
    * A batch searching on its own threads while Python turns the previous batch's hits into
    * rankings ({@link #startSearch}, {@link #startFeedbackSearch}): Java's threads need no GIL, so
    * the two overlap. {@link #get} waits for it (its failure rethrown as itself); {@link #cancel}
@@ -465,4 +486,50 @@ public final class BatchSearch {
     final Object terms = done[0] == null ? null : fb.feedbackTerms.get(done[0][1]);
     return terms == null ? Map.of() : (Map<String, Float>) terms;
   }
+
+  /**
+   * The positions of each of {@code terms} (already analyzed) in each document's stored term vector
+   * of {@code field}, the documents named by their {@code idField} value: one call for a topic's
+   * reranked documents instead of one per document, each returning a map of every term. Little-endian
+   * ints: for each document, for each term, its count, then that many positions (ascending, as the
+   * vector stores them); a document that is not in the index, or has no vector, counts 0 for every term.
+   */
+  public static byte[] termPositions(IndexReader reader, String idField, String field, String[] docids,
+                                     String[] terms) throws Exception {
+    final IndexSearcher byId = new IndexSearcher(reader);
+    final TermVectors vectors = reader.termVectors();
+    final BytesRef[] wanted = new BytesRef[terms.length];
+    for (int t = 0; t < terms.length; t++) {
+      wanted[t] = new BytesRef(terms[t]);
+    }
+    final List<int[]> found = new ArrayList<>();
+    int size = 0;
+    PostingsEnum postings = null;
+    for (String docid : docids) {
+      final TopDocs hit = byId.search(new TermQuery(new Term(idField, docid)), 1);
+      final Terms vector = hit.scoreDocs.length == 0 ? null : vectors.get(hit.scoreDocs[0].doc, field);
+      final TermsEnum te = vector == null ? null : vector.iterator();
+      for (BytesRef term : wanted) {
+        int[] positions = new int[0];
+        if (te != null && te.seekExact(term)) {
+          postings = te.postings(postings, PostingsEnum.POSITIONS);
+          postings.nextDoc();
+          positions = new int[postings.freq()];
+          for (int i = 0; i < positions.length; i++) {
+            positions[i] = postings.nextPosition();
+          }
+        }
+        found.add(positions);
+        size += 1 + positions.length;
+      }
+    }
+    final ByteBuffer b = ByteBuffer.allocate(Math.multiplyExact(4, size)).order(ByteOrder.LITTLE_ENDIAN);
+    final IntBuffer ints = b.asIntBuffer();
+    for (int[] positions : found) {
+      ints.put(positions.length);
+      ints.put(positions);
+    }
+    return b.array();
+  }
 }
+
