@@ -36,6 +36,8 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as dist_version
 from pathlib import Path
 from typing import Any
 
@@ -233,12 +235,28 @@ _SAID: list[int] = []
 
 
 def cuda_available() -> bool:
-    """Whether torch sees a GPU (False without torch)."""
+    """Whether torch sees a GPU (False without torch). Asked without importing torch (a second or
+    more) where no GPU can be seen: a CPU-only build of torch, or a machine without an NVIDIA or
+    ROCm device."""
     if missing_modules("torch"):
+        return False
+    if "+cpu" in _version("torch") or not any(Path(d).exists() for d in _GPU_DEVICES):
         return False
     import torch
 
     return bool(torch.cuda.is_available())
+
+
+#: the device files without which torch.cuda.is_available() is False: NVIDIA's driver, ROCm's
+_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd")
+
+
+def _version(dist: str) -> str:
+    """An installed distribution's version, read from its metadata (without importing it)."""
+    try:
+        return dist_version(dist)
+    except PackageNotFoundError:
+        return ""
 
 
 def resolve_backend(model: str, backend: str) -> str:
@@ -372,22 +390,28 @@ def _wordllama(dim: int) -> Encoder:
     return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed)
 
 
-def _st_import(path: str, system: str) -> None:
-    """sentence-transformers' environment (offline, quiet) and its import, or the one-line error naming the extra."""
+def _st_import(path: str, system: str, load: bool = True) -> None:
+    """sentence-transformers' environment (offline, quiet) and, when ``load``, its import (seconds:
+    the ONNX backends run without it, and check only that it is installed), or the one-line error
+    naming the extra."""
+    # offline, always: a model directory that names a hub id must not reach for the network
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # (its "Loading weights" bar on every load)
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    missing = f"system {short(system)}: a sentence-transformers model needs {NEURAL_EXTRA}"
+    if not load:
+        if missing_modules("sentence_transformers"):
+            raise InputError(path, missing, place="params.model")
+        return
     try:
-        # offline, always: a model directory that names a hub id must not reach for the network
-        os.environ["HF_HUB_OFFLINE"] = "1"
-        os.environ["TRANSFORMERS_OFFLINE"] = "1"
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")   # (its "Loading weights" bar on every load)
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         import logging
 
         logging.getLogger("sentence_transformers").setLevel(logging.WARNING)  # (an INFO line per model load)
         import sentence_transformers  # noqa: F401
     except ImportError:
-        raise InputError(path, f"system {short(system)}: a sentence-transformers model needs {NEURAL_EXTRA}",
-                         place="params.model") from None
+        raise InputError(path, missing, place="params.model") from None
 
 
 def _sentence_transformer(path: str, system: str, name: str | None = None, backend: str = "torch",
@@ -401,7 +425,7 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
         raise InputError(path, f"system {short(system)}: no such model directory (dense model: a shipped one, "
                                f"{', '.join(SHIPPED_MODELS)}, or a local sentence-transformers directory; nothing is "
                                "downloaded)", place="params.model")
-    _st_import(path, system)
+    _st_import(path, system, load=not backend.startswith("onnx"))
     # the cache key is the weights' content (hostile G2: a retrained model of the same shape and name
     # reused another model's vectors when the key was the files' names and sizes)
     tag = model_digest(p)[:12]

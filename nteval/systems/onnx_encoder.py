@@ -22,6 +22,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -44,11 +45,10 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
     """The ONNX file of ``model_dir`` in ``variant`` (``fp32`` or ``int8``), exported (and
     quantized) the first time it is asked for; one exporter at a time (a file lock), the file
     appears by one rename."""
-    import torch
-
     if variant not in VARIANTS:
         raise InputError(None, f"ONNX variant {variant!r}: use one of {', '.join(VARIANTS)}")
-    d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{torch.__version__.split('+')[0]}"
+    # (torch's version from its metadata: importing torch takes a second, and only the export needs it)
+    d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{version('torch').split('+')[0]}"
     path = d / f"model-{variant}.onnx"
     if path.is_file():
         return path
