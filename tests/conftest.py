@@ -138,6 +138,35 @@ def old_index(tmp_path) -> Path:
     return out
 
 
+def _across_workers(tmp_path_factory, name: str) -> Path:
+    """A directory every xdist worker of this session sees (the base temp of the whole run)."""
+    root = tmp_path_factory.getbasetemp()
+    return (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / name
+
+
+@pytest.fixture(scope="session")
+def two_pubmed_files_index(tmp_path_factory) -> Path:
+    """``nteval index`` of both shared PubMed files (the baseline and the update file: 50,788
+    records), built once for the whole session, whichever worker asks first (the others wait for it);
+    the tests that use it only read it. Skips without ../shared/data."""
+    from click.testing import CliRunner
+
+    from nteval.atomic import file_lock
+    from nteval.cli import main
+
+    d = shared("medline", "pubmed_baseline_update")
+    home = _across_workers(tmp_path_factory, "two-pubmed-files")
+    home.mkdir(parents=True, exist_ok=True)
+    out = home / "index"
+    with file_lock(home / ".lock"):
+        if not (home / "done").is_file():
+            r = CliRunner().invoke(main, ["index", str(d / "pubmed20n0014.xml.gz"), str(d / "pubmed21n1298.xml.gz"),
+                                          "--out", str(out), "--quiet"])
+            assert r.exit_code == 0, r.output
+            (home / "done").write_text("built\n")
+    return out
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_dense_cache(tmp_path_factory):
     """One cache of encodings for the whole session, keyed (as always) by the index's content
@@ -151,8 +180,7 @@ def shared_dense_cache(tmp_path_factory):
         return
     # one directory for every xdist worker too (the cache's lock makes a second worker wait for the
     # first's encoding instead of doing it again)
-    root = tmp_path_factory.getbasetemp()
-    d = (root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root) / "dense-shared"
+    d = _across_workers(tmp_path_factory, "dense-shared")
     d.mkdir(parents=True, exist_ok=True)
     os.environ["NTEVAL_DENSE_CACHE"] = str(d)
     yield d

@@ -670,7 +670,7 @@ def test_ctrl_c_exits_130_and_leaves_nothing(tmp_path):
     assert p.poll() is None, "the build ended before it could be interrupted"
     time.sleep(0.5)
     p.send_signal(signal.SIGINT)
-    _out, err = p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=HANG)
     assert p.returncode == 130, (p.returncode, err[-2000:])
     assert err.strip().splitlines()[-1] == "nteval: interrupted"
     left = sorted(x.name for x in tmp_path.iterdir())

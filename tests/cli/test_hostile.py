@@ -329,7 +329,7 @@ def test_a_scheduler_that_never_answers_is_one_line_within_the_timeout(first200_
     t0 = time.time()
     r = subprocess.run([*NTEVAL, "grid", "--index", str(first200_index), "--param", "k1=1,2", "--protocol", "focused",
                         "--topics", "20", "--min-topics", "10", "--quiet", "--out", str(tmp_path / "g"),
-                        "--scheduler", f"tcp://127.0.0.1:{port}"], capture_output=True, text=True, timeout=120,
+                        "--scheduler", f"tcp://127.0.0.1:{port}"], capture_output=True, text=True, timeout=HANG,
                        env={**os.environ, "NTEVAL_SCHEDULER_TIMEOUT": "3"})
     took = time.time() - t0
     lines = r.stderr.strip().splitlines()
@@ -350,7 +350,7 @@ def test_a_malformed_scheduler_address_is_one_line_at_once(first200_index, tmp_p
     pytest.importorskip("distributed")
     t0 = time.time()
     r = subprocess.run([*NTEVAL, "focused", "--index", str(first200_index), "--topics", "20", "--min-topics", "10",
-                        "--out", str(tmp_path / "f"), "--scheduler", address], capture_output=True, text=True, timeout=120)
+                        "--out", str(tmp_path / "f"), "--scheduler", address], capture_output=True, text=True, timeout=HANG)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"nteval: error: --scheduler {address}: {says}"), r.stderr
     assert time.time() - t0 < 15
@@ -675,7 +675,7 @@ def test_arrays_are_written_whole_or_not_at_all(tmp_path):
         sys.exit(4)
     """)
     r = subprocess.run([sys.executable, "-c", code], preexec_fn=_file_size_limit(100_000), capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=HANG)
     assert r.returncode == 0, r.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -777,13 +777,13 @@ def test_a_source_with_no_usable_record_says_why_each_was_skipped(tmp_path):
 
 def test_the_benchmark_script_answers_help_without_running(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run.py"), "--help"], capture_output=True, text=True,
-                       timeout=60, cwd=tmp_path)
+                       timeout=HANG, cwd=tmp_path)
     assert r.returncode == 0 and r.stdout.startswith("usage: benchmarks/run.py") and "--grid-only" in r.stdout, r.stderr
     assert not (ROOT / "benchmarks" / "out" / "results.json").exists() or r.stderr == ""
 
 
 def test_python_dash_m_nteval_is_the_command_line():
-    r = subprocess.run([sys.executable, "-m", "nteval", "--help"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run([sys.executable, "-m", "nteval", "--help"], capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0 and r.stdout.startswith("Usage: nteval "), r.stdout + r.stderr
 
 

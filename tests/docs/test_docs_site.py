@@ -36,7 +36,12 @@ COVERED = {"compare", "highrecall", "focused", "index", "grid", "export", "proto
            "manifest", "correlate", "pin", "gate", "history"}
 #: ``# exit N`` in a command's comment: the exit status the example expects
 EXPECTED_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
-ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+
+
+def _env() -> dict[str, str]:
+    """The examples' environment, read when they run: the session's shared encodings
+    (``NTEVAL_DENSE_CACHE``, set by a conftest fixture after this module is imported) reach them."""
+    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
 
 
 @dataclass
@@ -141,7 +146,7 @@ def test_site_builds_strict(tmp_path):
     pytest.importorskip("material")
     site = tmp_path / "site"
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, capture_output=True, text=True, env=ENV, timeout=HANG)
+                          cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=HANG)
     assert proc.returncode == 0, f"mkdocs build --strict failed:\n{proc.stdout}\n{proc.stderr}"
     assert (site / "index.html").is_file()
     assert (site / "changelog" / "index.html").is_file()
@@ -167,7 +172,7 @@ def _nteval() -> str:
 
 
 def _run(argv: list[str], cwd: Path, what: str, expected: int = 0) -> None:
-    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=ENV,
+    proc = subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=_env(),
                           timeout=HANG, stdin=subprocess.DEVNULL)
     if proc.returncode != expected:
         tail = "\n".join(proc.stdout.splitlines()[-20:])
@@ -222,7 +227,7 @@ def test_contributing_protocol_example_runs(sample_demo: Path, tmp_path: Path):
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: nteval-shorttitle\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[nteval.protocols]\nshorttitle = nteval_shorttitle\n")
-    env = {**ENV, "PYTHONPATH": str(tmp_path)}
+    env = {**_env(), "PYTHONPATH": str(tmp_path)}
     for args in (["protocols", "shorttitle"],
                  ["run", "--protocol", "shorttitle", "--param", "words=3", "--param", "n_topics=60", "--min-topics", "10",
                   "--systems", "default", "--index", str(sample_demo / "index"), "--out", str(tmp_path / "st")]):

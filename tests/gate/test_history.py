@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import cli, one_line_error
+from conftest import HANG, cli, one_line_error
 
 from nteval.effects import MMD
 from nteval.gate.alerts import below_best, fresh_drift
@@ -225,7 +225,7 @@ def test_two_writers_at_once_are_both_recorded(tmp_path, backend, request):
         request.getfixturevalue("pg_server").psql("DROP SCHEMA IF EXISTS nteval_history CASCADE", db="nteval")
     procs = [_writer(tmp_path, where, 2000, 15, tag) for tag in ("a", "b")]
     for p in procs:
-        out, err = p.communicate(timeout=240)
+        out, err = p.communicate(timeout=HANG)
         assert p.returncode == 0, err
     recs = _complete(where)
     assert sorted(r.label for r in recs) == sorted(f"w{t}-{i}" for t in "ab" for i in range(15))

@@ -161,13 +161,8 @@ def test_interrupted_build_leaves_no_index(tmp_path):
 
 
 @pytest.mark.shared
-def test_acceptance_two_pubmed_files(tmp_path):
-    from conftest import shared
-
-    d = shared("medline", "pubmed_baseline_update")
-    out = tmp_path / "X"
-    r = CliRunner().invoke(main, ["index", str(d / "pubmed20n0014.xml.gz"), str(d / "pubmed21n1298.xml.gz"), "--out", str(out), "--quiet"])
-    assert r.exit_code == 0, r.output + r.stderr
+def test_acceptance_two_pubmed_files(two_pubmed_files_index):
+    out = two_pubmed_files_index   # (`nteval index` of both files: tests/conftest.py)
     m = read_manifest(out)
     assert [s["counts"]["seen"] for s in m["sources"]] == [30000, 20788]
     assert m["counts"]["deleted_pmids"] == 20

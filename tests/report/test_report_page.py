@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import HANG
 
 from nteval.report.agreement import write_reports
 from nteval.report.document import booktabs, latex_escape
@@ -52,7 +53,7 @@ def _browse(page: Path, width: int, height: int, *action: str) -> str:
     """Run headless chromium on ``page`` with a fresh profile; its stdout."""
     with tempfile.TemporaryDirectory() as profile:
         r = subprocess.run([_chromium(), *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-                            *action, page.as_uri()], capture_output=True, text=True, timeout=180)
+                            *action, page.as_uri()], capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stderr[-2000:]
     return r.stdout
 
@@ -174,7 +175,7 @@ def test_hostile_system_names_are_escaped_in_every_report(correlated, tmp_path):
     assert "&lt;!-- hides the rest" in md
     if shutil.which("pdflatex"):
         done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "report.tex"], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+                              capture_output=True, text=True, timeout=HANG)
         assert done.returncode == 0 and (tmp_path / "report.pdf").stat().st_size > 1000, done.stdout[-3000:]
 
 

@@ -5,6 +5,7 @@ collection) and nteval's own systems are accepted."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -29,12 +30,23 @@ def _run_dir(index: Path, out: Path, where: Path, with_titles: bool) -> Path:
     return where
 
 
-@pytest.mark.parametrize("protocol, topics", [("focused", 300), ("highrecall", 300)])
-def test_a_run_that_saw_the_titles_is_refused(sample_index, tmp_path, protocol, topics):
+@pytest.fixture(scope="module")
+def default300(sample_index, tmp_path_factory) -> dict[str, Path]:
+    """Each protocol's run of the shipped default set on 300 topics of the sample (an OUT each)."""
+    outs = {}
+    for protocol in ("focused", "highrecall"):
+        outs[protocol] = tmp_path_factory.mktemp("leak") / protocol
+        r = cli(protocol, "--index", sample_index, "--topics", 300, "--systems", "default", "--quiet", "--out",
+                outs[protocol])
+        assert r.exit_code == 0, r.output
+    return outs
+
+
+@pytest.mark.parametrize("protocol", ["focused", "highrecall"])
+def test_a_run_that_saw_the_titles_is_refused(sample_index, default300, tmp_path, protocol):
     out = tmp_path / protocol
-    args = (protocol, "--index", sample_index, "--topics", topics, "--systems", "default", "--quiet")
-    r = cli(*args, "--out", out)
-    assert r.exit_code == 0, r.output
+    shutil.copytree(default300[protocol], out)   # (runs are added to it: a copy of the module's)
+    args = (protocol, "--index", sample_index, "--topics", 300, "--systems", "default", "--quiet")
     leaky = _run_dir(sample_index, out, tmp_path / "leaky", with_titles=True)
     line = one_line_error(cli(*args, "--out", out, "--runs", leaky), "system mine searched the titles",
                           "nteval export")
@@ -44,15 +56,12 @@ def test_a_run_that_saw_the_titles_is_refused(sample_index, tmp_path, protocol, 
     assert r.exit_code == 0, r.output
 
 
-def test_nteval_systems_are_never_flagged(sample_index, tmp_path):
+def test_nteval_systems_are_never_flagged(sample_index, default300):
     """Every system of the shipped default set, checked by the focused and high-recall rules."""
     from nteval.formats.trec import read_run, read_topics
     from nteval.leak import check_runs
 
-    for protocol in ("focused", "highrecall"):
-        out = tmp_path / protocol
-        assert cli(protocol, "--index", sample_index, "--topics", 300, "--systems", "default", "--quiet",
-                   "--out", out).exit_code == 0
+    for protocol, out in default300.items():
         topics = read_topics(out / "topics.tsv")
         runs = {p.stem: read_run(p) for p in (out / "runs").glob("*.run")}
         sources = {q: q.rsplit("-s", 1)[0] for q in topics}

