@@ -247,8 +247,9 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-#: the device files without which torch.cuda.is_available() is False: NVIDIA's driver, ROCm's
-_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd")
+#: the device files without which torch.cuda.is_available() is False: NVIDIA's driver, ROCm's, and
+#: WSL 2's GPU paravirtualization
+_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
 
 
 def _version(dist: str) -> str:

@@ -249,3 +249,23 @@ def test_the_onnx_reference_encodes_without_importing_torch_or_sentence_transfor
     got = json.loads(proc.stdout)
     assert got["loaded"] == [] and got["gpu"] is False
     assert got["id"] == enc.id and np.allclose(np.array(got["v"]), enc.embed(texts), atol=1e-6)
+
+
+@neural
+def test_the_gpu_question_asks_torch_only_where_a_gpu_can_be_seen(tmp_path, monkeypatch):
+    """``cuda_available``: False without importing torch for a CPU-only build or where no GPU device
+    file exists; where one exists (here a stand-in file) and torch is a GPU build, torch's own answer."""
+    import torch
+
+    from nteval.systems import dense
+
+    device = tmp_path / "nvidia0"
+    monkeypatch.setattr(dense, "_GPU_DEVICES", (str(device),))
+    monkeypatch.setattr(dense, "_version", lambda dist: "2.13.0")
+    asked = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: asked.append(1) or True)
+    assert dense.cuda_available() is False and not asked      # no device file
+    device.write_text("")
+    assert dense.cuda_available() is True and asked == [1]     # torch asked, its answer kept
+    monkeypatch.setattr(dense, "_version", lambda dist: "2.13.0+cpu")
+    assert dense.cuda_available() is False and asked == [1]    # a CPU-only build: not asked
