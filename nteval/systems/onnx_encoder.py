@@ -17,6 +17,7 @@ installed together, so this module does the same with ONNX Runtime directly.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import warnings
@@ -61,6 +62,10 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
         if not path.is_file():
             fp32 = d / "model-fp32.onnx"
             if not fp32.is_file():
+                missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
+                if missing:   # (only the export needs them; an exported graph runs without)
+                    raise InputError(model_dir, f"exporting the model to ONNX needs {' and '.join(missing)}: pip install "
+                                                "'nteval[neural]'")
                 _export(model_dir, fp32)
             if variant == "int8":
                 _quantize(fp32, path)

@@ -269,3 +269,21 @@ def test_the_gpu_question_asks_torch_only_where_a_gpu_can_be_seen(tmp_path, monk
     assert dense.cuda_available() is True and asked == [1]     # torch asked, its answer kept
     monkeypatch.setattr(dense, "_version", lambda dist: "2.13.0+cpu")
     assert dense.cuda_available() is False and asked == [1]    # a CPU-only build: not asked
+
+
+@onnx
+def test_an_export_without_torch_is_one_line_naming_the_extra(tmp_path, monkeypatch):
+    """The ONNX path imports torch only to export: an install that lacks it (here: hidden), asked for
+    an export it does not hold yet, is refused in one line naming the extra, with no file left."""
+    import importlib.util
+
+    from nteval.errors import InputError
+    from nteval.systems import dense
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    with pytest.raises(InputError, match=r"exporting the model to ONNX needs torch: pip install 'nteval\[neural\]'"):
+        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    assert not list((tmp_path / "cache").rglob("*.onnx"))
