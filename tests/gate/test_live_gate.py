@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import cli
+from conftest import cli, quick
 from engine_server import EngineServer, LuceneBackend
 
 
@@ -201,23 +201,23 @@ def test_a_trickled_answer_meets_its_deadline_and_sigterm_ends_the_check(first20
     t0 = time.monotonic()
     proc = _check_process(first200_index, pin, tmp_path, _yaml(tmp_path, server.url, timeout=1, retries=1, concurrency=2),
                           "deadline")
-    _out, err = _ended(proc, 60)
+    _out, err = _ended(proc, quick(60))
     assert proc.returncode == 2, err
     line = err.strip()
     assert "\n" not in line and "system 'es': topic '" in line and "no complete answer from " in line, line
-    assert "within 1 s (timeout: the answer began, then did not end) (after 2 tries)" in line and time.monotonic() - t0 < 30
+    assert "within 1 s (timeout: the answer began, then did not end) (after 2 tries)" in line and time.monotonic() - t0 < quick(30)
     base = server.searches
     proc = _check_process(first200_index, pin, tmp_path, _yaml(tmp_path, server.url, timeout=600, concurrency=4),
                           "signal")
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + quick(60)
     while server.searches < base + 4 and time.monotonic() < deadline:  # (4 requests of the check in flight)
         time.sleep(0.1)
     assert proc.poll() is None and server.searches == base + 4
     t0 = time.monotonic()
     os.kill(proc.pid, signal.SIGTERM)
-    _out, err = _ended(proc, 20)
+    _out, err = _ended(proc, quick(20))
     assert proc.returncode == 143 and err.strip().splitlines()[-1] == "nteval: interrupted", err
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < quick(10)
 
 
 def test_a_password_written_in_a_system_url_reaches_no_output(first200_index, pin, server, pg_server, tmp_path,
