@@ -31,7 +31,8 @@ def trec_order(ranking: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
     items = list(ranking)
     if not items:
         return []
-    scores = np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))
+    with np.errstate(over="ignore"):   # (beyond float32: ±inf, as trec_eval's float)
+        scores = np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))
     if not bool((scores[:-1] >= scores[1:]).all()):  # (NaN compares false: sorted whole)
         return _sort_whole(items, scores)
     ties = np.flatnonzero(scores[:-1] == scores[1:]).tolist()
@@ -171,9 +172,9 @@ def six_decimals(scores: np.ndarray) -> np.ndarray:
     writing time): r = round-half-even(s·10⁶) and r / 10⁶, which is the double nearest r·10⁻⁶, as
     float() of the decimal is. Where s·10⁶ as computed lies within a few ulps of a half (its own
     rounding could change the side), and for scores beyond ±10⁹ or not finite, Python formats."""
-    y = scores * 1e6
-    out = np.rint(y) / 1e6
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):   # (inf and NaN go to Python below)
+        y = scores * 1e6
+        out = np.rint(y) / 1e6
         near_half = np.abs(np.abs(y - np.floor(y)) - 0.5) <= 8 * np.spacing(np.abs(y))
         slow = near_half | ~(np.abs(scores) < _SIX_DECIMALS_MAX)
     for i in np.flatnonzero(slow).tolist():

@@ -247,9 +247,10 @@ def cuda_available() -> bool:
     return bool(torch.cuda.is_available())
 
 
-#: the device files without which torch.cuda.is_available() is False: NVIDIA's driver, ROCm's, and
-#: WSL 2's GPU paravirtualization
-_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/kfd", "/dev/dxg")
+#: the device files without which torch.cuda.is_available() is False: NVIDIA's driver, Jetson's
+#: integrated GPU, ROCm's, and WSL 2's GPU paravirtualization
+_GPU_DEVICES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/nvhost-ctrl-gpu", "/dev/nvmap",
+                "/dev/kfd", "/dev/dxg")
 
 
 def _version(dist: str) -> str:

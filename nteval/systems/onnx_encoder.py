@@ -23,7 +23,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -48,8 +48,14 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
     appears by one rename."""
     if variant not in VARIANTS:
         raise InputError(None, f"ONNX variant {variant!r}: use one of {', '.join(VARIANTS)}")
-    # (torch's version from its metadata: importing torch takes a second, and only the export needs it)
-    d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{version('torch').split('+')[0]}"
+    # (torch's version from its metadata: importing torch takes a second, and only the export needs it;
+    # it names the export, so an install without torch cannot find one either)
+    try:
+        exporter = version("torch").split("+")[0]
+    except PackageNotFoundError:
+        raise InputError(model_dir, "the ONNX backends need torch (it exports the model and names the export): pip "
+                                    "install 'nteval[neural]'") from None
+    d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{exporter}"
     path = d / f"model-{variant}.onnx"
     if path.is_file():
         return path

@@ -117,3 +117,17 @@ def test_six_decimals_is_pythons_formatting_exactly():
         same = (got == want) | (np.isnan(got) & np.isnan(want))
         assert same.all(), scores[~same][:5]
         assert (np.signbit(got) == np.signbit(want)).all()
+
+
+def test_six_decimals_of_huge_scores_warns_nothing():
+    """Scores whose product by 10⁶ overflows (and NaN, ±inf) are Python's to format, silently, as
+    the f-string was (hostile review: a RuntimeWarning, an error under -W error)."""
+    import warnings
+
+    from nteval.formats.trec import canonical, six_decimals
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = six_decimals(np.array([1e305, -1.7e308, np.inf, np.nan, 3.0]))
+        assert canonical([("a", 1e305), ("b", 2.0)]) == [("a", 1e305), ("b", 2.0)]
+    assert got[0] == 1e305 and got[1] == -1.7e308 and np.isinf(got[2]) and np.isnan(got[3]) and got[4] == 3.0

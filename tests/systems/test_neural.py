@@ -287,3 +287,16 @@ def test_an_export_without_torch_is_one_line_naming_the_extra(tmp_path, monkeypa
     with pytest.raises(InputError, match=r"exporting the model to ONNX needs torch: pip install 'nteval\[neural\]'"):
         dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     assert not list((tmp_path / "cache").rglob("*.onnx"))
+    # torch not installed at all (no metadata either: the export cannot be named): one line too
+    from importlib.metadata import PackageNotFoundError
+
+    from nteval.systems import onnx_encoder
+
+    def no_torch(dist: str) -> str:
+        if dist == "torch":
+            raise PackageNotFoundError(dist)
+        return "0"
+
+    monkeypatch.setattr(onnx_encoder, "version", no_torch)
+    with pytest.raises(InputError, match=r"the ONNX backends need torch .*pip install 'nteval\[neural\]'"):
+        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
