@@ -48,7 +48,7 @@ demo: install
 # tests wait on a JVM, a server or a subprocess, so two workers on two cores nearly halve the time.
 TEST_WORKERS ?= 2
 test: install-neural
-	@echo "nteval: lint, types, then the whole suite, about 970 tests in $(TEST_WORKERS) workers: 11 min on 2 quiet cores (measured in a fresh clone; 12 with ../shared beside it; more on a loaded machine) (make test-fast: the fast tier); each test's name shows as it finishes"
+	@echo "nteval: lint, types, then the whole suite, about 970 tests in $(TEST_WORKERS) workers: 11 min on 2 quiet cores (measured in a fresh clone and with ../shared beside it; more on a loaded machine) (make test-fast: the fast tier); each test's name shows as it finishes"
 	$(VENV)/bin/ruff check nteval tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10
