@@ -21,7 +21,6 @@ import argparse
 import json
 import sys
 import tempfile
-import time
 from operator import itemgetter
 from pathlib import Path
 
@@ -30,6 +29,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from run import timed  # noqa: E402  (benchmarks/run.py: the best of N timings)
+
 from nteval.corpus.store import DocStore  # noqa: E402
 from nteval.formats.trec import six_decimals, trec_order  # noqa: E402
 from nteval.lucene import jvm  # noqa: E402
@@ -37,15 +38,6 @@ from nteval.lucene import queries as lucene_queries  # noqa: E402
 from nteval.lucene.searcher import Index  # noqa: E402
 from nteval.systems.proximity import query_terms  # noqa: E402
 from nteval.systems.querygen import ranked_terms  # noqa: E402
-
-
-def best_of(fn, repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def per_document_positions(ix: Index, reader, docid: str, terms: list[str]) -> dict[str, list[int]]:
@@ -100,24 +92,24 @@ def main() -> int:
             pairs = sum(len(d) for d, _ in work)
             assert all(ix.positions(d, q) == [per_document_positions(ix, reader, x, q) for x in d] for d, q in work[:30])
             rows.append(row("proximity: term positions", "getTermPositions per document",
-                            best_of(lambda: [[per_document_positions(ix, reader, x, q) for x in d] for d, q in work], 1),
-                            best_of(lambda: [ix.positions(d, q) for d, q in work]), pairs, "documents"))
+                            timed(lambda: [[per_document_positions(ix, reader, x, q) for x in d] for d, q in work]),
+                            timed(lambda: [ix.positions(d, q) for d, q in work], 3), pairs, "documents"))
             reader.close()
             queries = [lucene_queries.disjunction(ranked_terms(ix, t, 3)) for t in titles if ranked_terms(ix, t, 3)]
             assert all(ix.search_query(q, 1000) == per_hit_search(ix, q, 1000) for q in queries[:30])
             rows.append(row("a query nteval builds: hits", "pyjnius per hit",
-                            best_of(lambda: [per_hit_search(ix, q, 1000) for q in queries]),
-                            best_of(lambda: [ix.search_query(q, 1000) for q in queries]), len(queries), "queries"))
+                            timed(lambda: [per_hit_search(ix, q, 1000) for q in queries], 3),
+                            timed(lambda: [ix.search_query(q, 1000) for q in queries], 3), len(queries), "queries"))
             rankings = [ix.search(t, 1000) for t in titles]
         hits = sum(map(len, rankings))
         assert all(trec_order(r) == by_definition(r) for r in rankings)
-        rows.append(row("trec_order of search rankings", "two full sorts", best_of(lambda: [by_definition(r) for r in rankings]),
-                        best_of(lambda: [trec_order(r) for r in rankings]), hits, "hits"))
+        rows.append(row("trec_order of search rankings", "two full sorts", timed(lambda: [by_definition(r) for r in rankings], 3),
+                        timed(lambda: [trec_order(r) for r in rankings], 3), hits, "hits"))
         scores = np.array([s for r in rankings for _, s in r])
         assert six_decimals(scores).tolist() == [float(f"{s:.6f}") for s in scores.tolist()]
         rows.append(row("six-decimal scores", "f-string per score",
-                        best_of(lambda: [float(f"{s:.6f}") for s in scores.tolist()]),
-                        best_of(lambda: six_decimals(scores)), len(scores), "scores"))
+                        timed(lambda: [float(f"{s:.6f}") for s in scores.tolist()], 3),
+                        timed(lambda: six_decimals(scores), 3), len(scores), "scores"))
     out = {"index": str(args.index or "bundled sample"), "topics": len(titles), "jvm": jvm.versions(), "rows": rows}
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.out}")

@@ -35,14 +35,11 @@ def trec_order(ranking: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
         scores = np.fromiter(map(itemgetter(1), items), dtype=np.float32, count=len(items))
     if not bool((scores[:-1] >= scores[1:]).all()):  # (NaN compares false: sorted whole)
         return _sort_whole(items, scores)
-    ties = np.flatnonzero(scores[:-1] == scores[1:]).tolist()
-    start = 0
-    for i, j in zip(ties, ties[1:] + [-2]):   # each run of equal scores: items[start..i+1]
-        if not start:
-            start = i + 1
-        if j != i + 1:
-            items[start - 1:i + 2] = sorted(items[start - 1:i + 2], key=itemgetter(0), reverse=True)
-            start = 0
+    # each run of equal scores, items[first..last]: where "equal to the next" switches on, then off
+    tied = np.concatenate(([0], scores[:-1] == scores[1:], [0])).astype(np.int8)
+    edges = np.flatnonzero(np.diff(tied)).tolist()
+    for first, last in zip(edges[::2], edges[1::2]):
+        items[first:last + 1] = sorted(items[first:last + 1], key=itemgetter(0), reverse=True)
     return items
 
 
