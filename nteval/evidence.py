@@ -21,11 +21,18 @@ applies to any system of a run, not only the study's.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from .systems.families import FAMILIES, families, uses  # noqa: F401  (a system's family: systems/families.py)
+from .systems.families import (  # noqa: F401  (a system's family: systems/families.py)
+    FAMILIES,
+    UNSEEN_FAMILIES,
+    against_references,
+    families,
+    uses,
+)
 
 #: What each kind of collection is, for a person (the study's collections are one of each).
 KINDS = {"precise": "a precise-task collection (about one relevant document per query: known-item-like)",
@@ -53,14 +60,17 @@ def _collections() -> dict[str, dict[str, Any]]:
     return s["study"]["collections"] if s else {}
 
 
-def evidence(protocol: str) -> dict[str, Any] | None:
+def evidence(protocol: str, side: str | None = None) -> dict[str, Any] | None:
     """The study's agreement of ``protocol``'s verdict with human judgments, per collection: the
     rank correlation, and the significance decisions (``decisions``: how many of the pairs of
-    systems the humans separate the verdict separates the same way, and the other way round)."""
+    systems the humans separate the verdict separates the same way, and the other way round).
+    ``side`` (:func:`study_side`): which of the study's verdicts this run's is, when the study
+    measured it apart (the high-recall verdict of the lexical references alone: hostile K7)."""
     s = study()
-    if not s or protocol not in s.get("agreement", {}):
+    side = side if side and side in (s or {}).get("agreement", {}) else protocol
+    if not s or side not in s.get("agreement", {}):
         return None
-    decided = (s.get("decisions") or {}).get(protocol, {})
+    decided = (s.get("decisions") or {}).get(side, {})
     return {"source": f"nteval's validation study ({s['study']['summary']}), not this run",
             "study": {k: s["study"][k] for k in ("summary", "command", "systems", "date", "nteval") if k in s["study"]},
             "decision_test": s["study"].get("decision_test"),
@@ -69,12 +79,15 @@ def evidence(protocol: str) -> dict[str, Any] | None:
                                                                              "share_same_direction", "reversed",
                                                                              "human_best_in_best_group")}}
                                    if c in decided else {})}
-                            for c, row in s["agreement"][protocol].items()}}
+                            for c, row in s["agreement"][side].items()},
+            "side": side}
 
 
-def evidence_lines(protocol: str) -> list[str]:
-    """The evidence as a person reads it (labelled as the study's, not this run's)."""
-    ev = evidence(protocol)
+def evidence_lines(protocol: str, side: str | None = None) -> list[str]:
+    """The evidence as a person reads it (labelled as the study's, not this run's), for the verdict
+    ``side`` (:func:`study_side`): the lexical references' own agreement, and no leave-model-out
+    line (which is about references that hold a neural model), when they judged alone."""
+    ev = evidence(protocol, side)
     if ev is None:
         return []
     parts = []
@@ -87,9 +100,10 @@ def evidence_lines(protocol: str) -> list[str]:
                         f"separated the same way ({d['share_same_direction'] * 100:.0f} %), {len(d['reversed'])} the "
                         f"other way round" if d and d["share_same_direction"] is not None else ""))
     test = f"; decisions: {ev['decision_test']}" if ev.get("decision_test") else ""
-    return [f"  evidence — {ev['source']}: the {protocol} ranking agrees with humans " + "; ".join(parts)
+    who = " (judged by the lexical references alone)" if ev["side"] == LEXICAL_SIDE else ""
+    return [f"  evidence — {ev['source']}: the {protocol} ranking{who} agrees with humans " + "; ".join(parts)
             + f" (brackets: 95 % CIs, {ev['collections'][next(iter(ev['collections']))]['ci_method']}{test})"
-            ] + (unseen_lines() if protocol == "highrecall" else [])
+            ] + (unseen_lines() if ev["side"] == "highrecall" else [])
 
 
 UNSEEN = "unseen_encoders.json"
@@ -157,10 +171,22 @@ def study_side(protocol: str, sref: dict[str, Any] | None = None) -> str:
     return protocol if "neural" in (sref.get("families") or {}) else LEXICAL_SIDE
 
 
-def measured_bias(side: str, family: str | None) -> dict[str, dict[str, Any]] | None:
+def measured_bias(side: str, family: str | None,
+                  references: frozenset[str] | None = None) -> dict[str, dict[str, Any]] | None:
     """The study's bias of ``family`` under the verdict ``side`` on the collections of the verdict's
     own kind (``{collection: {bias, ci95, significant, nt_advantage, human_advantage}}``), or None
-    when it has not measured it (an unknown family, a verdict the study does not cover)."""
+    when it has not measured it (an unknown family, a verdict the study does not cover). A neural
+    system or hybrid whose encoder the references do not contain (``…_unseen``,
+    :data:`~nteval.systems.families.UNSEEN_FAMILIES`; ``references``: the references' encoders)
+    has the leave-model-out study's bias (:func:`unseen_family_bias`); one whose encoder nteval
+    cannot name (``…_unknown``) the envelope of that and the references' own model's; under any
+    other verdict than the balanced high-recall one, its family's."""
+    if family in UNSEEN_FAMILIES:
+        base, how = family.rsplit("_", 1)
+        if side != "highrecall":
+            return measured_bias(side, base)
+        unseen = unseen_family_bias(base, references or frozenset())
+        return unseen if how == "unseen" else _envelope(unseen, measured_bias(side, base))
     s = study()
     b = ((s or {}).get("biases", {}).get(side) or {}).get(family or "")
     if not b:
@@ -170,20 +196,98 @@ def measured_bias(side: str, family: str | None) -> dict[str, dict[str, Any]] | 
     return cols or None
 
 
-def bias_notes(protocol: str, configs: dict[str, dict[str, Any]], side: str | None = None) -> list[dict[str, Any]]:
+def unseen_family_bias(family: str, references: frozenset[str]) -> dict[str, dict[str, Any]] | None:
+    """Leave-model-out: the bias (NT's advantage over BM25 minus the humans', as a share of BM25's
+    score, 95 % CI) on each topical collection of the unseen-encoders study of a ``family``
+    (``neural``: the encoder alone; ``hybrid``: its RRF with BM25) system whose encoder the
+    references do not contain: the study's encoders that ``references`` (the references' encoders,
+    e.g. ``{"minilm"}``) leave out, judged by references holding ``references``; the envelope of
+    several (each collection's widest interval and largest bias). Where the study has no such row
+    (references it did not hold), every encoder judged by references without it. None: no study."""
+    s = unseen_study()
+    if not s:
+        return None
+    mech = s["choice"]["chosen"]
+    held = "+".join(sorted(references))
+    found = _unseen_rows(s, mech, family, lambda refs, enc: refs == held and enc not in references)
+    return found or _unseen_rows(s, mech, family, lambda refs, enc: enc not in refs.split("+")) or None
+
+
+def _unseen_rows(s: dict[str, Any], mech: str, family: str, wanted: Any) -> dict[str, dict[str, Any]]:
+    """The envelope over the study's rows (``wanted(references, encoder)``) of ``family`` systems."""
+    out: dict[str, dict[str, Any]] = {}
+    for col, per in s["collections"].items():
+        if _collections().get(col, {}).get("kind") != "topical":
+            continue
+        for key, row in per.items():
+            held = re.fullmatch(rf"{re.escape(mech)}\[([^\]]+)\]", key)  # (not "full[minilm] + MeSH": another reference)
+            if held is None:
+                continue
+            refs = held.group(1)
+            for enc in ENCODER_LABELS:
+                system = enc if family == "neural" else f"{enc}_bm25_rrf"
+                got = (row.get("systems") or {}).get(system)
+                if got and wanted(refs, enc):
+                    point, lo, hi = (v / 100 for v in got["bias"])
+                    one = {"bias": round(point, 4), "ci95": [round(lo, 4), round(hi, 4)],
+                           "encoders": [ENCODER_LABELS[enc]], "references": [ENCODER_LABELS.get(r, r) for r in refs.split("+")],
+                           "source": "leave-model-out"}
+                    out[col] = _widest(out.get(col), one)
+    return out
+
+
+def _widest(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:
+    """One collection's envelope of two measured biases: the larger bias by size, the union of
+    the intervals, both sources."""
+    if a is None:
+        return b
+    return {"bias": a["bias"] if abs(a["bias"]) >= abs(b["bias"]) else b["bias"],
+            "ci95": [min(a["ci95"][0], b["ci95"][0]), max(a["ci95"][1], b["ci95"][1])],
+            "encoders": sorted(set(a.get("encoders", [])) | set(b.get("encoders", []))),
+            "references": sorted(set(a.get("references", [])) | set(b.get("references", []))),
+            "source": a.get("source") if a.get("source") == b.get("source") else "envelope"}
+
+
+def _envelope(a: dict[str, dict[str, Any]] | None, b: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]] | None:
+    if not a or not b:
+        return a or b
+    return {c: _widest(a.get(c), {**b[c], "source": "seen"}) for c in b} | {c: v for c, v in a.items() if c not in b}
+
+
+def reference_encoders(sref: dict[str, Any] | None) -> frozenset[str] | None:
+    """The encoders (dense ``model`` names) of the neural references in a results.json or pin
+    ``sref``; None when no neural model judged (the lexical references alone, or no references)."""
+    if not sref:
+        return None
+    names = (sref.get("families") or {}).get("neural") or []
+    params = sref.get("params") or {}
+    found = {str((params.get(n) or {}).get("params", {}).get("model")) for n in names if params.get(n)}
+    return frozenset(found) if found else None
+
+
+def bias_notes(protocol: str, configs: dict[str, dict[str, Any]], side: str | None = None,
+               references: frozenset[str] | None = None) -> list[dict[str, Any]]:
     """A note for each system of the run whose family has a bias the study flagged under the
     verdict ``side`` (default ``protocol``; :func:`study_side`), its ``flag_rule``: more than
-    :data:`BIAS_CAUTION` on a collection of the verdict's own kind; with its size on each collection."""
+    :data:`BIAS_CAUTION` on a collection of the verdict's own kind; with its size on each collection.
+    Under the balanced high-recall verdict (``references``: the encoders of its references), a
+    neural system or hybrid whose encoder the references do not contain (or whose encoder nteval
+    cannot name) always has one, with the leave-model-out study's bias (:func:`unseen_note`)."""
     s = study()
     if not s:
         return []
     side = side or protocol
     measured = s.get("biases", {}).get(side, {})
-    fam = families(configs)
+    fam = against_references(families(configs), configs, references if side == "highrecall" else None)
     own = OWN_KIND.get(side)
     notes = []
     for name in configs:
         f = fam.get(name)
+        if f in UNSEEN_FAMILIES:
+            note = unseen_note(name, protocol, f, references)
+            if note:
+                notes.append(note)
+            continue
         b = measured.get(f) if f else None
         if not f or not b or not b.get("flagged"):
             continue
@@ -204,11 +308,40 @@ def bias_notes(protocol: str, configs: dict[str, dict[str, Any]], side: str | No
     return notes
 
 
+def unseen_note(name: str, protocol: str, family: str, references: frozenset[str] | None) -> dict[str, Any] | None:
+    """The note on a neural system or hybrid the references do not contain (``family``: a key of
+    :data:`~nteval.systems.families.UNSEEN_FAMILIES`): the leave-model-out study's bias on each topical
+    collection, with its interval (the envelope with the references' own model's where nteval cannot
+    name the encoder); flagged (for headlines) beyond :data:`BIAS_CAUTION`."""
+    b = measured_bias("highrecall", family, references)
+    if not b:
+        return None
+    held = ", ".join(ENCODER_LABELS.get(r, r) for r in sorted(references or ()))
+    first = next(iter(b.values()))
+    sizes = "; ".join(f"{_collections()[c]['label']}: {v['bias'] * 100:+.0f} points (95 % CI [{v['ci95'][0] * 100:+.0f}, "
+                      f"{v['ci95'][1] * 100:+.0f}])" for c, v in b.items())
+    if family.endswith("_unseen"):
+        what = (f"its encoder is not among the references that judged these topics ({held}); nteval's leave-model-out "
+                f"study judged {', '.join(first.get('encoders', []))}"
+                f"{' fused with BM25 (RRF)' if family.startswith('hybrid') else ''} by references without it (holding "
+                f"{', '.join(first.get('references', []))}): NT's advantage over BM25 minus the humans' — {sizes}")
+    else:
+        what = (f"nteval cannot tell whether its encoder is among the references that judged these topics ({held}): the "
+                f"study's evidence for the references' own model and for one they do not contain, together — {sizes}")
+    signs = {(v["ci95"][0] > 0) - (v["ci95"][1] < 0) for v in b.values()}
+    direction = signs.pop() if len(signs) == 1 else 0
+    return {"system": name, "protocol": protocol, "family": family, "label": UNSEEN_FAMILIES[family],
+            "direction": direction,
+            "collections": {c: {**v, "significant": v["ci95"][0] > 0 or v["ci95"][1] < 0} for c, v in b.items()},
+            "advice": "", "measured": what, "flag": any(abs(v["bias"]) > BIAS_CAUTION for v in b.values()),
+            "text": f"{name} ({UNSEEN_FAMILIES[family]}): {what}"}
+
+
 def bias_flags(notes: list[dict[str, Any]], systems: list[str]) -> list[dict[str, Any]]:
     """The bias notes of ``systems`` (say, a headline's best group), one flag per family, in the
     order of the systems: which systems, the family, the direction and size the study measured on
     each collection (the verdict's own kind of collection first), and a clause for a sentence."""
-    mine = {n["system"]: n for n in notes}
+    mine = {n["system"]: n for n in notes if n.get("flag", True)}
     by_family: dict[str, list[dict[str, Any]]] = {}
     for s in systems:
         if s in mine:

@@ -16,7 +16,7 @@ from .atomic import write_text
 from .effects import MMD
 from .errors import InputError
 from .evaluate import parse_measures
-from .evidence import bias_notes, coverage, evidence, study_side
+from .evidence import bias_notes, coverage, evidence, reference_encoders, study_side
 from .formats.trec import Run, read_topics, write_qrels, write_topics
 from .index import documents_policy, read_manifest
 from .leak import refuse_leaks
@@ -164,8 +164,9 @@ def write_results(out: Path, proto: Protocol, seed: int, result: Evaluated, extr
         results["strata"] = strata_means(scores, tset.strata, measures)
 
     results["coverage"] = coverage(results["collection"]) if results.get("collection") else None
-    results["evidence"] = evidence(proto.name)
-    results["bias_notes"] = bias_notes(proto.name, results["system_configs"], study_side(proto.name, results.get("sref")))
+    results["evidence"] = evidence(proto.name, study_side(proto.name, results.get("sref")))
+    results["bias_notes"] = bias_notes(proto.name, results["system_configs"], study_side(proto.name, results.get("sref")),
+                                       reference_encoders(results.get("sref")))
     results["task"] = task
     if task is not None and verdict:
         results["answer"] = headline(task, results, index_label(results))

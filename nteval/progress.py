@@ -24,6 +24,33 @@ EVERY = 30.0
 _LINES = False
 #: the plain bars whose heartbeat runs (a command's end stops those it made, even one never closed)
 _BEATING: weakref.WeakSet = weakref.WeakSet()
+#: work the bars of :data:`PENDING_BARS` do not count, that must be done before they finish (an
+#: encoding of the collection before a system searches): what → seconds left (None: not timed yet)
+_PENDING: dict[str, float | None] = {}
+#: the bars whose time left includes :data:`_PENDING` (run_all's)
+PENDING_BARS = frozenset({"systems"})
+
+
+def pending(what: str, seconds: float | None = None, done: bool = False) -> None:
+    """Say how long ``what`` (work the systems bar does not count) has left (None: not timed yet), or
+    that it is ``done``."""
+    if done:
+        _PENDING.pop(what, None)
+    else:
+        _PENDING[what] = seconds
+
+
+def pending_left() -> tuple[float, int]:
+    """(the seconds the pending work has left, how many of them are not timed yet)."""
+    return sum(v for v in _PENDING.values() if v is not None), sum(1 for v in _PENDING.values() if v is None)
+
+
+def pending_note() -> str:
+    """", +1:15:02 encoding" for a terminal bar's postfix ("" when nothing timed is pending)."""
+    from tqdm import tqdm as bar
+
+    left, _ = pending_left()
+    return f", +{bar.format_interval(left)} encoding" if left else ""
 
 
 @contextlib.contextmanager
@@ -47,6 +74,11 @@ def every() -> float:
         return max(0.5, float(os.environ.get("NTEVAL_PROGRESS_EVERY") or EVERY))
     except ValueError:
         return EVERY
+
+
+def talking(progress: bool | None) -> bool:
+    """Whether a command says how it goes (bars, or plain lines off a terminal): not under ``--quiet``."""
+    return shown(progress) or (_LINES and progress is not False)
 
 
 def shown(progress: bool | None) -> bool:
@@ -153,10 +185,17 @@ def plain_line(d: dict[str, Any], stalled: float | None = None) -> str:
     if rate:
         what += f", {rate:,.0f}{unit}/s" if rate >= 100 else f", {rate:.3g}{unit}/s"
     what += f", {bar.format_interval(elapsed)} elapsed"
+    extra, untimed = pending_left() if d.get("prefix") in PENDING_BARS else (0.0, 0)
     if stalled:
         what += f", waiting: no step finished for {bar.format_interval(stalled)}"
+        if extra:
+            what += f", about {bar.format_interval(extra)} of encoding left"
     elif total and rate:
-        what += f", about {bar.format_interval((total - n) / rate)} left"
+        what += f", about {bar.format_interval((total - n) / rate + extra)} left"
+        if extra:
+            what += f" ({bar.format_interval(extra)} of it encoding)"
+    if untimed:
+        what += f", {untimed} encoding{'s' if untimed > 1 else ''} not timed yet"
     postfix = d.get("postfix")
     return what + (f", {postfix}" if postfix else "")
 

@@ -23,7 +23,7 @@ from .formats.trec import Run, canonical, format_run, read_run
 from .formats.versions import RUN_FORMAT
 from .index import read_manifest
 from .lucene.holdout import holdout_copy
-from .progress import shown, tqdm
+from .progress import pending, pending_note, shown, talking, tqdm
 from .settings import Execution, check_depth
 from .systems.execute import Target, run_system
 from .systems.external import precheck_runs
@@ -218,6 +218,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
             from .cluster import RemoteRuns
 
             remote = RemoteRuns(scheduler, Path(index_dir) / index_name, label or index_name, topics, todo, depth, threads)
+    plans = _say_encodings(systems, keys, runs_dir, target, ex, asked_now)
     bar = tqdm(total=len(systems) * len(topics), unit=" q", desc="systems", disable=not shown(progress), file=sys.stderr,
                leave=False, mininterval=0.5)
     try:
@@ -225,7 +226,7 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
             path = runs_dir / f"{s.name}.run"
             meta_path = runs_dir / f"{s.name}.meta.json"
             key = keys[s.name]
-            bar.set_postfix_str(s.name)
+            bar.set_postfix_str(s.name + pending_note())
             meta = None if _ask_again(s, ex.answers, asked_now) else _cached_meta(path, meta_path, key)
             if meta is not None:
                 runs.add(s.name, path)
@@ -254,7 +255,41 @@ def run_all(where: Searched, topics: dict[str, str], systems: list[System], runs
         target.close()
         if remote is not None:
             remote.close()
+        for plan in plans:
+            pending(plan["key"], done=True)
     return runs, infos
+
+
+def _say_encodings(systems: list[System], keys: dict[str, str], runs_dir: Path, target: Any, ex: Execution,
+                   asked_now: set[str]) -> list[dict[str, Any]]:
+    """Before any system runs: the ones that must encode the collection first (a dense system whose
+    vectors this index does not hold yet), said in one line with what each encodes and how long it
+    took here before (each says its rate again on its first batch); their time goes into the systems
+    bar's time left (:func:`nteval.progress.pending`). Returns the plans."""
+    plans: list[dict[str, Any]] = []
+    if not talking(ex.progress):
+        return plans
+    for s in systems:
+        if _cached_meta(runs_dir / f"{s.name}.run", runs_dir / f"{s.name}.meta.json", keys[s.name]) is not None \
+                and not _ask_again(s, ex.answers, set(asked_now)):
+            continue
+        plan = s.kind.encodes(s, target)
+        if plan is not None and plan["documents"] and plan["key"] not in {p["key"] for p in plans}:
+            plans.append({**plan, "system": s.name})
+    if not plans:
+        return []
+    from tqdm import tqdm as fmt
+
+    parts = []
+    for p in plans:
+        pending(p["key"], p["seconds"])
+        when = (f"about {fmt.format_interval(p['seconds'])} at the {p['rate']:.3g} documents/s it took on this machine "
+                "before" if p["seconds"] else "timed on its first batch")
+        parts.append(f"{p['system']}: {'up to ' if p['carried'] else ''}{p['documents']:,} documents of {p['index']} with "
+                     f"{p['encoder']}, {when}")
+    print(f"note: {'these systems encode' if len(plans) > 1 else 'this system encodes'} the collection before "
+          f"searching it (once per index; cached beside it): " + "; ".join(parts), file=sys.stderr, flush=True)
+    return plans
 
 
 def reuse_pieces(where: Searched, topics: dict[str, str], systems: list[System], runs_dir: Path, depth: int,

@@ -60,6 +60,13 @@ def pin_cmd(index_dir, out, force, quiet, extend, **kw) -> None:
     click.echo(f"pin {meta['id']} (digest {meta['digest']}) in {out}: {p['focused']['topics']:,} known-item topics "
                f"(topic set {p['focused']['topic_set']}), {p['highrecall']['topics']:,} topical topics (topic set "
                f"{p['highrecall']['topic_set']}), seed {meta['spec']['seed']}, index {meta['index']['fingerprint'][:12]}")
+    from ..evidence import coverage, coverage_lines
+    from ..experiment import collection_counts
+    from ..index import read_manifest
+
+    # (new user, turn 7, F7: a third of the slice had no abstract, and neither pin nor gate said so)
+    for line in coverage_lines(coverage(collection_counts(read_manifest(Path(index_dir)), "nt"))):
+        click.echo(line.strip())
     click.echo(f"next: nteval gate --index {index_dir} --pin {out} --task known-item --baseline LIVE --candidate NEXT "
                "--out OUT")
 

@@ -530,6 +530,23 @@ def _verdicts(nt: dict[str, dict[str, Any]], report_pairs: list[dict[str, Any]])
             for side, r in nt.items() if r.get("verdict")}
 
 
+def _family_checks(protocol: str, res: dict[str, Any]):
+    """``check_of(baseline, candidate)`` for the gate section: the pair's family check under the
+    verdict this run's references make (:func:`nteval.gate.families.family_check`, with the
+    references' encoders: an encoder they do not contain has the leave-model-out evidence)."""
+    from ..evidence import reference_encoders, study_side
+    from ..gate.families import family_check
+
+    configs = res.get("system_configs") or {}
+    side = study_side(protocol, res.get("sref"))
+    references = reference_encoders(res.get("sref"))
+
+    def check_of(b: str, c: str) -> dict[str, Any] | None:
+        return family_check(side, configs, b, c, references) if b in configs and c in configs else None
+
+    return check_of
+
+
 def gate_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dict[str, Any], human_ap: np.ndarray,
                  progress: bool | None = None) -> dict[str, Any]:
     """For each verdict: the release gate's decisions (its own rule) on the NT per-topic scores of
@@ -542,7 +559,8 @@ def gate_figures(names: list[str], nt: dict[str, dict[str, Any]], nt_scores: dic
     for side in sides:
         m = nt[side]["verdict"]["measure"]
         sc = nt_scores[side]
-        out[side] = {"measure": m, **gate_agreement(names, sc.matrix(m, names), list(sc.topics), human_ap)}
+        out[side] = {"measure": m, **gate_agreement(names, sc.matrix(m, names), list(sc.topics), human_ap,
+                                                    check_of=_family_checks(side, nt[side]))}
         bar.update()
     bar.close()
     return out

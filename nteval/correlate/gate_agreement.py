@@ -20,6 +20,7 @@ decides fewer pairs. Its decisions are the humans' on these topics, not the trut
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -63,23 +64,36 @@ def human_decision(base: np.ndarray, cand: np.ndarray, share: float = 0.05, alph
 
 
 def gate_agreement(names: list[str], nt: np.ndarray, nt_qids: list[str], human: np.ndarray,
-                   share: float = 0.05, alpha: float = 0.05, pairs: list[tuple[str, str]] | None = None
-                   ) -> dict[str, Any]:
+                   share: float = 0.05, alpha: float = 0.05, pairs: list[tuple[str, str]] | None = None,
+                   check_of: Callable[[str, str], dict[str, Any] | None] | None = None) -> dict[str, Any]:
     """The gate's decisions on NT scores (``nt``: systems × NT topics, rows in ``names`` order, topics
     ``nt_qids``) against the reference test's on human scores (``human``: systems × judged topics),
     over every ordered pair (or ``pairs``: (baseline, candidate) names). Scores are per topic, in
-    [0, 1]. Returns the counts, the three rates, each pair's two decisions, and the method."""
+    [0, 1]. ``check_of(baseline, candidate)``: what the study says of the pair's families
+    (:func:`nteval.gate.families.family_check`), whose rules the gate applies
+    (:func:`nteval.gate.families.apply_rules`: an encoder the references do not contain judged with
+    the leave-model-out evidence); None: NT's decision alone. Returns the counts, the three rates,
+    each pair's two decisions, and the method."""
+    from ..gate.families import apply_rules
+
     rule = DecisionRule.of(f"{share * 100:g}%", alpha)
     index = {n: i for i, n in enumerate(names)}
     todo = pairs if pairs is not None else [(b, c) for b in names for c in names if b != c]
     rows = []
     for b, c in todo:
-        g = decide(nt[index[b]], nt[index[c]], nt_qids, rule)["decision"]
+        dec = decide(nt[index[b]], nt[index[c]], nt_qids, rule)
+        nt_alone = dec["decision"]
+        if check_of is not None:
+            apply_rules(check_of(b, c), dec, dict(zip(nt_qids, nt[index[b]].tolist())),
+                        dict(zip(nt_qids, nt[index[c]].tolist())))
         h = human_decision(human[index[b]], human[index[c]], share, alpha)
-        rows.append({"baseline": b, "candidate": c, "gate": g, "human": h["decision"],
-                     "human_beyond_margin": h["beyond_margin"]})
+        rows.append({"baseline": b, "candidate": c, "gate": dec["decision"], "human": h["decision"],
+                     "human_beyond_margin": h["beyond_margin"],
+                     **({"nt_alone": nt_alone} if nt_alone != dec["decision"] else {})})
+    rules = ("; the cross-family rules of the gate applied (its family's measured bias; an encoder the references do "
+             "not contain: the leave-model-out study's)" if check_of is not None else "")
     return {**tally(rows), "method": {"gate": "nteval gate's decide() on the NT per-topic scores (betting bounds, "
-                                          f"margin {share * 100:g} % of the baseline's score, alpha {alpha:g})",
+                                          f"margin {share * 100:g} % of the baseline's score, alpha {alpha:g}){rules}",
                                   "reference_test": REFERENCE_TEST.replace("alpha 0.05", f"alpha {alpha:g}")}}
 
 

@@ -47,8 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from ..evidence import BIAS_CAUTION, FAMILIES, _collections, families, measured_bias
-from ..systems.families import EMBEDDING_FAMILIES, declared, weighted_inputs
+from ..errors import InputError
+from ..evidence import BIAS_CAUTION, ENCODER_LABELS, FAMILIES, _collections, families, measured_bias
+from ..systems.families import EMBEDDING_FAMILIES, UNSEEN_FAMILIES, against_references, declared, weighted_inputs
 from ..systems.registry import get as kind_of
 from ..systems.registry import known as is_kind
 
@@ -61,14 +62,71 @@ FAILURE_SHARE = 0.5
 
 
 def _name(family: str | None) -> str:
+    if family in UNSEEN_FAMILIES:
+        return UNSEEN_FAMILIES[family]
     return FAMILIES[family].split(" (")[0] if family in FAMILIES else "an unknown family"
 
 
-def pair_bias(side: str, cand_family: str | None, base_family: str | None) -> dict[str, Any] | None:
+def _names(fams: list[str | None]) -> str:
+    names = [_name(f) for f in fams]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+#: The families whose systems score a document by the query words it holds: over the abstracts,
+#: every hit of theirs holds one (:mod:`nteval.traits`). The others may rank a document that holds
+#: none (an encoder, query expansion).
+LEXICAL_CLASS = ("bm25", "qld", "proximity", "reduction", "fusion")
+NONLEXICAL_CLASS = ("expansion", "neural", "hybrid", "dense", "static_hybrid")
+def _checked_encoder(f: str | None, check: dict[str, Any] | None) -> str | None:
+    """``neural_unknown`` made ``neural`` (the ranking orders its hits as the references' own model
+    does) or ``neural_unseen`` (it does not) by :func:`nteval.traits.same_encoder`; anything else as it is."""
+    if f != "neural_unknown" or not check or check.get("tau") is None:
+        return f
+    return "neural" if check["same"] else "neural_unseen"
+
+
+def possible_families(name: str, fam: dict[str, str | None], configs: dict[str, dict[str, Any]],
+                      traits: dict[str, Any] | None, balanced: bool = False,
+                      encoder: dict[str, Any] | None = None) -> tuple[list[str | None], str, str | None]:
+    """The families ``name`` may be of, how that is known (``computed``, ``declared``, ``ranking``,
+    ``unknown``) and what its ranking showed: a system nteval computes has its family; a declared
+    one has its declaration, checked against its ranking where the ranking can refute it (a
+    lexical family whose hits do not hold the query's words, an embedding family whose hits all do:
+    one line, :class:`InputError`); an undeclared one that nteval does not compute, any family its
+    ranking allows (``traits``: :func:`nteval.traits.read_matches`; ``balanced``: the references
+    hold a neural model, so an encoder nteval cannot name is ``neural_unknown``, unless ``encoder``,
+    :func:`nteval.traits.same_encoder` of its ranking, tells whether it is the references' own)."""
+    f = fam.get(name)
+    m = (traits or {}).get(name)
+    cls = m.ranking_class() if m is not None else None
+    if f is not None and not declared(name, configs):
+        return [f], "computed", cls
+    if f is not None:
+        base = f.split("_")[0] if f in UNSEEN_FAMILIES else f
+        if m is not None and cls == "non-lexical" and base in LEXICAL_CLASS:
+            raise InputError(None, f"system {name}: declared {base} ({_name(base)}), but it ranks like no lexical system: "
+                                   f"{m.class_text()}; declare what it is (params: {{family: …}}: neural, hybrid, "
+                                   "expansion, dense …) or leave the family out")
+        if m is not None and cls == "lexical" and base in EMBEDDING_FAMILIES:
+            raise InputError(None, f"system {name}: declared {base} ({_name(base)}), but it ranks like a lexical system: "
+                                   f"{m.class_text()}, as no encoder's ranking does; declare what it is (params: "
+                                   "{family: bm25, qld …}) or leave the family out")
+        return [_checked_encoder(f, encoder)], "declared", cls
+    unknown = {"neural": _checked_encoder("neural_unknown", encoder), "hybrid": "hybrid_unknown"} if balanced else {}
+    if cls == "lexical":
+        return list(LEXICAL_CLASS), "ranking", cls
+    if cls == "non-lexical":
+        return [unknown.get(x, x) for x in NONLEXICAL_CLASS], "ranking", cls
+    return [*LEXICAL_CLASS, *(unknown.get(x, x) for x in NONLEXICAL_CLASS)], "unknown", cls
+
+
+def pair_bias(side: str, cand_family: str | None, base_family: str | None,
+              references: frozenset[str] | None = None) -> dict[str, Any] | None:
     """The pair's measured bias on each own-kind collection (``{collection: {bias, ci95}}``), or
     None when either family is unmeasured under ``side``."""
-    bc = measured_bias(side, cand_family)
-    bb = {} if base_family == "bm25" and measured_bias(side, base_family) is None else measured_bias(side, base_family)
+    bc = measured_bias(side, cand_family, references)
+    bb = ({} if base_family == "bm25" and measured_bias(side, base_family) is None
+          else measured_bias(side, base_family, references))
     if bc is None or bb is None:
         return None
     out = {}
@@ -78,35 +136,118 @@ def pair_bias(side: str, cand_family: str | None, base_family: str | None) -> di
     return out
 
 
-def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand: str) -> dict[str, Any] | None:
-    """What the study says of this candidate against this baseline (None: the same known family)."""
-    fam = families(configs)
-    fc, fb = fam.get(cand), fam.get(base)
-    if fc is not None and fc == fb:
+def _sizes(bias: dict[str, Any]) -> str:
+    return ", ".join(f"{v['bias'] * 100:+.0f} points on {_collections()[c]['label']}" for c, v in bias.items())
+
+
+def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand: str,
+                 references: frozenset[str] | None = None, traits: dict[str, Any] | None = None,
+                 encoders: dict[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+    """What the study says of this candidate against this baseline (None: the same known family).
+    ``references``: the encoders of the references that judged the topics (a neural system whose
+    encoder they do not contain has the leave-model-out study's bias: :func:`nteval.evidence.measured_bias`);
+    ``traits``: what the rankings of the systems nteval does not compute show (their families are
+    then every family the ranking allows, and the rules take the most cautious: the largest
+    overstatement any of them allows, the smallest understatement); ``encoders``: whether the rankings
+    of external encoders order their hits as the references' own model (:func:`nteval.traits.same_encoder`)."""
+    balanced = bool(side == "highrecall" and references)
+    fam = against_references(families(configs), configs, references if balanced else None)
+    cands, how_c, cls_c = possible_families(cand, fam, configs, traits, balanced, (encoders or {}).get(cand))
+    bases, how_b, cls_b = possible_families(base, fam, configs, traits, balanced, (encoders or {}).get(base))
+    if len(cands) == 1 and cands == bases and cands[0] is not None:
         return None
-    bias = pair_bias(side, fc, fb)
-    out: dict[str, Any] = {"candidate_family": fc, "baseline_family": fb, "side": side, "bias": bias,
-                           "unmeasured": bias is None, "declared": declared(cand, configs) or declared(base, configs)}
-    if bias is None:
-        which = [f"{_name(f)} ({n})" for f, n in ((fc, cand), (fb, base)) if measured_bias(side, f) is None
-                 and not (f == "bm25")]
+    pairs = [(fc, fb, None if fc == fb else pair_bias(side, fc, fb, references)) for fc in cands for fb in bases]
+    fc, fb = (cands[0] if len(cands) == 1 else None), (bases[0] if len(bases) == 1 else None)
+    out: dict[str, Any] = {"candidate_family": fc, "baseline_family": fb, "side": side,
+                           "declared": declared(cand, configs) or declared(base, configs)}
+    if len(cands) > 1 or len(bases) > 1:
+        out["read_from_ranking"] = {n: {"families": list(fs), "how": how, "class": cls,
+                                        "matches": (traits or {})[n].as_dict() if (traits or {}).get(n) else None}
+                                    for n, fs, how, cls in ((cand, cands, how_c, cls_c), (base, bases, how_b, cls_b))
+                                    if len(fs) > 1}
+    if references and side == "highrecall":
+        out["references"] = sorted(references)
+    checked = {n: c for n, c in (encoders or {}).items() if n in (cand, base)}
+    if checked:
+        out["encoder_checked"] = checked
+    measured = [(a, b, bias) for a, b, bias in pairs if bias is not None or a == b]
+    if len(measured) < len(pairs):
+        which = sorted({f"{_name(f)} ({n})" for a, b, bias in pairs if bias is None and a != b
+                        for f, n in ((a, cand), (b, base)) if measured_bias(side, f, references) is None and f != "bm25"})
+        out["bias"] = None
+        out["unmeasured"] = True
         out["caution"] = (f"caution: nteval has not measured how this verdict judges {' or '.join(which) or _name(fc)} "
                           f"against {_name(fb)}: a difference across families may be NT's, not the users' (declare an "
                           "external system's family with params: {family: …}, or confirm with judgments)")
         out["understatement"] = out["overstatement"] = None
         return out
-    worst = max(bias.items(), key=lambda kv: abs(kv[1]["bias"]))
-    out["understatement"] = round(max(0.0, *(-v["ci95"][0] for v in bias.values())), 4)
-    out["overstatement"] = round(max(0.0, *(v["ci95"][1] for v in bias.values())), 4)
-    out["largest_overstatement"] = round(max(0.0, *(v["bias"] for v in bias.values())), 4)
-    if abs(worst[1]["bias"]) > BIAS_CAUTION:
-        verb = "overstating" if worst[1]["bias"] > 0 else "understating"
-        sizes = ", ".join(f"{v['bias'] * 100:+.0f} points on {_collections()[c]['label']}" for c, v in bias.items())
-        kind = _collections()[worst[0]]["kind"]
-        out["caution"] = (f"caution: nteval's validation study measured this verdict {verb} {_name(fc)} against "
-                          f"{_name(fb)} by more than {BIAS_CAUTION * 100:.0f} points ({sizes}: the {kind} "
-                          f"collection{'s' if len(bias) > 1 else ''}): part of this difference may not be the users'")
+    out["unmeasured"] = False
+
+    def over(bias: dict | None) -> float:
+        return max(0.0, *(v["ci95"][1] for v in bias.values())) if bias else 0.0
+
+    def under(bias: dict | None) -> float:
+        return max(0.0, *(-v["ci95"][0] for v in bias.values())) if bias else 0.0
+
+    most = max(pairs, key=lambda p: over(p[2]))
+    least = min(pairs, key=lambda p: under(p[2]))
+    out["bias"] = most[2]
+    out["pair"] = {"candidate_family": most[0], "baseline_family": most[1]}
+    out["worse_pair"] = {"candidate_family": least[0], "baseline_family": least[1]}
+    out["understatement"] = round(under(least[2]), 4)
+    out["overstatement"] = round(over(most[2]), 4)
+    out["largest_overstatement"] = round(max(max(0.0, *(v["bias"] for v in b.values())) if b else 0.0
+                                             for _, _, b in pairs), 4)
+    notes = ([_encoder_note(n, f, references, (encoders or {}).get(n)) for n, f in ((cand, cands), (base, bases))
+              if len(f) == 1] if references else [])
+    cautions = [x for x in notes if x]
+    if len(cands) > 1 or len(bases) > 1:
+        for n, fs, cls in ((cand, cands, cls_c), (base, bases, cls_b)):
+            if len(fs) > 1:
+                seen = ({"lexical": "its hits hold the query's words, as a lexical system's do",
+                         "non-lexical": f"it is no lexical system ({(traits or {})[n].class_text()})"}.get(cls or "")
+                        if cls else "too few of its hits to tell")
+                cautions.append(f"nteval reads {n}'s family from its ranking only ({seen}): judged as the most cautious "
+                                f"of {_names(fs)}; declare it (params: {{family: …}}) to be judged as what it is")
+    if most[2] is not None:
+        big = max(most[2].items(), key=lambda kv: abs(kv[1]["bias"]))
+        if abs(big[1]["bias"]) > BIAS_CAUTION:
+            verb = "overstating" if big[1]["bias"] > 0 else "understating"
+            kind = _collections()[big[0]]["kind"]
+            cautions.append(f"nteval's validation study measured this verdict {verb} {_name(most[0])} against "
+                            f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points ({_sizes(most[2])}: the "
+                            f"{kind} collection{'s' if len(most[2]) > 1 else ''}): part of this difference may not be the users'")
+    if cautions:
+        out["caution"] = "caution: " + "; ".join(cautions)
     return out
+
+
+def _encoder_note(name: str, fams: list[str | None], references: frozenset[str] | None,
+                  check: dict[str, Any] | None = None) -> str | None:
+    """The first line's word on a neural system the references do not contain (or nteval cannot
+    name), and on one whose encoder nteval read from its ranking (``check``: :func:`nteval.traits.same_encoder`)."""
+    f = fams[0]
+    held = ", ".join(ENCODER_LABELS.get(r, r) for r in sorted(references or ()))
+    read = (f" (its ranking orders its top hits {'as' if check['same'] else 'unlike'} {held} does: Kendall τ "
+            f"{check['tau']:.2f} on {check['topics']} topics, {check['threshold']:.2f} or more for the same model)"
+            if check and check.get("tau") is not None else "")
+    if f in ("neural_unseen", "hybrid_unseen"):
+        return (f"{name}'s encoder is not among the references that judged these topics ({held}){read}: it is judged "
+                "with nteval's leave-model-out evidence (docs/verdicts.md, encoders the references do not contain)")
+    if f in ("neural_unknown", "hybrid_unknown"):
+        return (f"nteval cannot tell whether {name}'s encoder is among the references that judged these topics "
+                f"({held}): it is judged with the larger of the two allowances (its own model's, and the leave-model-out "
+                "study's for an encoder they do not contain)")
+    if f == "neural" and read:
+        return f"{name} is judged as the references' own model{read}"
+    return None
+
+
+def _pair_text(check: dict[str, Any], key: str) -> str:
+    """"neural retrieval against BM25": the pair of families a rule's allowance is measured for."""
+    pair = check.get(key) or {}
+    return (f"{_name(pair.get('candidate_family', check['candidate_family']))} against "
+            f"{_name(pair.get('baseline_family', check['baseline_family']))}")
 
 
 def failures(base: dict[str, float], cand: dict[str, float], alpha: float) -> dict[str, Any]:
@@ -152,7 +293,7 @@ def cross_family_worse(check: dict[str, Any] | None, decided: dict[str, Any],
         return None
     return (f"worse under NT ({decided['relative'] * 100:+.1f} %, upper bound {upper * 100:+.1f} %), but within the "
             f"family's measured bias: nteval's validation study allows this verdict to understate "
-            f"{_name(check['candidate_family'])} against {_name(check['baseline_family'])} by up to {u * 100:.0f} "
+            f"{_pair_text(check, 'worse_pair')} by up to {u * 100:.0f} "
             "points; only judgments decide it (docs/gate.md, across families)")
 
 
@@ -179,10 +320,32 @@ def cross_family_pass(check: dict[str, Any] | None, decided: dict[str, Any]) -> 
     why = (f"{decided['decision']} under NT ({decided['relative'] * 100:+.1f} %, lower bound {better_lower * 100:+.1f} %"
            + ("" if decided["decision"] == "better" else f", margin {-decided['margin'] / base * 100:+.1f} %")
            + f"), but within the family's measured bias: nteval's validation study allows this verdict to overstate "
-           f"{_name(check['candidate_family'])} against {_name(check['baseline_family'])} by up to {o * 100:.0f} "
+           f"{_pair_text(check, 'pair')} by up to {o * 100:.0f} "
            f"points; {'only non-inferiority is claimed' if after == 'non-inferior' else 'only judgments decide it'} "
            "(docs/gate.md, across families)")
     return after, why
+
+
+def apply_rules(check: dict[str, Any] | None, dec: dict[str, Any], base: dict[str, float], cand: dict[str, float],
+                passes: bool = True) -> dict[str, Any]:
+    """The cross-family rules on one decision (:func:`nteval.gate.decide.decide`'s), changed in place:
+    a "worse" NT's measured understatement of the pair could explain, unless it looks like failures
+    (:func:`failures` of the per-topic scores ``base``, ``cand``), and, when ``passes``, a "better" or
+    "non-inferior" its measured overstatement could (the gate applies that to pinned topics only:
+    fresh topics can fail a release, never pass one). Returns ``dec``."""
+    if check is None:
+        return dec
+    if dec["decision"] == "worse":
+        failed = failures(base, cand, dec["alpha_worse"])
+        dec["failures"] = failed
+        why = cross_family_worse(check, dec, failed)
+        if why:
+            dec.update(nt_decision="worse", decision="inconclusive", across_families=why)
+    elif passes:
+        changed = cross_family_pass(check, dec)
+        if changed:
+            dec.update(nt_decision=dec["decision"], decision=changed[0], across_families=changed[1])
+    return dec
 
 
 def after_overstatement(check: dict[str, Any] | None, decided: dict[str, Any]) -> str | None:
@@ -201,10 +364,22 @@ def after_overstatement(check: dict[str, Any] | None, decided: dict[str, Any]) -
             f"({o * 100:.0f} points): {left}")
 
 
+def _reduced(params: dict[str, Any], keep: list[str]) -> dict[str, Any]:
+    """A fusion's parameters with only the inputs ``keep`` (their weights kept with them)."""
+    weights = params.get("weights") or []
+    out = {**params, "systems": keep}
+    if len(weights) == len(params.get("systems") or []):
+        out["weights"] = [w for x, w in zip(params["systems"], weights) if x in keep]
+    return out
+
+
 def effective_configs(configs: dict[str, dict[str, Any]], name: str, runs: Any,
                       depth: int = 10) -> tuple[dict[str, dict[str, Any]], dict[str, Any] | None]:
     """``configs`` with ``name``'s fusion reduced to the inputs that earned its family (module
-    docstring), and what was measured (None: ``name`` is no fusion with an embedding input)."""
+    docstring): its embedding inputs first, together; then each other input, while two or more
+    are left, is dropped when the fusion without it has the same top 10 on all but fewer than
+    :data:`MIN_CHANGED` of the topics (a fusion of what is left, or of one input, ranks as that
+    does: hostile K3). Returns what was measured (None: nothing to measure)."""
     c = configs.get(name) or {}
     algorithm = c.get("algorithm")
     if not (isinstance(algorithm, str) and is_kind(algorithm)) or not kind_of(algorithm).fusion:
@@ -212,27 +387,42 @@ def effective_configs(configs: dict[str, dict[str, Any]], name: str, runs: Any,
     if (c.get("params") or {}).get("family") in FAMILIES:
         return configs, None
     fam = families(configs)
-    inputs = weighted_inputs(c)
+    inputs = list(dict.fromkeys(weighted_inputs(c)))
     emb = [x for x in inputs if fam.get(x) in EMBEDDING_FAMILIES]
     rest = [x for x in inputs if x not in emb]
-    if not emb or not rest:
-        return configs, None
     params = dict(c.get("params") or {})
-    weights = params.get("weights") or []
-    reduced = {**params, "systems": rest}
-    if len(weights) == len(params.get("systems") or []):
-        reduced["weights"] = [w for x, w in zip(params["systems"], weights) if x in rest]
-    shown = _changed_share(kind_of(algorithm), runs, name, rest, reduced, depth)
-    info = {"embedding_inputs": emb, "other_inputs": rest, **shown, "min_changed": MIN_CHANGED}
-    info["earned"] = bool(shown["changed_top10"] is not None and shown["changed_top10"] >= MIN_CHANGED)
-    if info["earned"]:
+    kind = kind_of(algorithm)
+    info: dict[str, Any] | None = None
+    keep = inputs
+    if emb and rest:
+        shown = _changed_share(kind, runs, name, rest, _reduced(params, rest), depth)
+        info = {"embedding_inputs": emb, "other_inputs": rest, **shown, "min_changed": MIN_CHANGED}
+        info["earned"] = bool(shown["changed_top10"] is not None and shown["changed_top10"] >= MIN_CHANGED)
+        if not info["earned"]:
+            keep = rest
+            info["note"] = (f"{name} is judged as a fusion of {', '.join(rest)}: its embedding input"
+                            f"{'s' if len(emb) > 1 else ''} ({', '.join(emb)}) change{'' if len(emb) > 1 else 's'} its "
+                            "top 10 on " + (f"{shown['changed_top10']:.0%} of the topics (fewer than {MIN_CHANGED:.0%})"
+                                            if shown["changed_top10"] is not None else "no topic nteval could compare")
+                            + ", so the fusion has not earned their family")
+    idle = []
+    for x in [y for y in keep if y not in emb]:
+        if len(keep) < 2:
+            break
+        left = [y for y in keep if y != x]
+        shown = _changed_share(kind, runs, name, left, _reduced(params, left), depth)
+        if shown["changed_top10"] is not None and shown["changed_top10"] < MIN_CHANGED:
+            keep = left
+            idle.append({"input": x, **shown})
+    if idle:
+        info = {**(info or {}), "idle_inputs": idle, "kept_inputs": keep, "min_changed": MIN_CHANGED}
+        info["note"] = ((info.get("note", "") + "; ") if info.get("note") else "") + (
+            f"{name} ranks as {'a fusion of ' if len(keep) > 1 else ''}{', '.join(keep)}: "
+            + ", ".join(f"{i['input']} changes its top 10 on {i['changed_top10']:.0%} of the topics" for i in idle)
+            + f" (fewer than {MIN_CHANGED:.0%})")
+    if keep == inputs:
         return configs, info
-    info["note"] = (f"{name} is judged as a fusion of {', '.join(rest)}: its embedding input"
-                    f"{'s' if len(emb) > 1 else ''} ({', '.join(emb)}) change{'' if len(emb) > 1 else 's'} its top 10 on "
-                    + (f"{shown['changed_top10']:.0%} of the topics (fewer than {MIN_CHANGED:.0%})"
-                       if shown["changed_top10"] is not None else "no topic nteval could compare")
-                    + ", so the fusion has not earned their family")
-    return {**configs, name: {**c, "params": reduced}}, info
+    return {**configs, name: {**c, "params": _reduced(params, keep)}}, info
 
 
 def earned_configs(configs: dict[str, dict[str, Any]], names: list[str],

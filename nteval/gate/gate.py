@@ -28,8 +28,8 @@ from ..answer import TASKS
 from ..atomic import out_lock
 from ..effects import ceiling
 from ..errors import InputError, short
-from ..evidence import study_side
-from ..experiment import check_unchanged
+from ..evidence import coverage, reference_encoders, study_side
+from ..experiment import check_unchanged, collection_counts
 from ..formats.trec import one_tag
 from ..index import read_manifest
 from ..leak import refuse_leaks, title_gain
@@ -40,11 +40,13 @@ from ..session import session
 from ..settings import Execution, RunSettings
 from ..systems.base import load_systems
 from ..systems.external import runs_from_dir
+from ..systems.families import declared, families
 from ..systems.remote import answers_used
 from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
+from ..traits import CLASS_TOP, Matches, read_matches, same_encoder
 from .changes import churn, moved_topics, unjudged_share
 from .decide import MIN_FRESH, PASSING, DecisionRule, decide
-from .families import after_overstatement, cross_family_pass, cross_family_worse, earned_configs, failures, family_check
+from .families import after_overstatement, apply_rules, earned_configs, family_check
 from .history import check_history, mean_ci, record_gate
 from .outputs import claim_out, stake, unstake, write_check_outputs, write_outputs
 from .pin import AppliedTopics, Pin, apply_pin, check_references, fresh_topics, read_pin
@@ -437,7 +439,8 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
     pinned_infos = infos_all.get("pinned", {})
     configs = {n: {"algorithm": i.system.algorithm, "params": i.system.params} for n, i in pinned_infos.items()}
 
-    checks = _families(job, configs, base, cands, out_sets, per_topic, sets[0][1])
+    checks = _families(job, configs, base, cands, out_sets, per_topic,
+                       (sets[0][1], sets[0][0].topics, sets[0][0].status.get("title_leak")))
     candidates = {c: _overall(out_sets, per_topic, base, c, fresh_used) for c in cands}
     for c, check in checks.items():
         candidates[c]["family"] = check
@@ -464,6 +467,7 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
         "per_topic": per_topic,
         "judged_by": judged_by(spec.protocol, pin),
         "ceiling": _ceiling(out_sets["pinned"], base, cands),
+        "coverage": coverage(collection_counts(manifest, "nt")),
     }
     result["outcome"] = outcome(result)
 
@@ -576,21 +580,62 @@ def judged_by(protocol: str, pin: Pin) -> str | None:
             "understate neural retrieval (pip install 'nteval[neural]', then a new pin)")
 
 
+def _traits(job: _Job, configs: dict[str, dict[str, Any]], names: list[str], runs: Any,
+            topics: dict[str, str] | None, leaks: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What the rankings of the systems whose family nteval does not know show of it (a run file, an
+    engine, a declared family, a fusion of one of them): :func:`nteval.traits.read_matches` of their
+    top :data:`~nteval.gate.families.CLASS_TOP` on the pinned topics."""
+    fam = families(configs)
+    unsure = [n for n in names if n in configs and (fam.get(n) is None or declared(n, configs))]
+    if not unsure or not topics or runs is None:
+        return {}
+    read = {n: Matches.of(m) for n, r in (leaks or {}).items() if n in unsure and (m := r.get("matches"))}
+    return {**read, **read_matches(job.index_dir, runs, topics, [n for n in unsure if n not in read], top=CLASS_TOP)}
+
+
+def _encoders_read(job: _Job, sref: dict[str, Any] | None, configs: dict[str, dict[str, Any]], traits: dict[str, Any],
+                   runs: Any, topics: dict[str, str] | None) -> dict[str, dict[str, Any]]:
+    """For each system nteval does not compute that may be an encoder (declared neural, or an
+    undeclared ranking that is no lexical system's): whether it orders its top hits as the
+    references' own model does (:func:`nteval.traits.same_encoder`, with the references' encoder as
+    the pin records it). Nothing where the references hold no neural model or the extra is missing."""
+    from ..systems.dense import encoder_params, load_encoder
+
+    fam = families(configs)
+    names = [n for n in traits if (fam.get(n) == "neural" and declared(n, configs))
+             or (fam.get(n) is None and traits[n].ranking_class() == "non-lexical")]
+    neural = ((sref or {}).get("families") or {}).get("neural") or []
+    ref = ((sref or {}).get("params") or {}).get(neural[0]) if neural else None
+    if not names or not ref or not topics or runs is None:
+        return {}
+    spec = encoder_params(ref.get("params") or {})
+    try:
+        encoder = load_encoder(spec["model"], spec["dim"], neural[0], spec["backend"], spec["max_tokens"])
+    except InputError:  # (an install that cannot run the references' encoder: nteval cannot tell)
+        return {}
+    return {n: same_encoder(job.index_dir, runs[n], topics, encoder) for n in names}
+
+
 def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: list[str], sets: dict[str, Any],
-              per_topic: dict, pinned_runs: Any) -> dict[str, dict[str, Any]]:
+              per_topic: dict, pinned: tuple[Any, dict[str, str] | None, dict[str, Any] | None]) -> dict[str, dict[str, Any]]:
     """Each candidate of another family than the baseline's: what the validation study measured of
     how this verdict judges the pair (its family earned by its ranking, with a caution for the
     headline), and the rules of :mod:`nteval.gate.families` applied to every decided topic set: a
     "worse" NT's measured understatement of the family could explain, and a "better" or
     "non-inferior" its measured overstatement could, changed in place (the set's decision, with the
-    one NT made and why), so gate.json, gate.md, JUnit and the history tell one decision."""
+    one NT made and why), so gate.json, gate.md, JUnit and the history tell one decision. ``pinned``:
+    the pinned topics' (runs, topics, title-leak checks)."""
+    pinned_runs, topics, leaks = pinned
     protocol = job.spec.protocol
     sref = ((job.pin.meta.get("protocols", {}).get(protocol) or {}).get("settings") or {}).get("sref")
     side = study_side(protocol, sref)
+    references = reference_encoders(sref)
+    traits = _traits(job, configs, [base, *cands], pinned_runs, topics, leaks)
+    encoders = _encoders_read(job, sref, configs, traits, pinned_runs, topics) if side == "highrecall" else {}
     checks: dict[str, dict[str, Any]] = {}
     for c in cands:
         eff, earned = earned_configs(configs, [c, base], pinned_runs)
-        check = family_check(side, eff, base, c)
+        check = family_check(side, eff, base, c, references, traits, encoders)
         if check is None:
             continue
         check.update({k: v for k, v in (("earned", earned.get(c)), ("baseline_earned", earned.get(base)),
@@ -601,16 +646,7 @@ def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: l
             dec = (entry.get("candidates") or {}).get(c)
             if dec is None or not entry.get("decided", True) or kind not in per_topic:
                 continue
-            if dec["decision"] == "worse":
-                failed = failures(per_topic[kind][base], per_topic[kind][c], dec["alpha_worse"])
-                dec["failures"] = failed
-                why = cross_family_worse(check, dec, failed)
-                if why:
-                    dec.update(nt_decision="worse", decision="inconclusive", across_families=why)
-            elif kind == "pinned":
-                changed = cross_family_pass(check, dec)
-                if changed:
-                    dec.update(nt_decision=dec["decision"], decision=changed[0], across_families=changed[1])
+            apply_rules(check, dec, per_topic[kind][base], per_topic[kind][c], passes=kind == "pinned")
     return checks
 
 
@@ -719,6 +755,9 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
                 "sets": {k: {**v, "candidates": {sys_.name: {}} if k in per_topic else {}} for k, v in sets.items()},
                 "spec": asdict(spec), "per_topic": per_topic, "utc": utc, "out": str(out),
             }
+            note = _check_encoder_note(spec, pin, sys_, infos)
+            if note:
+                result["encoder_note"] = note
             _answers(result, infos)
 
             check_unchanged(index_dir, manifest, infos)
@@ -727,6 +766,25 @@ def run_check(index_dir: str | Path, pin: str | Path | Pin, out: str | Path, sys
             result["exit"] = EXIT["alert"] if result["history"]["alerts"] else 0
             write_check_outputs(out, result)
             return result
+
+
+def _check_encoder_note(spec: GateSpec, pin: Pin, sys_, infos: list) -> str | None:
+    """A check's word on a neural system (or hybrid) whose encoder the references that judged the
+    pin's topical topics do not contain, or that nteval cannot name (issue 55: its scores are judged
+    by references without its model): :func:`nteval.evidence.unseen_note`."""
+    from ..evidence import unseen_note
+    from ..systems.families import UNSEEN_FAMILIES, against_references
+
+    if spec.protocol != "highrecall":
+        return None
+    sref = ((pin.meta.get("protocols", {}).get(spec.protocol) or {}).get("settings") or {}).get("sref")
+    references = reference_encoders(sref)
+    configs = {i.system.name: {"algorithm": i.system.algorithm, "params": i.system.params} for i in infos}
+    fam = against_references(families(configs), configs, references).get(sys_.name)
+    if fam not in UNSEEN_FAMILIES:
+        return None
+    note = unseen_note(sys_.name, spec.protocol, fam, references)
+    return note["measured"] if note else None
 
 
 def _check_sets(job: _Job, sys_, to_run: list) -> tuple[dict[str, Any], dict[str, Any], list]:
@@ -766,5 +824,6 @@ def _where(index_dir: Path, manifest: dict[str, Any], pin: Pin, protocol: str) -
             "index_documents": manifest["indexes"]["nt"]["documents"],
             "pin": {"id": pin.id, "digest": pin.meta["digest"], "path": str(pin.path), "sampled": pin.meta["spec"]["n_topics"],
                     "topic_set": pin.meta["protocols"][protocol]["topic_set"], "made_on": pin.meta["index"]["fingerprint"],
+                    "eligible": pin.meta["protocols"][protocol].get("eligible"),
                     "index_changed": pin.meta["index"]["fingerprint"] != manifest["fingerprint"],
                     "documents_added_since": pin.added_since(index_dir)}}

@@ -413,33 +413,35 @@ def apply_pin(pin: Pin, index_dir: Path, protocol: str) -> AppliedTopics:
         store.close()
     judged = {d for v in qrels.values() for d in v}
     inside = known_docids(index_dir, judged, "nt")
-    dropped = 0
+    dropped = relevant_dropped = 0
     kept_qrels: dict[str, dict[str, int]] = {}
     for q, v in qrels.items():
         if q in retired:
             continue
         keep = {d: r for d, r in v.items() if d in inside}
         dropped += len(v) - len(keep)
+        relevant_dropped += sum(1 for d, r in v.items() if r > 0 and d not in inside)
         if any(r > 0 for r in keep.values()):
             kept_qrels[q] = keep
         else:
             retired.append(q)
     kept = {q: t for q, t in topics.items() if q in kept_qrels}
     status = {"pinned": len(topics), "used": len(kept), "retired": sorted(set(retired)), "revised": revised,
-              "judgments_dropped": dropped,
-              "note": _status_note(len(topics), len(set(retired)), len(revised), dropped)}
+              "judgments_dropped": dropped, "relevant_judgments_dropped": relevant_dropped,
+              "note": _status_note(len(topics), len(set(retired)), len(revised), dropped, relevant_dropped)}
     return AppliedTopics(protocol, "pinned", kept, kept_qrels, {q: sources[q] for q in kept}, status)
 
 
-def _status_note(pinned: int, retired: int, revised: int, dropped: int) -> str:
+def _status_note(pinned: int, retired: int, revised: int, dropped: int, relevant: int = 0) -> str:
     parts = [f"{pinned:,} pinned"]
     if retired:
         parts.append(f"{retired:,} retired (their document was deleted since the pin, or lost every judged document)")
     if revised:
         parts.append(f"{revised:,} revised (their document was replaced by a revised record: kept, query and judgments "
                      "as pinned)")
-    if dropped:
-        parts.append(f"{dropped:,} judgments of deleted documents dropped")
+    if dropped:  # (new user, turn 7, F5: "87 judgments … dropped" for 2 deleted records looked alarming)
+        parts.append(f"{dropped:,} judgments of deleted documents dropped ({relevant:,} relevant, "
+                     f"{dropped - relevant:,} judged not relevant)")
     return ", ".join(parts)
 
 

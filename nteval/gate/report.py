@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..evidence import coverage_lines
 from ..report.document import _md_escape
 
 VERB = {"better": "is better than", "non-inferior": "is non-inferior to", "worse": "is worse than",
@@ -79,7 +80,11 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
                 text = text[:-1] + f"; {extra}."
         more = cands[name]["pinned"].get("more_topics") if cands[name]["decision"] == "inconclusive" else None
         if more and more.get("topics"):
-            text += f" About {more['topics']:,} topics would likely decide it (see below)."
+            eligible = result["pin"].get("eligible")
+            text += (f" About {more['topics']:,} topics would likely decide it (see below)."
+                     if eligible is None or more["topics"] <= eligible else
+                     f" About {more['topics']:,} topics would likely decide it, more than this index can give "
+                     f"({eligible:,}).")
     else:
         by: dict[str, list[str]] = {}
         for n, c in cands.items():
@@ -120,6 +125,11 @@ def extend_command(result: dict[str, Any], needed: int, used: int) -> str:
 
     sampled = int(result["pin"].get("sampled") or used)
     n = max(sampled + 1, math.ceil(needed * sampled / max(used, 1)))
+    eligible = result["pin"].get("eligible")
+    if eligible is not None and (needed > eligible or sampled >= eligible):
+        # (new user, turn 7, F8: a 399-record index was asked for 1,775 topics)
+        return (f"more topics than this index can give ({eligible:,} of its documents can be topics, and the pin holds "
+                f"{used:,} of them): a bigger collection, or judgments, would decide it")
     return (f"nteval pin --extend {result['pin']['path']} --index {result['index']} --topics {n} --out PIN2")
 
 
@@ -137,8 +147,9 @@ def _line_for(result: dict[str, Any], name: str, kind: str) -> list[str]:
         lines.append(f"            inconclusive: {more['note']}: this gate with --fresh {more['topics']} (fresh topics "
                      "come from the documents added since the pin: more appear with each update)")
     elif more and more.get("topics"):
-        lines.append(f"            inconclusive: {more['note']}: {extend_command(result, more['topics'], d['topics'])}, "
-                     "then this gate with --pin PIN2")
+        command = extend_command(result, more["topics"], d["topics"])
+        lines.append(f"            inconclusive: {more['note']}: {command}"
+                     + (", then this gate with --pin PIN2" if command.startswith("nteval") else ""))
     elif more:
         lines.append(f"            inconclusive: {more['note']}")
     return lines
@@ -156,6 +167,7 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
         lines.append(f"  judged by: {result['judged_by']}")
     if result.get("ceiling"):
         lines.append(f"  ceiling: {result['ceiling']['note']}")
+    lines += coverage_lines(result.get("coverage"))
     lines.append(f"  pinned topics: {pinned['status']['note']}; {pinned['topics']:,} used"
                  + ("" if not pinned.get("condensed") else
                     f" (the index holds {result['pin']['documents_added_since']:,} documents added since the pin: "
@@ -181,6 +193,10 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
         ch = d["churn"]
         lines.append(f"    churn: RBO {ch['rbo']:.3f}, overlap@10 {ch['overlap@10']:.3f} ({ch['identical_top10']:,} of "
                      f"{ch['topics']:,} topics keep the same top 10)")
+        lines += _family_lines(c.get("family"))
+        leak = (pinned["status"].get("title_leak") or {}).get(name) or {}
+        if leak.get("undecided"):
+            lines.append(f"    title leak: {leak['undecided']} (docs/bring-your-own.md)")
         uj = d.get("unjudged_top10")
         if uj and uj["added_after_pin"]:
             lines.append(f"    unjudged: {uj['added_after_pin']:,} of its {uj['hits']:,} top-10 hits on pinned topics "
@@ -198,6 +214,32 @@ def gate_lines(result: dict[str, Any]) -> list[str]:
         lines += [f"  ALERT: {a['text']}" for a in hist.get("alerts", [])]
         lines += [f"  note: {n}" for n in hist.get("notes", [])]
     return lines
+
+
+def family_line(fam: dict[str, Any] | None) -> str | None:
+    """What the gate knows of a candidate's family against the baseline's and what the rules allowed
+    (new user, turn 7, F8: a hybrid's BETTER said nothing of its family on the terminal), or None."""
+    if not fam:
+        return None
+    from .families import _name
+
+    pair = fam.get("pair") or {}
+    cf = pair.get("candidate_family", fam.get("candidate_family"))
+    bf = pair.get("baseline_family", fam.get("baseline_family"))
+    parts = [f"{_name(cf)} against {_name(bf)}"]
+    if fam.get("overstatement") is not None:
+        parts.append(f"the study allows up to {fam['overstatement'] * 100:.0f} points of overstatement and "
+                     f"{fam['understatement'] * 100:.0f} of understatement")
+    if fam.get("remains"):
+        parts.append(fam["remains"])
+    elif fam.get("rule"):
+        parts.append(fam["rule"])
+    return "; ".join(parts)
+
+
+def _family_lines(fam: dict[str, Any] | None) -> list[str]:
+    line = family_line(fam)
+    return [f"    family: {line}"] if line else []
 
 
 def _moved(result: dict[str, Any], d: dict[str, Any], n: int = 3) -> list[str]:
@@ -255,6 +297,9 @@ def markdown(result: dict[str, Any]) -> str:
              f"`{result['pin']['topic_set']}`); baseline **{md(_who(result, result['baseline']))}**"
              f"{_engine(result, result['baseline'])}.", "",
              *([f"ceiling: {md(result['ceiling']['note'])}", ""] if result.get("ceiling") else []),
+             *([f"coverage: {md(result['coverage']['text'])}"
+                + (f" — **CAVEAT:** {md(result['coverage']['caveat'])}" if result["coverage"].get("caveat") else ""), ""]
+               if result.get("coverage") else []),
              f"| candidate | topics | {m} candidate | {m} baseline | difference [{level * 100:.0f} % CI] | margin | decision |",
              "|---|---|---|---|---|---|---|"]
     for name, c in result["candidates"].items():
@@ -326,4 +371,5 @@ def check_line(result: dict[str, Any]) -> str:
               f"{kind} topics" for kind, st in result["sets"].items() if "mean" in st]
     alerts = result["history"]["alerts"]
     return (f"{'ALERT' if alerts else 'RECORDED'} — {_who(result, name)}: {'; '.join(scored)}"
-            + (f"; {alerts[0]['text']}" if alerts else "; no alert") + ".")
+            + (f"; {alerts[0]['text']}" if alerts else "; no alert")
+            + (f"; {result['encoder_note']}" if result.get("encoder_note") else "") + ".")

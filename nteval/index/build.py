@@ -701,7 +701,12 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
                                                     workers=jobs, progress=progress), store, append=True)
         per_source, deleted = _load(store, feed, files, progress, jobs, documents=documents_policy(old))
         new = [_source_entry(p, c, h) for p, c, h in zip(files, per_source, shas)]
-        updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__}]
+        this = {"read": sum(c["seen"] for c in per_source),
+                "added": sum(c["documents"] - c["replaced"] for c in per_source),
+                "revised": sum(c["replaced"] for c in per_source),
+                "deleted": sum(c["deleted_removed"] for c in per_source)}
+        updates = [*old.get("updates", []), {"utc": _now(), "sources": len(files), "nteval_version": __version__,
+                                             "records": this}]
         return _write_manifest(tmp, store, old["sources"] + new, old["counts"]["deleted_ids"] +
                                [d for ds in deleted for d in ds], old["parameters"],
                                extra={"created_utc": old.get("created_utc"), "updates": updates})

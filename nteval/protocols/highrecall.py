@@ -3,6 +3,7 @@ document's title; its hits z-scored per query with z ≥ ZT are pseudo-relevant;
 n-th sentence of the abstract, run over ``nt``. Several S_refs are fused (a vote by default)."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,8 +73,22 @@ def neural_srefs() -> tuple[str, ...]:
     """The neural reference this install judges with: :data:`NEURAL_SREFS`, or torch's
     (:data:`NEURAL_SREFS_TORCH`) where ONNX Runtime is missing or torch sees a GPU (it encodes
     there, faster than int8 on the CPU; both judge alike: docs/verdicts.md). A pin records which."""
-    torch = missing_modules("onnxruntime", "onnx") or dense.cuda_available()
-    return NEURAL_SREFS_TORCH if torch else NEURAL_SREFS
+    missing = missing_modules("onnxruntime", "onnx")
+    gpu = not missing and dense.cuda_available()
+    if missing or gpu:
+        if not _SAID_TORCH:  # (hostile K10: the 3.4-times-slower torch reference stood in without a word)
+            _SAID_TORCH.append(1)
+            why = (f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not installed" if missing
+                   else "torch sees a GPU")
+            print(f"note: the neural reference is torch's all-MiniLM-L6-v2 ({', '.join(NEURAL_SREFS_TORCH)}), not "
+                  f"{', '.join(NEURAL_SREFS)}: {why}"
+                  + ("; on a CPU it encodes about 3.4 times slower (make install-neural installs ONNX Runtime)"
+                     if missing else ""), file=sys.stderr)
+        return NEURAL_SREFS_TORCH
+    return NEURAL_SREFS
+
+
+_SAID_TORCH: list[int] = []
 
 
 #: (kept for callers of the old name: the references when the neural extra is installed)

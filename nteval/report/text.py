@@ -24,6 +24,11 @@ def manifest_summary(manifest: dict[str, Any], where: str | Path) -> str:
         sc = s["counts"]
         lines.append(f"    {s['path']}  [{s['format']}]  seen {sc['seen']:,}  usable {sc['documents']:,}"
                      + (f"  deleted-listed {sc['deleted_pmids']:,}" if s["format"] == "medline" else ""))
+    last = (manifest.get("updates") or [{}])[-1].get("records")
+    if last:  # (new user, turn 7, F5: the summary's counts were cumulative, the update's own nowhere)
+        lines.append(f"  this update  read {last['read']:,} records: {last['added']:,} new, {last['revised']:,} revised, "
+                     f"{last['deleted']:,} deleted (the dense vectors of the others are carried: the next encoding "
+                     "encodes only the new and revised ones)")
     lines += [
         f"  records      seen {c['seen']:,}  kept {c['kept']:,}  replaced {c['replaced']:,}",
         *([f"  deletions    {c['deleted_pmids']:,} PMIDs listed, {c['deleted_removed']:,} removed"] if medline else []),
@@ -214,7 +219,7 @@ def protocol_report(res: dict[str, Any], proto: Any) -> str:
     if res.get("verdict"):
         lines.append(verdict_text(proto.name, res["verdict"], counts=res["topic_counts"]))
     lines += coverage_lines(res.get("coverage"))
-    lines += evidence_lines(proto.name)
+    lines += evidence_lines(proto.name, (res.get("evidence") or {}).get("side"))
     lines += bias_lines({proto.name: res}, [proto.name])
     if not res.get("task"):
         lines.append("  " + task_hint(proto.name))
@@ -263,7 +268,7 @@ def answer_lines(answer: dict[str, Any], res: dict[str, dict[str, Any]]) -> list
     for name in shown:  # the verdict behind the answer: groups, sizes, ceiling, stability; evidence; biases
         lines.append(verdict_text(name, res[name]["verdict"], counts=res[name].get("topic_counts")))
         lines += coverage_lines(res[name].get("coverage"))
-        lines += evidence_lines(name)
+        lines += evidence_lines(name, (res[name].get("evidence") or {}).get("side"))
         lines += bias_lines(res, [name])
         lines.append("")
     lines += disagreement_lines(answer["disagreements"])

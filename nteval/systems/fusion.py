@@ -42,8 +42,12 @@ def _normalise(scores: np.ndarray, how: str) -> np.ndarray:
 def linear(runs: list[Run], weights: list[float] | None = None, norm: str = "minmax", depth: int = 1000) -> Run:
     """score(d) = Σ_i w_i · norm_i(d), each run's scores normalised per topic (``minmax`` to [0, 1],
     ``zscore``, or ``none``). A document a run did not retrieve gets that run's lowest normalised
-    score for the topic (0 under min-max): absent means "no better than its last hit"."""
+    score for the topic (0 under min-max): absent means "no better than its last hit". A run of
+    weight 0 is no part of the fusion: its documents are not added (hostile K3: they were, at the
+    other runs' floor, and changed the ranking's tail)."""
     w = np.asarray(weights if weights else [1.0] * len(runs), dtype=float)
+    runs = [r for r, wi in zip(runs, w) if wi != 0]
+    w = w[w != 0]
     w = w / w.sum()
     out: Run = {}
     for qid in sorted({q for r in runs for q in r}):
@@ -110,6 +114,14 @@ class Linear(Fusion):
                                     f"{len(params['systems'])} systems", place="params.weights")
         if params["weights"] and not sum(params["weights"]) > 0:
             raise InputError(where, f"system {short(name)}: the weights sum to 0", place="params.weights")
+
+    def identity(self, system: System) -> dict[str, Any]:
+        """A fusion with an input of weight 0 is keyed apart from the runs made before such an input
+        was dropped from it (its documents were added at the floor)."""
+        ident = super().identity(system)
+        if any(w == 0 for w in system.params.get("weights") or []):
+            ident = {**ident, "zero_weights": "dropped"}
+        return ident
 
     def fuse(self, inputs: list[Run], params: dict[str, Any], depth: int) -> Run:
         return linear(inputs, params["weights"], params["norm"], depth)

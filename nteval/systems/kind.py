@@ -122,6 +122,12 @@ class SystemKind:
         """The family of a system of this kind with these parameters (most kinds: :attr:`family`)."""
         return self.family
 
+    def encodes(self, system: System, target: Any) -> dict[str, Any] | None:
+        """What a system of this kind must encode before it can search ``target`` (documents, the
+        encoder, an estimate of the time: :func:`nteval.systems.dense.encoding_plan`), or None (most
+        kinds: nothing)."""
+        return None
+
     def needs_extra(self, params: dict[str, Any]) -> str | None:
         """The optional extra a system of this kind with these parameters needs (None: none): the
         kind's :attr:`extra`, or ``neural`` for a system nteval computes with a transformer encoder."""

@@ -18,6 +18,7 @@ installed together, so this module does the same with ONNX Runtime directly.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 import warnings
@@ -57,7 +58,7 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
                                     "install 'nteval[neural]'") from None
     d = onnx_root() / f"{model_dir.name}-{weights_tag}-torch{exporter}"
     path = d / f"model-{variant}.onnx"
-    if path.is_file():
+    if _checked(path, say=True):
         return path
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -65,17 +66,99 @@ def exported(model_dir: Path, weights_tag: str, variant: str) -> Path:
         raise InputError(d, f"cannot hold the ONNX export ({err.strerror}): set NTEVAL_DENSE_CACHE to a directory "
                             "you can write") from None
     with file_lock(d / ".lock"):
-        if not path.is_file():
+        if not _checked(path):   # (another process may have made it while this one waited)
             fp32 = d / "model-fp32.onnx"
-            if not fp32.is_file():
+            if not _checked(fp32, say=variant == "fp32" or fp32.exists()):
                 missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
                 if missing:   # (only the export needs them; an exported graph runs without)
                     raise InputError(model_dir, f"exporting the model to ONNX needs {' and '.join(missing)}: pip install "
                                                 "'nteval[neural]'")
-                _export(model_dir, fp32)
+                _written(fp32, lambda tmp: _export(model_dir, tmp))
             if variant == "int8":
-                _quantize(fp32, path)
+                _written(path, lambda tmp: _quantize(fp32, tmp))
     return path
+
+
+#: what made an export (its sidecar records it with the graph's sha256): another of these is another graph
+def _made_by() -> dict[str, Any]:
+    def ver(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return ""
+
+    return {"opset": OPSET, "onnx": ver("onnx"), "onnxruntime": ver("onnxruntime"),
+            "quantization": "dynamic, int8 weights per channel, MatMul only"}
+
+
+_VERIFIED: dict[str, tuple[int, int]] = {}
+
+
+def _checked(path: Path, say: bool = False) -> bool:
+    """Whether ``path`` is an export this module finished: its sidecar (``.json``) records the
+    graph's sha256, and the file still has it (hostile K4: a truncated or emptied export was an
+    "internal error" on every run, and another graph in its place was used without a word). A file
+    that fails is removed, and said (``say``), so that it is exported again."""
+    if not path.is_file():
+        return False
+    stat = path.stat()
+    if _VERIFIED.get(str(path)) == (stat.st_size, stat.st_mtime_ns):
+        return True
+    side = path.with_suffix(".json")
+    try:
+        meta = json.loads(side.read_text(encoding="utf-8"))
+        ok = meta.get("sha256") == _sha256(path)
+        why = "" if ok else "its contents are not the graph nteval wrote (sha256)"
+    except (OSError, ValueError, AttributeError):
+        ok, why = False, "no record of how it was made"
+    if ok:
+        _VERIFIED[str(path)] = (stat.st_size, stat.st_mtime_ns)
+        return True
+    if say:
+        print(f"note: the ONNX export {path} is not usable ({why}): exporting it again", file=sys.stderr)
+    for p in (path, side):
+        p.unlink(missing_ok=True)
+    return False
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _written(path: Path, make: Any) -> None:
+    """``make(tmp)`` writes the graph to a temporary file beside ``path``, which becomes ``path`` (with
+    its sidecar) by one rename; on any failure the temporary files go (hostile K5: a full disk left a
+    60 MB partial export, and each retry another), and a full disk is said of this place, not of the
+    command's output."""
+    import errno
+
+    tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}.onnx")
+    try:
+        make(tmp)
+        side = path.with_suffix(".json")
+        side_tmp = path.with_name(f".{path.stem}.tmp-{os.getpid()}.json")
+        side_tmp.write_text(json.dumps({"sha256": _sha256(tmp), **_made_by()}, indent=1) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        os.replace(side_tmp, side)
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG) and not err.filename:
+            raise OSError(err.errno, os.strerror(err.errno), str(path.parent)) from None
+        raise
+    except Exception as err:  # noqa: BLE001  (a writer's own error for a full disk: protobuf's, onnx's)
+        if "No space left" in str(err) or "Disk quota" in str(err):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path.parent)) from None
+        raise
+    finally:
+        for p in path.parent.glob(f".{path.stem}.tmp-{os.getpid()}*"):
+            p.unlink(missing_ok=True)
+        for p in path.parent.glob("*-inferred.onnx"):  # (ONNX Runtime's shape-inference copy)
+            p.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -86,12 +169,16 @@ def _quiet() -> Iterator[None]:
 
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()   # (its "Loading weights" bar)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
         hf_logging.set_verbosity(level)
+        if bars:
+            hf_logging.enable_progress_bar()
 
 
 def _export(model_dir: Path, out: Path) -> None:
@@ -116,11 +203,9 @@ def _export(model_dir: Path, out: Path) -> None:
     ids = torch.ones((2, 16), dtype=torch.long)
     names = ["input_ids", "attention_mask", "token_type_ids"]
     axes = {n: {0: "batch", 1: "tokens"} for n in names} | {"last_hidden_state": {0: "batch", 1: "tokens"}}
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     with torch.no_grad(), _quiet():
-        torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(tmp), input_names=names,
+        torch.onnx.export(model, (ids, torch.ones_like(ids), torch.zeros_like(ids)), str(out), input_names=names,
                           output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=OPSET, dynamo=False)
-    os.replace(tmp, out)
 
 
 def _quantize(fp32: Path, out: Path) -> None:
@@ -128,16 +213,14 @@ def _quantize(fp32: Path, out: Path) -> None:
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}.onnx")
     logging.disable(logging.WARNING)  # (its root-logger advice to pre-process, on every quantization)
     # per-channel weights, matrix products only: per-tensor int8 (every op, the default) gave cosine 0.944 with
     # fp32 on PubMed abstracts, this 0.995 at the same speed (docs/measurements.md)
     try:
-        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True,
+        quantize_dynamic(str(fp32), str(out), weight_type=QuantType.QInt8, per_channel=True,
                          op_types_to_quantize=["MatMul"])
     finally:
         logging.disable(logging.NOTSET)
-    os.replace(tmp, out)
 
 
 class OnnxSentenceEncoder:

@@ -567,11 +567,14 @@ _KNOWN: dict[tuple[str, str, str], frozenset[str]] = {}
 
 
 def collection_docids(target: Any) -> frozenset[str]:
-    """The docids of the index ``target`` searches, read once per process and index version."""
-    key = (str(target.index_dir), target.index_name, target.fingerprint)
+    """The docids of the collection ``target`` searches (``all``: a record without an abstract, which
+    the ``nt`` it searches lacks, is the collection's all the same, and an engine that returns one
+    searched its title: the title-leak guard's outside rule, :mod:`nteval.leak`), read once per
+    process and index version."""
+    key = (str(target.index_dir), "all", target.fingerprint)
     if key not in _KNOWN:
         _KNOWN.clear()  # (one index at a time: a process does not keep millions of ids it no longer needs)
-        _KNOWN[key] = frozenset(index_docids(target.index_dir, target.index_name))
+        _KNOWN[key] = frozenset(index_docids(target.index_dir, "all"))
     return _KNOWN[key]
 
 

