@@ -1,12 +1,13 @@
 """The CI snippets of docs/gate.md ("In CI") run as GitHub Actions and GitLab CI would run them:
 each job in a fresh checkout, two pipelines one after the other: a merge request's gate (the live
 search BM25, the candidate BM25 k1 1.2 b 0.75: it passes), then a nightly check after the live
-search got worse (the same system name, now disjunctive_1). What must hold: the history outlives
+search got worse (the same system name, now disjunctive_1); with ``--nightly``, the topical nightly
+gate on a fair pin over two nights (:func:`nightly`). What must hold: the history outlives
 the jobs (GitHub: the PostgreSQL database; GitLab: its cache, restored before a job and saved after
 it, even a failed one), so the second pipeline's check compares with the first pipeline's releases
 and raises the alert (exit status 5); a pull request's comment is the gate.md of its own gate.
 
-    python scripts/ci_pipelines.py WORKDIR [--doc docs/gate.md]
+    python scripts/ci_pipelines.py WORKDIR [--doc docs/gate.md] [--nightly]
 
 What a CI service gives and nteval does not make is emulated, no more: GitHub's ``if:``
 expressions (``github.event_name``, ``always()``, ``hashFiles()``), ``${{ secrets.* }}`` and
@@ -37,13 +38,21 @@ LIVE = {"bm25": "- name: live_search\n  algorithm: bm25\n  params: {k1: 0.9, b: 
 CANDIDATE = "- name: next_search\n  algorithm: bm25\n  params: {k1: 1.2, b: 0.75}\n"
 
 
-def snippets(doc: Path) -> tuple[list, dict]:
-    """The GitHub steps and the GitLab jobs of the "In CI" section of ``doc`` (docs/gate.md), as YAML."""
+def _blocks(doc: Path) -> list[str]:
     text = doc.read_text(encoding="utf-8")
     section = text[text.index("### In CI"):text.index("## The history, trends and alerts")]
-    blocks = re.findall(r"```yaml\n(.*?)```", section, re.S)
-    github, gitlab = (yaml.safe_load(b) for b in blocks[:2])
+    return re.findall(r"```yaml\n(.*?)```", section, re.S)
+
+
+def snippets(doc: Path) -> tuple[list, dict]:
+    """The GitHub steps and the GitLab jobs of the "In CI" section of ``doc`` (docs/gate.md), as YAML."""
+    github, gitlab = (yaml.safe_load(b) for b in _blocks(doc)[:2])
     return github, gitlab
+
+
+def nightly_snippet(doc: Path) -> dict:
+    """The GitLab job of the topical nightly gate on a fair pin (the section's third snippet)."""
+    return yaml.safe_load(_blocks(doc)[2])
 
 
 def sh(cmd: str, cwd: Path, env: dict[str, str], log: Path) -> int:
@@ -134,7 +143,8 @@ def _rule(rules: list | None, env: dict[str, str]) -> bool:
 
 def gitlab_pipeline(jobs: dict, work: Path, repo: Path, index: Path, source: str, sha: str, log: Path) -> dict[str, int]:
     """One pipeline: each visible job whose rules match, in its own fresh checkout, its cache
-    restored first and saved after it (``when: always``: after a failed job too)."""
+    restored first and saved after it (``when: always``: after a failed job too); a job's
+    ``variables`` set in its environment."""
     env = {**_base_env(work, index), "CI_PIPELINE_SOURCE": source, "CI_COMMIT_SHORT_SHA": sha}
     status = {}
     for name in jobs:
@@ -150,8 +160,9 @@ def gitlab_pipeline(jobs: dict, work: Path, repo: Path, index: Path, source: str
             if (kept / p).exists():
                 shutil.copytree(kept / p, cwd / p, dirs_exist_ok=True)
         code = 0
+        job_env = {**env, **{k: str(v) for k, v in (job.get("variables") or {}).items()}}
         for line in [*(job.get("before_script") or []), *job["script"]]:
-            code = sh(line, cwd, env, log)
+            code = sh(line, cwd, job_env, log)
             if code:
                 break
         status[name] = code
@@ -178,6 +189,73 @@ def _repo(work: Path, index: Path) -> Path:
     return repo
 
 
+CANDIDATE_NEURAL = ("- name: next_search\n  algorithm: dense\n  params: {model: minilm, backend: onnx-int8, "
+                    "max_tokens: 128}\n")
+
+
+def nightly(doc: Path, work: Path, log: Path) -> bool:
+    """The topical nightly gate on a fair pin, two scheduled pipelines: night 1 builds the index from
+    the baseline (the bundled sample's first 1,400 records) and encodes it; before night 2 an update
+    file (the other 600) arrives in data/updates. What must hold: the cache keeps the index and its
+    vectors, night 2 applies only the new file, the candidate (all-MiniLM-L6-v2) encodes only the
+    update's records, and fresh topics are made and judged by the pin's references."""
+    import gzip
+    import json
+
+    from nteval.demo import sample_path
+
+    job = nightly_snippet(doc)
+    repo = work / "nightly-repo"
+    if not (repo / "pins" / "topical" / "pin.json").exists():
+        shutil.rmtree(repo, ignore_errors=True)
+        for d in ("data/baseline", "data/updates", "systems", "pins"):
+            (repo / d).mkdir(parents=True)
+        (repo / "data" / "updates" / ".gitkeep").write_text("")
+        text = gzip.open(sample_path(), "rt", encoding="utf-8").read()
+        head = text[: text.index("<PubmedArticle>")]
+        arts = re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)
+        for name, part in (("baseline/pubmed-a.xml.gz", arts[:1400]), ("pubmed-b.xml.gz", arts[1400:])):
+            with gzip.open(repo / "data" / name if "/" in name else work / name, "wt", encoding="utf-8") as fh:
+                fh.write(head + "\n".join(part) + "\n</PubmedArticleSet>\n")
+        first = work / "nightly-pin-index"
+        subprocess.run([str(BIN / "nteval"), "index", str(repo / "data" / "baseline"), "--out", str(first), "--quiet"],
+                       check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([str(BIN / "nteval"), "pin", "--index", str(first), "--topics", "200", "--out",
+                        str(repo / "pins" / "topical"), "--quiet"], check=True, stdout=subprocess.DEVNULL)
+    (repo / "systems" / "live.yaml").write_text(LIVE["bm25"])
+    (repo / "systems" / "candidate.yaml").write_text(CANDIDATE_NEURAL)
+    jobs = {"nteval-topical-nightly": job["nteval-topical-nightly"]}
+    shared = os.environ.pop("NTEVAL_DENSE_CACHE", None)   # (a runner's vectors live beside its cached index)
+    status = []
+    try:
+        for f in (repo / "data" / "updates").glob("*.xml.gz"):
+            f.unlink()
+        for night in (1, 2):
+            if night == 2:
+                shutil.copy(work / "pubmed-b.xml.gz", repo / "data" / "updates" / "pubmed-b.xml.gz")
+            st = gitlab_pipeline(jobs, work, repo, work / "unused-index", "schedule", f"night{night}", log)
+            print(f"gitlab, nightly topical gate, night {night}: {st}")
+            status.append(next(iter(st.values())))
+    finally:
+        if shared is not None:
+            os.environ["NTEVAL_DENSE_CACHE"] = shared
+    kept = work / "gitlab-cache" / "nteval-index" / ".nteval"
+    manifest = json.loads((kept / "index" / "manifest.json").read_text())
+    metas = [json.loads(m.read_text()) for m in (kept / "index" / "dense").glob("nt-*/meta.json")]
+    gate = json.loads((work / "jobs" / "gitlab-schedule-night2-nteval-topical-nightly" / "gate-topical" /
+                       "gate.json").read_text())
+    newest = max(metas, key=lambda m: m.get("reused", 0)) if metas else {}
+    checks = {"both nights' gates decided (exit 0, 3 or 4)": all(c in (0, 3, 4) for c in status),
+              "the cache kept the index, and night 2 applied the update file alone": len(manifest["sources"]) == 2,
+              "night 2's candidate encoded only the update's records": newest.get("reused", 0) >= 1000
+              and 0 < newest.get("encoded_this_time", 0) <= 600,
+              "night 2 made fresh topics, judged by the pin's references": (gate["sets"].get("fresh") or {}).get(
+                  "topics", 0) > 0 and "all-MiniLM-L6-v2" in (gate.get("judged_by") or "")}
+    for what, held in checks.items():
+        print(f"  {'ok  ' if held else 'FAIL'} {what}")
+    return all(checks.values())
+
+
 def _history_of(where: str, env: dict[str, str]) -> str:
     r = subprocess.run([str(BIN / "nteval"), "history", where], capture_output=True, text=True, env=env)
     return r.stdout + r.stderr
@@ -189,6 +267,8 @@ def main() -> int:
     ap.add_argument("--index", type=Path, help="an index of the bundled sample (default: made in WORKDIR/index)")
     ap.add_argument("--doc", type=Path, default=ROOT / "docs" / "gate.md", help="the page whose snippets run "
                     "(default: docs/gate.md; another version's, to compare)")
+    ap.add_argument("--nightly", action="store_true", help="also the topical nightly gate on a fair pin (two nights: "
+                    "needs the neural extra)")
     a = ap.parse_args()
     work = a.work.absolute()
     work.mkdir(parents=True, exist_ok=True)
@@ -252,6 +332,8 @@ def main() -> int:
     finally:
         if server is not None:
             server.stop()
+    if a.nightly:
+        ok = nightly(a.doc, work, log) and ok
     print(f"jobs' output: {log}")
     return 0 if ok else 1
 

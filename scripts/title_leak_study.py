@@ -407,6 +407,10 @@ def main() -> None:
         computed_runs(index, pin, runs_dir, label in a.torch.split(","), label in a.e5.split(","))
         collections[label] = collection_study(label, index, pin, runs_dir)
         saved.write_text(json.dumps(collections[label]) + "\n", encoding="utf-8")
+    for col in collections.values():  # (the decisions at the thresholds in force, from the statistics stored)
+        for st in col["protocols"].values():
+            for row in st["runs"].values():
+                row["refused"] = refused(row)
     study = {"nteval_version": __version__, "date": time.strftime("%Y-%m-%d"), "collections": collections}
     study["blind_levels"] = blind_levels(collections)
     study["rule_gives"] = thresholds(study["blind_levels"])

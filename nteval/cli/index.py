@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import InputError
-from ..index import build_index, read_manifest, update_index
+from ..index import build_index, not_applied, read_manifest, update_index
 from ..report.text import manifest_summary
 from .app import friendly_errors, main
 
@@ -19,6 +19,9 @@ from .app import friendly_errors, main
 @click.option("--update", "update", type=click.Path(path_type=Path), metavar="INDEX",
               help="Apply SOURCES (Medline update files, in order) to this existing index instead, in place: "
                    "replacements, DeleteCitations and new records; swapped in only once complete.")
+@click.option("--skip-applied", is_flag=True,
+              help="With --update: leave out the SOURCES the index already holds (same sha256), saying which, "
+                   "instead of refusing them (a nightly job's folder of every update file so far).")
 @click.option("--force", is_flag=True, help="Replace an existing index directory (only once the new one is complete).")
 @click.option("--documents", type=click.Choice(["any-text", "title+abstract"]), default="any-text", show_default=True,
               help="Which records become documents: every record with a title or an abstract (the whole collection "
@@ -29,8 +32,8 @@ from .app import friendly_errors, main
                    "each child JVM is capped at 768 MB of heap).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly_errors
-def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, force: bool, documents: str,
-              jobs: int | None, quiet: bool) -> None:
+def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, skip_applied: bool, force: bool,
+              documents: str, jobs: int | None, quiet: bool) -> None:
     """Parse Medline XML (.xml/.xml.gz, files or directories) or BEIR corpus.jsonl[.gz] SOURCES
     and build OUT/all (title+abstract), OUT/nt (abstract only), OUT/docs.sqlite, OUT/manifest.json;
     or, with --update INDEX, apply them to INDEX."""
@@ -42,9 +45,20 @@ def index_cmd(sources: tuple[Path, ...], out: Path | None, update: Path | None, 
     if update is not None and documents != "any-text":
         raise InputError(None, "--documents does not go with --update (an update keeps the policy the index was built "
                                "with: nteval manifest INDEX says which)")
+    if skip_applied and update is None:
+        raise InputError(None, "--skip-applied goes with --update (it leaves out the update files an index already holds)")
     progress = not quiet and sys.stderr.isatty()
     if update is not None:
-        where, manifest = update, update_index(update, list(sources), jobs=jobs, progress=progress)
+        todo = list(sources)
+        if skip_applied:
+            todo, held = not_applied(update, todo)
+            if held:
+                click.echo(f"note: {len(held):,} of the {len(sources):,} sources are already in {update} (same sha256): "
+                           f"left out ({', '.join(p.name for p in held[:3])}{', …' if len(held) > 3 else ''})", err=True)
+            if not todo:
+                click.echo(f"nothing to apply: {update} holds every source given")
+                return
+        where, manifest = update, update_index(update, todo, jobs=jobs, progress=progress)
     else:
         assert out is not None
         where, manifest = out, build_index(list(sources), out, force=force, jobs=jobs, progress=progress,

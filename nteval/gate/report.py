@@ -314,8 +314,11 @@ def markdown(result: dict[str, Any]) -> str:
     for name, c in result["candidates"].items():
         d = c["pinned"]
         ch = d["churn"]
+        fam = family_line(c.get("family"))
+        leak = ((result["sets"]["pinned"]["status"].get("title_leak") or {}).get(name) or {}).get("undecided")
         lines += ["", f"**{md(_who(result, name))}** — churn: RBO {ch['rbo']:.3f}, overlap@10 {ch['overlap@10']:.3f}."
-                  + (f" Gap: {md(c['gap']['note'])}." if c.get("gap") else "")]
+                  + (f" Gap: {md(c['gap']['note'])}." if c.get("gap") else "")
+                  + (f" Family: {md(fam)}." if fam else "") + (f" Title leak: {md(leak)}." if leak else "")]
         lines += _moved_md(result, d)
     lines += ["", f"<sub>{md(result['candidates'][next(iter(result['candidates']))]['pinned']['method'])}; margin "
                   f"{md(result['rule']['margin'])}; {md(result['rule']['multiplicity'])}.</sub>"]

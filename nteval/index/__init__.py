@@ -13,7 +13,7 @@ from . import manifest
 from .manifest import *  # noqa: F403  (the readers, listed in manifest.__all__)
 
 #: what :mod:`.build` offers, one attribute away (``nteval.index.build_index``)
-_BUILD = ("build_index", "update_index", "parse_file", "load_store", "index_parameters", "PARAMETERS",
+_BUILD = ("build_index", "update_index", "not_applied", "parse_file", "load_store", "index_parameters", "PARAMETERS",
           "UPDATABLE_STORE_FORMAT", "totals")
 
 __all__ = [*manifest.__all__, *_BUILD]

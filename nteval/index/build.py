@@ -735,6 +735,23 @@ def _carry_vectors(old: Path, new: Path) -> None:
                     os.link(f, new / c.name / f.name)
 
 
+def not_applied(index_dir: str | Path, sources: Sequence[str | Path]) -> tuple[list[Path], list[Path]]:
+    """(the files of ``sources`` the index does not hold yet, in order; those it holds: same sha256
+    as one of its sources). An empty folder gives none."""
+    from ..corpus.sources import expand
+
+    held = {s["sha256"] for s in read_manifest(Path(index_dir))["sources"]}
+    files: list[Path] = []
+    for src in sources:  # (a folder with no update file yet, a .gitkeep at most: nothing to apply from it)
+        try:
+            files += expand([src])
+        except InputError:
+            if not Path(src).is_dir():
+                raise
+    todo = [p for p in files if sha256_file(p) not in held]
+    return todo, [p for p in files if p not in todo]
+
+
 def _check_update(index_dir: Path, old: dict[str, Any], files: Sequence[Path], shas: Sequence[str]) -> None:
     """One-line refusals: a source already applied (same sha256), given twice, or an index made
     with other parameters or another Anserini/Lucene (its terms would not be the update's)."""

@@ -80,10 +80,17 @@ class VectorStore:
         return [d for d in ids if have.get(d) != _sha(texts[d])]
 
     def put(self, docids: Sequence[str], texts: Mapping[str, str], vectors: np.ndarray) -> None:
-        with self.db:
-            self.db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?, ?)",
-                                [(d, _sha(texts[d]), np.asarray(v, dtype="<f4").tobytes())
-                                 for d, v in zip(docids, vectors)])
+        try:
+            with self.db:
+                self.db.executemany("INSERT OR REPLACE INTO vec VALUES (?, ?, ?)",
+                                    [(d, _sha(texts[d]), np.asarray(v, dtype="<f4").tobytes())
+                                     for d, v in zip(docids, vectors)])
+        except sqlite3.OperationalError as err:
+            if "full" in str(err):   # (hostile K5: the full device was said to be the command's --out)
+                import errno
+
+                raise OSError(errno.ENOSPC, f"sqlite: {err}", str(self.path)) from None
+            raise
 
     def get(self, docids: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(docids), self.encoder.dim), dtype=np.float32)

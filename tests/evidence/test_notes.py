@@ -51,3 +51,27 @@ def test_disagreement_examples_nest_under_their_reason():
     assert "e.g.<ul><li>focused: bm25 &gt; rm3" in html
     # the bias notes: one item per protocol and family
     assert md.count("- **highrecall**: ") == 2
+
+
+def test_a_run_judged_by_the_lexical_references_quotes_their_own_agreement(first200_index, tmp_path):
+    """Hostile K7: a high-recall run judged by the lexical vote alone (``--preset lexical``, or an
+    install without the neural extra) printed the balanced references' τ (CISI .91, CF .82) and the
+    leave-model-out line, which is about references that hold a neural model; it says the lexical
+    references' own (.72, .75), and the results' evidence records which verdict it is."""
+    import json
+
+    from conftest import FORTY_TOPICS, cli
+
+    from nteval.evidence import evidence_lines, study
+
+    tau = {c: f"{study()['agreement']['highrecall_lexical'][c]['kendall']:.2f}" for c in ("cisi", "cf")}
+    lines = evidence_lines("highrecall", "highrecall_lexical")
+    assert len(lines) == 1 and "judged by the lexical references alone" in lines[0]
+    assert all(f"Kendall tau {t}" in lines[0] for t in tau.values()) and "leave-model-out" not in lines[0]
+    balanced = evidence_lines("highrecall", "highrecall")
+    assert len(balanced) == 2 and "leave-model-out" in balanced[1]
+    r = cli("highrecall", "--index", first200_index, "--systems", "default", "--preset", "lexical", "--out",
+            tmp_path / "o", *FORTY_TOPICS[:-1])
+    assert r.exit_code == 0, r.output
+    assert "judged by the lexical references alone" in r.output and "leave-model-out" not in r.output
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["evidence"]["side"] == "highrecall_lexical"

@@ -49,6 +49,9 @@ def test_an_updated_index_and_its_twin_from_scratch_give_one_pin(tmp_path, monke
     meta = [json.loads(m.read_text()) for m in (tmp_path / "AB" / "dense").glob("all-*/meta.json")]
     assert meta and meta[0]["reused"] >= 1000 and meta[0]["encoded_this_time"] <= 700   # (the update's records only)
     _same(tmp_path / "pinAB", tmp_path / "pinAB2")
+    shutil.rmtree(tmp_path / "AB2" / "dense")   # (and made again from empty caches)
+    pin_topics(tmp_path / "AB2", tmp_path / "pinAB2again", PinSpec(n_topics=300))
+    _same(tmp_path / "pinAB2", tmp_path / "pinAB2again")
 
 
 @needs_onnx

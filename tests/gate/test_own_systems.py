@@ -34,8 +34,15 @@ def pinned(sample_index, tmp_path_factory) -> tuple[Path, Path, Path]:
 
 def _gate(pinned, out: Path, baseline: str, candidate: str, *args: str, task: str = "topical"):
     index, pin, systems = pinned
+    cache = Path(pin).parent / "runs-cache"   # (the module's gates share their runs: each system runs once a task)
     return cli("gate", "--index", index, "--pin", pin, "--task", task, "--systems", systems, "--baseline", baseline,
-               "--candidate", candidate, "--out", out, "--quiet", *args)
+               "--candidate", candidate, "--out", out, "--quiet", "--runs-cache", cache, *args)
+
+
+def _run_of(pinned, task: str, name: str) -> Path:
+    """A system's run as the gates of this module cached it."""
+    protocol = "focused" if task == "known-item" else "highrecall"
+    return next((Path(pinned[1]).parent / "runs-cache").glob(f"*/{protocol}/pinned/{name}.run"))
 
 
 def _cand(out: Path, name: str) -> dict:
@@ -53,8 +60,8 @@ def test_one_ranking_one_decision(pinned, tmp_path):
     assert r.exit_code in (0, 3, 4), r.output
     twin = _cand(computed, "mini8")
     assert twin["family"]["candidate_family"] == "neural"
-    run = computed / "runs" / "pinned" / "mini8.run"
-    bm25_run = computed / "runs" / "pinned" / "bm25.run"
+    run = _run_of(pinned, "topical", "mini8")
+    bm25_run = _run_of(pinned, "topical", "bm25")
     files = tmp_path / "files.yaml"
     files.write_text(f"""- {{name: m8run, run: {retag(run, tmp_path / 'm8run.run', 'm8run')}}}
 - {{name: m8neural, run: {retag(run, tmp_path / 'm8neural.run', 'm8neural')}, params: {{family: neural}}}}
@@ -171,7 +178,7 @@ def test_an_encoders_ranking_given_back_is_no_title_search(pinned, tmp_path, tas
     assert r.exit_code in (0, 3, 4), r.output
     twin = _cand(computed, "mini8")
     files = tmp_path / "files.yaml"
-    run = retag(computed / "runs" / "pinned" / "mini8.run", tmp_path / "mine.run", "mine")
+    run = retag(_run_of(pinned, task, "mini8"), tmp_path / "mine.run", "mine")
     files.write_text(f"- {{name: mine, run: {run}, params: {{family: neural}}}}\n", encoding="utf-8")
     out = tmp_path / "file"
     r = _gate((index, pin, files), out, "bm25", "mine", task=task)
@@ -181,3 +188,21 @@ def test_an_encoders_ranking_given_back_is_no_title_search(pinned, tmp_path, tas
     assert not (c["pinned"].get("title_gain") or {}).get("gain") and "not claimed" not in r.output.splitlines()[0]
     leak = json.loads((out / "gate.json").read_text())["sets"]["pinned"]["status"]["title_leak"]["mine"]
     assert leak["flagged"] is False and leak["class"] == "non-lexical"
+    # and behind http (a team's encoder service answering with that ranking), declared neural: the same
+    from engine_server import EngineServer, RecordedBackend
+
+    from nteval.formats.trec import read_run, read_topics
+
+    topics = read_topics(pin / ("focused" if task == "known-item" else "highrecall") / "topics.tsv")
+    ranked = read_run(run)
+    server = EngineServer(RecordedBackend({topics[q]: [[d, sc] for d, sc in ranked.get(q, [])] for q in topics})).start()
+    try:
+        files.write_text(f"""- name: team_encoder
+  algorithm: http
+  params: {{url: "{server.url}/search?q={{query}}&n={{k}}", hits: results, id: doc, score: relevance, family: neural}}
+""", encoding="utf-8")
+        r = _gate((index, pin, files), tmp_path / "http", "bm25", "team_encoder", task=task)
+    finally:
+        server.stop()
+    c = _cand(tmp_path / "http", "team_encoder")
+    assert (c["decision"], c["pinned"]["diff"]) == (twin["decision"], twin["pinned"]["diff"]), (r.output, twin)

@@ -123,3 +123,29 @@ def test_pool_zero_searches_the_whole_collection(first200_index, dense_cache, tm
     assert r.exit_code == 0, r.output
     res = json.loads((out / "results.json").read_text())
     assert "pool" not in res["sref"] and read_qrels(out / "qrels.txt")
+
+
+def test_a_full_pooled_store_is_said_of_the_store(tmp_path):
+    """Hostile K5: a device that fills while the pooled store is written is said of the store (its
+    path), not of the command's --out; the transaction is rolled back, the store stays usable."""
+    import errno
+
+    import numpy as np
+    import pytest
+
+    from nteval.errors import explain_failure
+    from nteval.systems.dense import Encoder
+    from nteval.systems.pooled import VectorStore
+
+    enc = Encoder("probe", 64, lambda t: np.ones((len(t), 64), dtype=np.float32))
+    store = VectorStore(tmp_path / "pool.sqlite", enc)
+    store.put(["a"], {"a": "x"}, np.ones((1, 64)))
+    store.db.execute(f"PRAGMA max_page_count = {store.db.execute('PRAGMA page_count').fetchone()[0] + 2}")
+    ids = [f"d{i}" for i in range(2000)]   # (a database capped at two more pages: sqlite's own "full")
+    with pytest.raises(OSError) as caught:
+        store.put(ids, {d: d for d in ids}, np.ones((len(ids), 64)))
+    assert caught.value.errno == errno.ENOSPC and caught.value.filename == str(tmp_path / "pool.sqlite")
+    line, status = explain_failure(caught.value, out="OUT")
+    assert str(tmp_path / "pool.sqlite") in line and "OUT" not in line and status == 1
+    assert store.missing({"a": "x", "d0": "d0"}) == ["d0"]   # (rolled back; the first vector kept)
+    store.close()
