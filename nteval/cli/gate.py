@@ -166,6 +166,8 @@ def check_cmd(system, quiet, **kw) -> None:
     res = run_check(kw.pop("index_dir"), kw.pop("pin"), kw.pop("out"), system, kw.pop("history"),
                     progress=progress(quiet), **kw)
     _reuse_note(kw.get("reuse_answers"), res, "check")
+    if res.get("encoder_note"):   # (issue 55: an encoder the references do not contain is said first)
+        click.echo(f"{res['system']}: {res['encoder_note']}")
     if res["answers"]["note"]:
         click.echo(res["answers"]["note"])
     for kind, st in res["sets"].items():

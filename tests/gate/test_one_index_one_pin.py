@@ -1,9 +1,10 @@
 """One index, one pin (issue 56, hostile K1): the default reference's vector of a text no longer
 depends on the texts encoded beside it, so the same seed on the same index gives byte-identical
-topics and judgments whatever the caches hold: an index updated with its vectors carried and the
-same records indexed from scratch; a pooled reference whose store an earlier pin warmed, and a cold
-one. The bundled sample split into 1,400 records and the 600 an update adds; the vectors kept beside
-each index (not the session's shared cache), so each index encodes what its own history makes it."""
+topics and judgments whatever the caches hold: an index updated with its vectors carried, the same
+records indexed from scratch, and that index again from empty caches; a pooled reference whose store
+an earlier pin warmed, and a cold one. The bundled sample's first 900 records, split into 600 and
+the 300 an update adds; the vectors kept beside each index (not the session's shared cache), so each
+index encodes what its own history makes it. (With the batched int8 encoding both tests fail.)"""
 from __future__ import annotations
 
 import gzip
@@ -14,12 +15,13 @@ from pathlib import Path
 from conftest import needs_onnx
 
 
-def _split(where: Path) -> None:
+def _split(where: Path, first: int = 600, total: int = 900) -> None:
+    """The sample's first ``first`` records (A) and the next ones up to ``total`` (B, an update)."""
     from nteval.demo import sample_path
 
     text = gzip.open(sample_path(), "rt", encoding="utf-8").read()
     head, arts = text[: text.index("<PubmedArticle>")], re.findall(r"<PubmedArticle>.*?</PubmedArticle>", text, re.S)
-    for name, part in (("A", arts[:1400]), ("B", arts[1400:])):
+    for name, part in (("A", arts[:first]), ("B", arts[first:total])):
         with gzip.open(where / f"sample{name}.xml.gz", "wt", encoding="utf-8") as fh:
             fh.write(head + "\n".join(part) + "\n</PubmedArticleSet>\n")
 
@@ -39,18 +41,21 @@ def test_an_updated_index_and_its_twin_from_scratch_give_one_pin(tmp_path, monke
     monkeypatch.delenv("NTEVAL_DENSE_CACHE", raising=False)   # (each index encodes beside itself)
     _split(tmp_path)
     build_index([tmp_path / "sampleA.xml.gz"], tmp_path / "A")
-    pin_topics(tmp_path / "A", tmp_path / "pinA", PinSpec(n_topics=60))   # (encodes A's records)
+    pin_topics(tmp_path / "A", tmp_path / "pinA", PinSpec(n_topics=30))   # (encodes A's records)
     shutil.copytree(tmp_path / "A", tmp_path / "AB")
     update_index(tmp_path / "AB", [tmp_path / "sampleB.xml.gz"])           # (A's vectors carried)
     build_index([tmp_path / "sampleA.xml.gz", tmp_path / "sampleB.xml.gz"], tmp_path / "AB2")
     assert read_manifest(tmp_path / "AB")["fingerprint"] == read_manifest(tmp_path / "AB2")["fingerprint"]
-    pin_topics(tmp_path / "AB", tmp_path / "pinAB", PinSpec(n_topics=300))
-    pin_topics(tmp_path / "AB2", tmp_path / "pinAB2", PinSpec(n_topics=300))
+    pin_topics(tmp_path / "AB", tmp_path / "pinAB", PinSpec(n_topics=200))
+    pin_topics(tmp_path / "AB2", tmp_path / "pinAB2", PinSpec(n_topics=200))
     meta = [json.loads(m.read_text()) for m in (tmp_path / "AB" / "dense").glob("all-*/meta.json")]
-    assert meta and meta[0]["reused"] >= 1000 and meta[0]["encoded_this_time"] <= 700   # (the update's records only)
+    assert meta and meta[0]["reused"] >= 500 and meta[0]["encoded_this_time"] <= 300   # (the update's records only)
     _same(tmp_path / "pinAB", tmp_path / "pinAB2")
-    shutil.rmtree(tmp_path / "AB2" / "dense")   # (and made again from empty caches)
-    pin_topics(tmp_path / "AB2", tmp_path / "pinAB2again", PinSpec(n_topics=300))
+    shutil.rmtree(tmp_path / "AB2" / "dense")   # (and made again from empty caches: on disk and in this process)
+    from nteval.systems import dense
+
+    monkeypatch.setattr(dense, "_VECTORS", {})
+    pin_topics(tmp_path / "AB2", tmp_path / "pinAB2again", PinSpec(n_topics=200))
     _same(tmp_path / "pinAB2", tmp_path / "pinAB2again")
 
 
@@ -63,7 +68,7 @@ def test_a_pooled_pin_is_the_same_cold_and_warm(tmp_path, monkeypatch):
     _split(tmp_path)
     build_index([tmp_path / "sampleA.xml.gz"], tmp_path / "cold")
     shutil.copytree(tmp_path / "cold", tmp_path / "warm")
-    pin_topics(tmp_path / "warm", tmp_path / "warmup", PinSpec(n_topics=40, seed=7, pool=50))   # (warms its store)
-    pin_topics(tmp_path / "cold", tmp_path / "pin_cold", PinSpec(n_topics=100, pool=50))
-    pin_topics(tmp_path / "warm", tmp_path / "pin_warm", PinSpec(n_topics=100, pool=50))
+    pin_topics(tmp_path / "warm", tmp_path / "warmup", PinSpec(n_topics=30, seed=7, pool=50))   # (warms its store)
+    pin_topics(tmp_path / "cold", tmp_path / "pin_cold", PinSpec(n_topics=80, pool=50))
+    pin_topics(tmp_path / "warm", tmp_path / "pin_warm", PinSpec(n_topics=80, pool=50))
     _same(tmp_path / "pin_cold", tmp_path / "pin_warm")

@@ -164,6 +164,12 @@ def test_an_encoder_the_references_lack_is_told_so_in_the_first_line(first100_in
     assert "e5's encoder is not among the references that judged these topics (all-MiniLM-L6-v2)" in first, first
     fam = _cand(tmp_path / "g", "e5")["family"]
     assert fam["candidate_family"] == "neural_unseen" and fam["references"] == ["minilm"]
+    # `nteval check` of the same system says it too, in its first line
+    r = cli("check", "--index", first100_index, "--pin", pin, "--task", "topical", "--systems", "neural", "--system",
+            "e5", "--history", tmp_path / "h.sqlite", "--out", tmp_path / "c", "--quiet")
+    assert r.exit_code == 0, r.output
+    first = r.output.splitlines()[0]
+    assert "its encoder is not among the references that judged these topics (all-MiniLM-L6-v2)" in first, first
 
 
 @needs_onnx
