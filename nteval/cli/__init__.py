@@ -9,7 +9,18 @@ that never search start fast.
 """
 from __future__ import annotations
 
-from . import correlate, evaluate, export, gate, grid, index, listing, protocols, tune  # noqa: F401  (they add the commands)
+from . import (  # noqa: F401  (they add the commands)
+    correlate,
+    encode,
+    evaluate,
+    export,
+    gate,
+    grid,
+    index,
+    listing,
+    protocols,
+    tune,
+)
 from .app import main
 from .options import HIGHRECALL_OPTIONS, SAMPLE_FILTERS
 

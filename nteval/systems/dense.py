@@ -626,7 +626,7 @@ _VECTORS: dict[str, Vectors] = {}
 
 
 def document_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, dtype: str = "float32",
-                     progress: bool | None = None) -> Vectors:
+                     progress: bool | None = None, remote: Any = None) -> Vectors:
     """The cached vectors, encoding (or finishing the encoding of) the documents first if needed.
     A cache is used only if it checks out (:func:`cache_problem`: the documents of the index in its
     order, every file the sha256 meta.json recorded); a damaged one is encoded again, and said so."""
@@ -651,7 +651,7 @@ def document_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder
             shutil.rmtree(final, ignore_errors=True)
         if problem is not None:
             if not (final / "meta.json").is_file():
-                _encode(index_dir, index_name, fingerprint, encoder, final, progress)
+                _encode(index_dir, index_name, fingerprint, encoder, final, progress, remote)
             if not (final / name).is_file():  # stored as float32; other dtypes are converted from it
                 save_array(final / name, np.load(final / "vectors-float32.npy").astype(dtype))
                 meta = json.loads((final / "meta.json").read_text(encoding="utf-8"))
@@ -727,76 +727,98 @@ def cache_problem(final: Path, name: str, docids: list[str]) -> str | None:
 _lock = file_lock
 
 
-def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,
-            progress: bool | None) -> None:
+def _resume(final: Path, index_dir: Path, index_name: str) -> tuple[Path, list[str], dict[str, str], set[int]]:
+    """The ``.partial`` directory of an encoding (made, or kept from a killed one for the same
+    documents), the index's docids, and the parts finished there (their sha256 as recorded)."""
     partial = final.with_name(final.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
     docids = index_docids(index_dir, index_name)
     listing = "".join(f"{d}\n" for d in docids)
     if not (partial / "docids.txt").is_file() or (partial / "docids.txt").read_text(encoding="utf-8") != listing:
-        for old in partial.glob("part-*.npy"):  # a different document list: nothing to resume
+        for old in partial.glob("part-*.np*"):  # a different document list: nothing to resume
             old.unlink()
         write_text(partial / "docids.txt", listing)
     n_parts = (len(docids) + PART - 1) // PART
-    donor = _Donor.find(final, index_name, encoder)
     try:  # each finished part's sha256, recorded when it was written: a changed part is encoded again
         digests = json.loads((partial / "parts.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         digests = {}
     done = {i for i in range(n_parts) if (partial / f"part-{i:06d}.npy").is_file()
             and isinstance(digests, dict) and digests.get(str(i)) == _sha256(partial / f"part-{i:06d}.npy")}
-    digests = {str(i): digests[str(i)] for i in done}
+    return partial, docids, {str(i): digests[str(i)] for i in done}, done
+
+
+def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder, final: Path,
+            progress: bool | None, remote: Any = None) -> None:
+    """Encode every document of the index into ``final`` (through ``.partial``, part by part:
+    resumable); ``remote``: encodes the parts elsewhere (:class:`nteval.encode.ClusterParts`: a Dask
+    cluster's workers), the same vectors."""
+    partial, docids, digests, done = _resume(final, index_dir, index_name)
+    n_parts = (len(docids) + PART - 1) // PART
+    donor = _Donor.find(final, index_name, encoder)
     t0 = time.perf_counter()
     bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
                desc=f"encoding {index_name} ({encoder.id})", disable=not shown(progress), file=sys.stderr, leave=False,
                mininterval=0.5)
     clock = _Clock(f"{index_name}-{encoder.id}", index_name, encoder, len(docids) - min(len(docids), len(done) * PART),
                    talking(progress))
-    encoded = reused = 0
     texts_sha: list[str] = []
-    try:
+
+    def parts() -> Any:   # (part, [(docid, text)], their texts' digests) of every part not finished
         batch: list[tuple[str, str]] = []
         for i, (docid, text) in enumerate(index_texts(index_dir, index_name)):
             texts_sha.append(_text_sha(text))
-            if i // PART in done:
-                continue
-            batch.append((docid, text))
-            if len(batch) == PART or i == len(docids) - 1:
-                part = i // PART
-                vec, n_new = _encode_part(encoder, batch, texts_sha[-len(batch):], donor, bar, clock,
-                                          partial / f"part-{part:06d}.unfinished.npz")
-                save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
-                digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
-                write_text(partial / "parts.json", json.dumps(digests) + "\n")
-                encoded += n_new
-                reused += len(batch) - n_new
+            if i // PART not in done:
+                batch.append((docid, text))
+            if batch and (len(batch) == PART or i == len(docids) - 1):
+                yield i // PART, batch, texts_sha[-len(batch):]
                 batch = []
+
+    encoded = reused = 0
+    try:
+        made = (((p, *_encode_part(encoder, b, sh, donor, bar, clock, partial / f"part-{p:06d}.unfinished.npz"),
+                  len(b)) for p, b, sh in parts()) if remote is None else remote.encode(encoder, parts(), donor, bar, clock))
+        for part, vec, n_new, n_batch in made:
+            save_array(partial / f"part-{part:06d}.npy", vec.astype(np.float32))
+            digests[str(part)] = _sha256(partial / f"part-{part:06d}.npy")
+            write_text(partial / "parts.json", json.dumps(digests) + "\n")
+            encoded += n_new
+            reused += n_batch - n_new
     finally:
         bar.close()
         clock.done()
     if reused and talking(progress):  # (new user, turn 7, F5: only meta.json said what an update re-encoded)
         print(f"note: {index_name}: encoded {encoded:,} documents with {encoder.describe()}, reused the vectors of "
               f"{reused:,} unchanged ones from the index before its update", file=sys.stderr)
-    seconds = time.perf_counter() - t0
+    _finish(partial, final, encoder, docids, texts_sha, n_parts,
+            {"index": index_name, "fingerprint": fingerprint, "encoded_this_time": encoded,
+             "reused_from": donor.path.name if donor and reused else None, "reused": reused,
+             "seconds": round(time.perf_counter() - t0, 3), "cluster": remote.describe() if remote else None})
+    if donor is not None and donor.superseded():
+        shutil.rmtree(donor.path, ignore_errors=True)
+
+
+def _finish(partial: Path, final: Path, encoder: Encoder, docids: list[str], texts_sha: list[str], n_parts: int,
+            info: dict[str, Any]) -> None:
+    """The finished parts as one matrix, meta.json beside it, and ``.partial`` renamed to ``final``."""
     parts = [np.load(partial / f"part-{i:06d}.npy") for i in range(n_parts)]
     matrix = np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
     save_array(partial / "vectors-float32.npy", matrix.astype(np.float32))
     write_text(partial / "texts.txt", "".join(f"{h}\n" for h in texts_sha))
-    meta = {"format": ENCODING_FORMAT, "nteval": __version__, "model": encoder.id, "dim": int(matrix.shape[1]), "documents": len(docids),
-            "index": index_name, "fingerprint": fingerprint,
+    seconds, encoded = info["seconds"], info["encoded_this_time"]
+    meta = {"format": ENCODING_FORMAT, "nteval": __version__, "model": encoder.id, "dim": int(matrix.shape[1]),
+            "documents": len(docids), "index": info["index"], "fingerprint": info["fingerprint"],
             "sha256": {"docids.txt": _sha256(partial / "docids.txt"), "texts.txt": _sha256(partial / "texts.txt"),
                        "vectors-float32.npy": _sha256(partial / "vectors-float32.npy")},
-            "encoded_this_time": encoded, "reused_from": donor.path.name if donor and reused else None,
-            "reused": reused, "seconds": round(seconds, 3),
-            "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None}
+            "encoded_this_time": encoded, "reused_from": info["reused_from"], "reused": info["reused"],
+            "seconds": seconds, "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None,
+            **({"cluster": info["cluster"]} if info.get("cluster") else {})}
     write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
-    for p in [*partial.glob("part-*.npy"), partial / "parts.json"]:
+    for p in [*partial.glob("part-*.np*"), partial / "parts.json"]:
         p.unlink(missing_ok=True)
     if final.exists():  # a directory without meta.json is not one this module finished
         shutil.rmtree(final)
     os.replace(partial, final)
-    if donor is not None and donor.superseded():
-        shutil.rmtree(donor.path, ignore_errors=True)
 
 
 def _text_sha(text: str) -> str:

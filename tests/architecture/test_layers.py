@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.protocols",),
     ("nteval.verdict", "nteval.evidence", "nteval.answer", "nteval.gate.families"),
     ("nteval.report",),
-    ("nteval.experiment", "nteval.compare", "nteval.export", "nteval.pyterrier"),
+    ("nteval.experiment", "nteval.compare", "nteval.export", "nteval.pyterrier", "nteval.encode"),
     ("nteval.correlate",),
     ("nteval.grid",),
     ("nteval.tune",),

@@ -1,0 +1,50 @@
+"""``nteval encode``: the first encoding of a collection, ahead of pins and gates (issue 58)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..encode import encode_index
+from ..errors import InputError
+from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
+from .app import friendly_errors, main
+from .options import INDEX, QUIET, SCHEDULER, progress
+
+
+def _systems(names: tuple[str, ...], systems_file: Path | None) -> list:
+    files = [systems_file] + [builtin_systems(n) for n in shipped_sets()]
+    out = []
+    for name in names:
+        found = find_named_system(name, files)
+        if found is None:
+            raise InputError(None, f"--system {name}{suggest_system(name, files)}: no such system in "
+                                   f"{systems_file or 'the shipped sets'}")
+        out.append(found[0])
+    return out
+
+
+@main.command("encode")
+@INDEX
+@click.option("--system", "names", multiple=True, metavar="NAME",
+              help="A dense system (of --systems or the shipped sets) whose encoder to run over the abstracts, as a "
+                   "gate of it would; repeatable. Default: the fair references' encoder over titles and abstracts, "
+                   "as a pin needs.")
+@click.option("--systems", "systems_file", type=click.Path(path_type=Path), default=None,
+              help="A systems YAML holding the --system names.")
+@SCHEDULER
+@QUIET
+@friendly_errors
+def encode_cmd(index_dir: Path, names: tuple[str, ...], systems_file: Path | None, scheduler: str | None,
+               quiet: bool) -> None:
+    """Encode the whole collection once, before any pin or gate (on a Dask cluster with --scheduler):
+    the fair references' neural encoder over INDEX/all, or --system's over INDEX/nt. The vectors go
+    where a pin or gate finds them (beside the index, or $NTEVAL_DENSE_CACHE): they encode nothing after."""
+    done = encode_index(index_dir, _systems(names, systems_file) if names else None, scheduler, progress(quiet))
+    for d in done:
+        how = (f"{d['encoded_this_time']:,} encoded now" + (f", {d['reused']:,} carried" if d.get("reused") else "")
+               + (f" in {d['seconds']:.0f} s ({d['docs_per_s']} documents/s"
+                  + (f" on {d['cluster']['workers']} workers" if d.get("cluster") else "") + ")"
+                  if d.get("encoded_this_time") else ""))
+        click.echo(f"{d['system']}: {d['documents']:,} documents of {d['index']} with {d['encoder']}: "
+                   + (how if d["now"] else "cached already, nothing to encode") + f" ({d['cache']})")
