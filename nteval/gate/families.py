@@ -198,27 +198,35 @@ def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand:
     out["overstatement"] = round(over(most[2]), 4)
     out["largest_overstatement"] = round(max(max(0.0, *(v["bias"] for v in b.values())) if b else 0.0
                                              for _, _, b in pairs), 4)
-    notes = ([_encoder_note(n, f, references, (encoders or {}).get(n)) for n, f in ((cand, cands), (base, bases))
-              if len(f) == 1] if references else [])
-    cautions = [x for x in notes if x]
-    if len(cands) > 1 or len(bases) > 1:
-        for n, fs, cls in ((cand, cands, cls_c), (base, bases, cls_b)):
-            if len(fs) > 1:
-                seen = ({"lexical": "its hits hold the query's words, as a lexical system's do",
-                         "non-lexical": f"it is no lexical system ({(traits or {})[n].class_text()})"}.get(cls or "")
-                        if cls else "too few of its hits to tell")
-                cautions.append(f"nteval reads {n}'s family from its ranking only ({seen}): judged as the most cautious "
-                                f"of {_names(fs)}; declare it (params: {{family: …}}) to be judged as what it is")
+    sides = ((cand, cands, cls_c), (base, bases, cls_b))
+    cautions = _cautions(sides, most, references, traits, encoders)
+    if cautions:
+        out["caution"] = "caution: " + "; ".join(cautions)
+    return out
+
+
+def _cautions(sides: tuple, most: tuple, references: frozenset[str] | None, traits: dict[str, Any] | None,
+              encoders: dict[str, dict[str, Any]] | None) -> list[str]:
+    """What the first line says of a pair (``sides``: each side's name, possible families and class;
+    ``most``: the pair whose bias sets the pass rule's allowance): an encoder the references lack, a
+    family read from a ranking, a bias over :data:`BIAS_CAUTION`."""
+    out = [x for n, fs, _ in sides if len(fs) == 1 and references
+           for x in [_encoder_note(n, fs, references, (encoders or {}).get(n))] if x]
+    for n, fs, cls in sides:
+        if len(fs) > 1:
+            seen = ({"lexical": "its hits hold the query's words, as a lexical system's do",
+                     "non-lexical": f"it is no lexical system ({(traits or {})[n].class_text()})"}.get(cls or "")
+                    if cls else "too few of its hits to tell")
+            out.append(f"nteval reads {n}'s family from its ranking only ({seen}): judged as the most cautious "
+                       f"of {_names(fs)}; declare it (params: {{family: …}}) to be judged as what it is")
     if most[2] is not None:
         big = max(most[2].items(), key=lambda kv: abs(kv[1]["bias"]))
         if abs(big[1]["bias"]) > BIAS_CAUTION:
             verb = "overstating" if big[1]["bias"] > 0 else "understating"
             kind = _collections()[big[0]]["kind"]
-            cautions.append(f"nteval's validation study measured this verdict {verb} {_name(most[0])} against "
-                            f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points ({_sizes(most[2])}: the "
-                            f"{kind} collection{'s' if len(most[2]) > 1 else ''}): part of this difference may not be the users'")
-    if cautions:
-        out["caution"] = "caution: " + "; ".join(cautions)
+            out.append(f"nteval's validation study measured this verdict {verb} {_name(most[0])} against "
+                       f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points ({_sizes(most[2])}: the "
+                       f"{kind} collection{'s' if len(most[2]) > 1 else ''}): part of this difference may not be the users'")
     return out
 
 

@@ -49,7 +49,8 @@ OWN = {("*", "--index"), ("*", "--out"), ("*", "--quiet"), ("*", "--allow-code")
        ("export", "--format"), ("demo", "--out"), ("--config", "--config"),
        ("gate", "--baseline"), ("gate", "--candidate"), ("check", "--system"), ("gate", "--systems"),
        ("check", "--systems"), ("*", "--history"), ("*", "--pin"), ("*", "--runs-cache"), ("pin", "--extend"),
-       ("check", "--mmd"), ("check", "--label")}  # (check decides nothing: its margin is the alerts', its label the system's)
+       ("check", "--mmd"), ("check", "--label"), ("encode", "--system"), ("encode", "--systems"),
+       ("index", "--skip-applied")}  # (check decides nothing: its margin is the alerts', its label the system's)
 
 
 def _same_help(option_help: str, declared_help: str) -> bool:
