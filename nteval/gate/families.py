@@ -93,7 +93,8 @@ def possible_families(name: str, fam: dict[str, str | None], configs: dict[str, 
     one has its declaration, checked against its ranking where the ranking can refute it (a
     lexical family whose hits do not hold the query's words, an embedding family whose hits all do:
     one line, :class:`InputError`); an undeclared one that nteval does not compute, any family its
-    ranking allows (``traits``: :func:`nteval.traits.read_matches`; ``balanced``: the references
+    ranking allows, but the references' own model's (``neural``) when it orders its top hits as that
+    model does (``traits``: :func:`nteval.traits.read_matches`; ``balanced``: the references
     hold a neural model, so an encoder nteval cannot name is ``neural_unknown``, unless ``encoder``,
     :func:`nteval.traits.same_encoder` of its ranking, tells whether it is the references' own)."""
     f = fam.get(name)
@@ -112,6 +113,9 @@ def possible_families(name: str, fam: dict[str, str | None], configs: dict[str, 
                                    f"{m.class_text()}, as no encoder's ranking does; declare what it is (params: "
                                    "{family: bm25, qld …}) or leave the family out")
         return [_checked_encoder(f, encoder)], "declared", cls
+    if cls == "non-lexical" and encoder and encoder.get("same"):
+        # (its top hits ordered as the references' own model orders them: that model's ranking, the family it has)
+        return ["neural"], "ranking", cls
     unknown = {"neural": _checked_encoder("neural_unknown", encoder), "hybrid": "hybrid_unknown"} if balanced else {}
     if cls == "lexical":
         return list(LEXICAL_CLASS), "ranking", cls

@@ -631,7 +631,10 @@ def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: l
     side = study_side(protocol, sref)
     references = reference_encoders(sref)
     traits = _traits(job, configs, [base, *cands], pinned_runs, topics, leaks)
-    encoders = _encoders_read(job, sref, configs, traits, pinned_runs, topics) if side == "highrecall" else {}
+    # (the references' own model as the pin records it for its topical topics: what a ranking is checked against,
+    # whichever task: an encoder's ranking of the known-item topics is that model's or not just the same)
+    hr_sref = ((job.pin.meta.get("protocols", {}).get("highrecall") or {}).get("settings") or {}).get("sref")
+    encoders = _encoders_read(job, hr_sref, configs, traits, pinned_runs, topics)
     checks: dict[str, dict[str, Any]] = {}
     for c in cands:
         eff, earned = earned_configs(configs, [c, base], pinned_runs)

@@ -537,8 +537,9 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str, seq: int) -> 
     # and is faster here (no padding: 69 against 50 documents per CPU-second, docs/measurements.md). fp32 is
     # the same alone and in any batch. The integer kernels differ with the CPU's int8 instructions: part of the id.
     batch, isa = (1, f"-{int8_isa()}") if variant == "int8" else (ONNX_BATCH, "")
+    threads = encoder_threads()   # (a bad NTEVAL_ENCODER_THREADS is its own one line, not the export's)
     try:
-        model = OnnxSentenceEncoder(p, graph, seq, batch, encoder_threads())
+        model = OnnxSentenceEncoder(p, graph, seq, batch, threads)
     except Exception as err:  # noqa: BLE001  (the export checked out by its sha256, and still does not load)
         raise InputError(graph, f"ONNX Runtime {onnxruntime.__version__} cannot load this export "
                                 f"({short(str(err), 160)}): remove {graph.parent} and nteval exports it again") from None

@@ -82,9 +82,10 @@ def test_one_ranking_one_decision(pinned, tmp_path):
         assert c["family"]["overstatement"] >= twin["family"]["overstatement"], c["family"]
         assert c["decision"] == twin["decision"] or (twin["decision"] in ("better", "non-inferior")
                                                      and c["decision"] == "inconclusive"), (c["decision"], twin["decision"])
-    undeclared = _cand(tmp_path / "m8run", "m8run")["family"]
-    assert undeclared["read_from_ranking"]["m8run"]["class"] == "non-lexical"
-    assert "nteval reads m8run's family from its ranking only" in undeclared["caution"]
+    # undeclared, its ranking is read: no lexical system's, and ordered as the references' own model orders its hits
+    undeclared = _cand(tmp_path / "m8run", "m8run")
+    assert undeclared["family"]["candidate_family"] == "neural" and undeclared["decision"] == twin["decision"]
+    assert undeclared["family"]["encoder_checked"]["m8run"]["same"]
     # declared neural, its ranking is read for its encoder: it orders its hits as the references' own model does
     declared = _cand(tmp_path / "m8neural", "m8neural")
     assert declared["family"]["candidate_family"] == "neural" and declared["decision"] == twin["decision"]

@@ -410,3 +410,15 @@ def test_the_torch_reference_standing_in_is_said(monkeypatch, capsys):
     assert "onnxruntime is not installed" in err and "3.4 times slower" in err
     highrecall.neural_srefs()
     assert capsys.readouterr().err == ""
+
+
+@onnx
+def test_a_bad_thread_count_is_said_of_the_variable(first100_index, monkeypatch):
+    """Hostile K8 re-run: NTEVAL_ENCODER_THREADS=0 on the ONNX encoder was reported as an export ONNX
+    Runtime cannot load; it is one line naming the variable."""
+    from nteval.systems import dense
+
+    monkeypatch.setattr(dense, "_ENCODERS", {})
+    monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "0")
+    line = one_line_error(cli("encode", "--index", first100_index), "NTEVAL_ENCODER_THREADS", "1 or more")
+    assert "export" not in line
