@@ -418,6 +418,7 @@ def test_a_bad_thread_count_is_said_of_the_variable(first100_index, monkeypatch)
     Runtime cannot load; it is one line naming the variable."""
     from nteval.systems import dense
 
+    dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)   # (exported first: its note aside)
     monkeypatch.setattr(dense, "_ENCODERS", {})
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "0")
     line = one_line_error(cli("encode", "--index", first100_index), "NTEVAL_ENCODER_THREADS", "1 or more")
