@@ -272,4 +272,23 @@ def refuse_leaks(index_dir: Path, protocol: str, runs: Mapping[str, Mapping[str,
         if r["flagged"]:
             where = next((s.params.get("run") for s in systems if s.name == name), None)
             raise InputError(where, r["text"])
+    for name in checked:
+        _say_deep_titles(index_dir, name, runs[name])
     return checked
+
+
+def _say_deep_titles(index_dir: Path, name: str, run: Mapping[str, list]) -> None:
+    """A run not refused whose rankings hold records without an abstract (deeper than the rules read,
+    or on too few topics): said once; they count as non-relevant."""
+    import sys
+
+    from .corpus.store import known_docids
+
+    hits = [d for r in run.values() for d, _ in r]
+    outside = set(hits) - known_docids(index_dir, hits, "nt")
+    if outside:
+        n = sum(1 for d in hits if d in outside)
+        print(f"note: system {name}: {n:,} of its {len(hits):,} hits ({len(outside):,} documents, e.g. {min(outside)}) "
+              "are not among the documents NT searches (records of the collection without an abstract: an engine that "
+              "matched them searched their titles), too deep or too few to refuse it; they count as non-relevant",
+              file=sys.stderr)

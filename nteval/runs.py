@@ -396,6 +396,8 @@ def _say_foreign(name: str, notes: dict | None, index_dir: Path | None = None, i
     what = "are not in the collection"
     if index_dir is not None and index_name == "nt":
         if known_docids(index_dir, [notes["foreign_example"]], "all"):
+            if notes.get("not_in_collection_hits") == 0:
+                return   # (records without an abstract only: the title-leak guard says what they mean, nteval.leak)
             what = ("are not among the documents NT searches (records of the collection without an abstract: an engine "
                     "that matched them searched their titles)")
     print(f"note: system {name}: {notes['foreign_hits']:,} of its {notes['hits']:,} hits "

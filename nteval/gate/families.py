@@ -146,18 +146,29 @@ def _sizes(bias: dict[str, Any]) -> str:
 
 def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand: str,
                  references: frozenset[str] | None = None, traits: dict[str, Any] | None = None,
-                 encoders: dict[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:
+                 encoders: dict[str, dict[str, Any]] | None = None,
+                 alike: dict[str, float] | None = None) -> dict[str, Any] | None:
     """What the study says of this candidate against this baseline (None: the same known family).
     ``references``: the encoders of the references that judged the topics (a neural system whose
     encoder they do not contain has the leave-model-out study's bias: :func:`nteval.evidence.measured_bias`);
     ``traits``: what the rankings of the systems nteval does not compute show (their families are
     then every family the ranking allows, and the rules take the most cautious: the largest
     overstatement any of them allows, the smallest understatement); ``encoders``: whether the rankings
-    of external encoders order their hits as the references' own model (:func:`nteval.traits.same_encoder`)."""
+    of external encoders order their hits as the references' own model (:func:`nteval.traits.same_encoder`);
+    ``alike``: for a side read from its ranking, the share of topics whose top 10 it shares with the
+    other side's: at least 1 − :data:`MIN_CHANGED`, it ranks as that does and has its family (as an
+    idle fusion input, :func:`effective_configs`: a run file of the baseline's own ranking is no
+    other family)."""
     balanced = bool(side == "highrecall" and references)
     fam = against_references(families(configs), configs, references if balanced else None)
     cands, how_c, cls_c = possible_families(cand, fam, configs, traits, balanced, (encoders or {}).get(cand))
     bases, how_b, cls_b = possible_families(base, fam, configs, traits, balanced, (encoders or {}).get(base))
+    same = (alike or {}).get(cand, 0.0) if len(cands) > 1 else (alike or {}).get(base, 0.0) if len(bases) > 1 else 0.0
+    if same >= 1 - MIN_CHANGED and (len(cands) == 1) != (len(bases) == 1):
+        if len(cands) > 1:
+            cands, how_c = list(bases), f"ranking: its top 10 is {base}'s on {same:.0%} of the topics"
+        else:
+            bases, how_b = list(cands), f"ranking: its top 10 is {cand}'s on {same:.0%} of the topics"
     if len(cands) == 1 and cands == bases and cands[0] is not None:
         return None
     pairs = [(fc, fb, None if fc == fb else pair_bias(side, fc, fb, references)) for fc in cands for fb in bases]
@@ -230,8 +241,29 @@ def _cautions(sides: tuple, most: tuple, references: frozenset[str] | None, trai
             kind = _collections()[big[0]]["kind"]
             out.append(f"nteval's validation study measured this verdict {verb} {_name(most[0])} against "
                        f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points ({_sizes(most[2])}: the "
-                       f"{kind} collection{'s' if len(most[2]) > 1 else ''}): part of this difference may not be the users'")
+                       f"{kind} collection{'s' if len(most[2]) > 1 else ''}): {NOT_THE_USERS}")
     return out
+
+
+#: the caution's last words until the decision is known (:func:`for_the_decision` makes them say which way)
+NOT_THE_USERS = "part of this difference may not be the users'"
+
+
+def for_the_decision(check: dict[str, Any], decision: str) -> None:
+    """The caution's last words for what NT found (new user, turn 7: "part of this difference may not
+    be the users'" on a FAIL whose family NT overstates read backwards): a gain of a family NT
+    overstates, or a loss of one it understates, may be partly NT's; a loss of a family NT
+    overstates, or a gain of one it understates, the users would likely see larger still."""
+    if not check.get("caution") or NOT_THE_USERS not in check["caution"] or not check.get("bias"):
+        return
+    bias = max(check["bias"].values(), key=lambda v: abs(v["bias"]))["bias"]
+    gain = decision in ("better", "non-inferior")
+    if decision not in ("better", "non-inferior", "worse"):
+        return
+    said = (("part of this gain may be NT's, not the users'" if gain else "the users would likely find it worse still")
+            if bias > 0 else ("the users would likely find it better still" if gain
+                              else "part of this loss may be NT's, not the users'"))
+    check["caution"] = check["caution"].replace(NOT_THE_USERS, said)
 
 
 def _encoder_note(name: str, fams: list[str | None], references: frozenset[str] | None,

@@ -46,7 +46,7 @@ from ..systems.sets import builtin_systems, find_named_system, shipped_sets, sug
 from ..traits import CLASS_TOP, Matches, read_matches, same_encoder
 from .changes import churn, moved_topics, unjudged_share
 from .decide import MIN_FRESH, PASSING, DecisionRule, decide
-from .families import after_overstatement, apply_rules, earned_configs, family_check
+from .families import after_overstatement, apply_rules, earned_configs, family_check, for_the_decision
 from .history import check_history, mean_ci, record_gate
 from .outputs import claim_out, stake, unstake, write_check_outputs, write_outputs
 from .pin import AppliedTopics, Pin, apply_pin, check_references, fresh_topics, read_pin
@@ -448,6 +448,7 @@ def _decide_all(job: _Job, rule: DecisionRule, sets: list, base: str, cands: lis
                     if d.get("across_families")), None)
         if why and candidates[c]["decided"].startswith("across families"):
             check["rule"] = why
+        for_the_decision(check, candidates[c]["pinned"].get("nt_decision") or candidates[c]["pinned"]["decision"])
         remains = after_overstatement(check, candidates[c]["pinned"])
         if remains:
             check["remains"] = remains
@@ -593,6 +594,14 @@ def _traits(job: _Job, configs: dict[str, dict[str, Any]], names: list[str], run
     return {**read, **read_matches(job.index_dir, runs, topics, [n for n in unsure if n not in read], top=CLASS_TOP)}
 
 
+def top10_shared(runs: Any, a: str, b: str) -> float:
+    """The share of the topics ``a`` answers on which its top 10 (as a set) is ``b``'s."""
+    ra, rb = runs[a], runs[b]
+    qids = [q for q in ra if ra[q]]
+    same = sum(1 for q in qids if {d for d, _ in ra[q][:10]} == {d for d, _ in rb.get(q, [])[:10]})
+    return same / len(qids) if qids else 0.0
+
+
 def _encoders_read(job: _Job, sref: dict[str, Any] | None, configs: dict[str, dict[str, Any]], traits: dict[str, Any],
                    runs: Any, topics: dict[str, str] | None) -> dict[str, dict[str, Any]]:
     """For each system nteval does not compute that may be an encoder (declared neural, or an
@@ -638,7 +647,8 @@ def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: l
     checks: dict[str, dict[str, Any]] = {}
     for c in cands:
         eff, earned = earned_configs(configs, [c, base], pinned_runs)
-        check = family_check(side, eff, base, c, references, traits, encoders)
+        alike = {n: top10_shared(pinned_runs, n, o) for n, o in ((c, base), (base, c)) if n in traits}
+        check = family_check(side, eff, base, c, references, traits, encoders, alike)
         if check is None:
             continue
         check.update({k: v for k, v in (("earned", earned.get(c)), ("baseline_earned", earned.get(base)),

@@ -126,10 +126,14 @@ def extend_command(result: dict[str, Any], needed: int, used: int) -> str:
     sampled = int(result["pin"].get("sampled") or used)
     n = max(sampled + 1, math.ceil(needed * sampled / max(used, 1)))
     eligible = result["pin"].get("eligible")
-    if eligible is not None and (needed > eligible or sampled >= eligible):
+    if eligible is not None and sampled >= eligible:
         # (new user, turn 7, F8: a 399-record index was asked for 1,775 topics)
-        return (f"more topics than this index can give ({eligible:,} of its documents can be topics, and the pin holds "
-                f"{used:,} of them): a bigger collection, or judgments, would decide it")
+        return (f"more topics than this index can give (the pin holds all {eligible:,} of its documents that can be "
+                "topics): a bigger collection, or judgments, would decide it")
+    if eligible is not None and n > eligible:
+        return (f"more topics than this index can give ({eligible:,} of its documents can be topics): nteval pin "
+                f"--extend {result['pin']['path']} --index {result['index']} --topics {eligible} --out PIN2 takes them "
+                "all (it may still not decide; a bigger collection, or judgments, would)")
     return (f"nteval pin --extend {result['pin']['path']} --index {result['index']} --topics {n} --out PIN2")
 
 
@@ -149,7 +153,7 @@ def _line_for(result: dict[str, Any], name: str, kind: str) -> list[str]:
     elif more and more.get("topics"):
         command = extend_command(result, more["topics"], d["topics"])
         lines.append(f"            inconclusive: {more['note']}: {command}"
-                     + (", then this gate with --pin PIN2" if command.startswith("nteval") else ""))
+                     + (", then this gate with --pin PIN2" if "--out PIN2" in command else ""))
     elif more:
         lines.append(f"            inconclusive: {more['note']}")
     return lines

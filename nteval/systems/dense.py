@@ -902,10 +902,11 @@ class _Clock:
             if self.left > 0 and (self.left + n) / rate >= self.SAY_FROM:
                 from tqdm import tqdm as bar
 
-                print(f"note: encoding {self.left + n:,} documents of {self.index_name} with {self.encoder.describe()}: "
-                      f"its first {n:,} took {seconds:.1f} s ({rate:.3g} documents/s), so about "
-                      f"{bar.format_interval((self.left + n) / rate)} in all (once per index: cached beside it)",
-                      file=sys.stderr, flush=True)
+                # (tqdm.write: a bar drawn on the terminal is cleared and drawn again under the line)
+                bar.write(f"note: encoding {self.left + n:,} documents of {self.index_name} with {self.encoder.describe()}: "
+                          f"its first {n:,} took {seconds:.1f} s ({rate:.3g} documents/s), so about "
+                          f"{bar.format_interval((self.left + n) / rate)} in all (once per index: cached beside it)",
+                          file=sys.stderr)
 
     def done(self) -> None:
         pending(self.key, done=True)

@@ -465,19 +465,22 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
                 heapq.heapreplace(best, item6)
         run[q] = [(d, s) for _k, d, s in best]
     retrieved = {d for ranking in run.values() for d, _ in ranking}
-    known = known_docids(collection, retrieved, "all")  # (a record nt lacks is the title-leak guard's: nteval.leak)
-    foreign = retrieved - known
+    # (a record of the collection that the searched index lacks, one without an abstract, is no other corpus's:
+    # kept, said, and the title-leak guard's to judge: nteval.leak)
+    alien = retrieved - known_docids(collection, retrieved, "all")
     hits = sum(len(r) for r in run.values())
-    foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)
-    if hits and foreign_hits / hits > MAX_FOREIGN_SHARE:
-        raise InputError(None, f"system {name}: {foreign_hits:,} of its {hits:,} hits ({foreign_hits / hits * 100:.0f} %) are "
-                               f"documents not in this collection (e.g. {short(sorted(foreign)[0])}): did it search "
+    alien_hits = sum(1 for r in run.values() for d, _ in r if d in alien)
+    if hits and alien_hits / hits > MAX_FOREIGN_SHARE:
+        raise InputError(None, f"system {name}: {alien_hits:,} of its {hits:,} hits ({alien_hits / hits * 100:.0f} %) are "
+                               f"documents not in this collection (e.g. {short(sorted(alien)[0])}): did it search "
                                "another corpus? (`nteval export` writes this one)")
+    foreign = retrieved - known_docids(collection, retrieved, index)
+    foreign_hits = sum(1 for r in run.values() for d, _ in r if d in foreign)
     missing = sum(1 for q in topics if not run.get(q))
 
     out = {q: canonical(run.get(q, []), depth) for q in topics}
     notes: dict[str, Any] = {"topics_without_results": missing, "foreign_documents": len(foreign), "foreign_hits": foreign_hits,
-             "hits": hits}
+             "hits": hits, "not_in_collection_hits": alien_hits}
     if foreign:
         notes["foreign_example"] = sorted(foreign)[0]
     return out, notes

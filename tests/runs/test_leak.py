@@ -27,7 +27,7 @@ def _run_dir(index: Path, out: Path, where: Path, with_titles: bool) -> Path:
 
     topics = read_topics(out / "topics.tsv")
     name = "bm25s_title_and_abstract" if with_titles else "bm25s_abstract_only"
-    run = bm25s_runs(index, topics)[name]
+    run = bm25s_runs(index, topics)["all" if with_titles else "nt"]
     where.mkdir(parents=True, exist_ok=True)
     (where / f"{name}.run").write_text(format_run(run, "mine"), encoding="utf-8")
     return where

@@ -153,22 +153,24 @@ def worse(queries, k):
 
 
 def test_a_declared_family_reaches_results_json_and_the_gate(first200_index, tmp_path, monkeypatch):
-    """A callable declaring ``family: neural`` (docs/gate.md, "Across families"): results.json's
-    system_configs hold it, and the gate reads it (gate.json: candidate_family neural, where the
-    same callable undeclared has no family and the "unknown family" caution)."""
+    """A callable declaring its family (docs/gate.md, "Across families"): results.json's system_configs
+    hold it, and the gate reads it (gate.json: candidate_family proximity), where the same callable
+    undeclared has its family read from its ranking (a lexical one: the most cautious lexical family,
+    said in the caution); declared neural, the BM25 it runs is refused in one line (issue 55: it ranks
+    like a lexical system)."""
     (tmp_path / "famsvc.py").write_text(SERVICE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("FAMSVC_INDEX", str(first200_index))
     entry = "{name: svc, callable: 'famsvc:search', version: 1%s}"
     declared, plain = tmp_path / "declared.yaml", tmp_path / "plain.yaml"
-    declared.write_text("- {name: bm25, algorithm: bm25}\n- " + entry % ", params: {family: neural}" + "\n")
+    declared.write_text("- {name: bm25, algorithm: bm25}\n- " + entry % ", params: {family: proximity}" + "\n")
     plain.write_text("- " + entry % "" + "\n")
     r = cli("focused", "--index", first200_index, "--topics", 30, "--min-topics", 10, "--systems", declared, "--allow-code",
             "--out", tmp_path / "f", "--quiet")
     assert r.exit_code == 0, r.output
     results = json.loads((tmp_path / "f" / "results.json").read_text())
     assert results["system_configs"]["svc"] == {"algorithm": "callable", "params": {
-        "target": "famsvc:search", "version": "1", "family": "neural"}}
+        "target": "famsvc:search", "version": "1", "family": "proximity"}}
     pin = tmp_path / "pin"
     assert cli("pin", "--index", first200_index, "--topics", 60, "--out", pin, "--quiet").exit_code == 0
     checks = {}
@@ -180,13 +182,19 @@ def test_a_declared_family_reaches_results_json_and_the_gate(first200_index, tmp
                 "--candidate", single, "--allow-code", "--out", out, "--quiet")
         assert r.exit_code in (0, 3, 4), r.output
         checks[name] = json.loads((out / "gate.json").read_text())["candidates"]["svc"].get("family") or {}
-    assert checks["declared"]["candidate_family"] == "neural", checks
-    assert checks["plain"]["candidate_family"] is None and checks["plain"]["unmeasured"], checks
-    assert "declare an external system's family" in checks["plain"]["caution"]
-    # a declaration never buys a quieter exit: a topical regression declared neural stays worse (exit 3),
-    # where the cross-family rule would have made it inconclusive (exit 4) for the study's neural allowance
+    assert checks["declared"]["candidate_family"] == "proximity", checks
+    assert checks["plain"]["candidate_family"] is None and checks["plain"]["read_from_ranking"]["svc"]["class"] == \
+        "lexical", checks
+    assert "declare it (params: {family: …})" in checks["plain"]["caution"]
+    lie = tmp_path / "svc_neural.yaml"
+    lie.write_text("name: svc\ncallable: 'famsvc:search'\nversion: 1\nparams: {family: neural}\n")
+    one_line_error(cli("gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--baseline", "bm25",
+                       "--candidate", lie, "--allow-code", "--out", tmp_path / "g_lie", "--quiet"),
+                   "system svc: declared neural", "ranks like a lexical system")
+    # a declaration never buys a quieter exit: a topical regression declared query reduction stays worse (exit
+    # 3), where the cross-family rule would have made it inconclusive (exit 4) for that family's allowance
     exits = {}
-    for name, family in (("plain", ""), ("declared", ", params: {family: neural}")):
+    for name, family in (("plain", ""), ("declared", ", params: {family: reduction}")):
         single = tmp_path / f"worse_{name}.yaml"
         single.write_text("- {name: svc, callable: 'famsvc:worse', version: 2" + family + "}\n")
         out = tmp_path / f"t_{name}"
@@ -196,5 +204,5 @@ def test_a_declared_family_reaches_results_json_and_the_gate(first200_index, tmp
         g = json.loads((out / "gate.json").read_text())["candidates"]["svc"]
         assert g["decision"] == "worse", (name, r.output)
         if name == "declared":
-            assert g["family"]["candidate_family"] == "neural" and g["family"]["declared"], g["family"]
+            assert g["family"]["candidate_family"] == "reduction" and g["family"]["declared"], g["family"]
     assert exits == {"plain": 3, "declared": 3}
