@@ -58,10 +58,12 @@ REFERENCE_K1, REFERENCE_B = 0.9, 0.4
 P_LEAK = 0.001
 #: the classes of rankings (a ranking whose class cannot be read is held to the non-lexical thresholds)
 LEXICAL, NONLEXICAL = "lexical", "non-lexical"
+#: The thresholds below are what the rule written in ``scripts/title_leak_study.py`` gives from the
+#: six collections measured (the sample, the two PubMed files, CISI, CF, MED, SciFact; docs/title_leak.json).
 #: a focused run is refused when it ranks first at least this share of the reference's misses …
-RESCUE_FLAG = {LEXICAL: 0.8, NONLEXICAL: 0.9}
+RESCUE_FLAG = {LEXICAL: 0.5, NONLEXICAL: 0.9}
 #: … significantly above this share (the most a title-blind system of the class rescued, with room)
-RESCUE_CEILING = {LEXICAL: 0.4, NONLEXICAL: 0.75}
+RESCUE_CEILING = {LEXICAL: 0.35, NONLEXICAL: 0.75}
 #: the most a title-blind system of the class rescued where measured: more (binomial p < α) is a
 #: sign of a search of the titles on part of the topics (:func:`title_gain`)
 RESCUE_BLIND = {LEXICAL: 0.25, NONLEXICAL: 0.65}
@@ -69,9 +71,9 @@ RESCUE_BLIND = {LEXICAL: 0.25, NONLEXICAL: 0.65}
 TOP = 10
 MAX_TOPICS = 300
 #: … flag from this mean idf-weighted evidence per hit …
-HIGHRECALL_FLAG = {LEXICAL: 0.14, NONLEXICAL: 0.25}
+HIGHRECALL_FLAG = {LEXICAL: 0.15, NONLEXICAL: 0.19}
 #: … significantly above this (the most a title-blind system of the class reached, with room)
-HIGHRECALL_CEILING = {LEXICAL: 0.11, NONLEXICAL: 0.2}
+HIGHRECALL_CEILING = {LEXICAL: 0.09, NONLEXICAL: 0.13}
 #: outside: records nt does not hold among the top OUTSIDE_TOP hits of at least OUTSIDE_TOPICS topics
 OUTSIDE_TOP = 100
 OUTSIDE_TOPICS = 5

@@ -373,8 +373,8 @@ def levels_table(study: dict[str, Any]) -> str:
 def render(study: dict[str, Any], doc: Path = DOC) -> None:
     text = doc.read_text(encoding="utf-8")
     for block, made in (("title-leak", table(study)), ("title-leak-levels", levels_table(study))):
-        text, n = re.subn(rf"(<!-- {block} -->\n).*?(\n<!-- /{block} -->)", lambda m: m.group(1) + made + m.group(2),
-                          text, flags=re.S)
+        text, n = re.subn(rf"(<!-- {block} -->\n)(?:.*?\n)?(<!-- /{block} -->)",
+                          lambda m: m.group(1) + made + "\n" + m.group(2), text, flags=re.S)
         if n != 1:
             raise SystemExit(f"{doc}: no <!-- {block} --> block")
     doc.write_text(text, encoding="utf-8")

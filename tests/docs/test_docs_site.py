@@ -40,8 +40,11 @@ EXPECTED_EXIT = re.compile(r"#\s*exit\s+(\d+)\b")
 
 def _env() -> dict[str, str]:
     """The examples' environment, read when they run: the session's shared encodings
-    (``NTEVAL_DENSE_CACHE``, set by a conftest fixture after this module is imported) reach them."""
-    return {**os.environ, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
+    (``NTEVAL_DENSE_CACHE``, set by a conftest fixture after this module is imported) reach them; the
+    environment's scripts come first on ``PATH``, as in a user's activated environment (a python example
+    that calls ``nteval`` finds this one, not none: CI calls the venv's pytest without activating it)."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    return {**os.environ, "PATH": path, "NO_MKDOCS_2_WARNING": "1", "PYTHONUNBUFFERED": "1"}
 
 
 @dataclass
