@@ -185,12 +185,15 @@ SEEN_TAU = 0.45
 SEEN_TOPICS, SEEN_TOP = 100, 10
 
 
-def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, str], encoder: Any) -> dict[str, Any]:
+def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, str], encoder: Any,
+                 fingerprint: str | None = None) -> dict[str, Any]:
     """Whether a ranking nteval did not compute orders its top :data:`SEEN_TOP` hits as ``encoder``
     (a :class:`~nteval.systems.dense.Encoder`: the references' own model) does: the mean Kendall τ
     between the run's order and the encoder's cosines on up to :data:`SEEN_TOPICS` topics (the hits'
-    abstracts and the queries encoded here: about a thousand texts). ``same`` at :data:`SEEN_TAU`
-    or more."""
+    abstracts and the queries encoded here: about a thousand texts; the hits' vectors are read from
+    the index's store instead when the encoder has encoded ``nt`` of the index with ``fingerprint``,
+    as a pin's references have: its vector of a text is the text's alone). ``same`` at
+    :data:`SEEN_TAU` or more."""
     import numpy as np
     from scipy.stats import kendalltau
 
@@ -198,12 +201,14 @@ def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, 
 
     qids = [q for q in sorted(topics) if len(run.get(q, [])) >= 3][:SEEN_TOPICS]
     docs = sorted({d for q in qids for d, _ in run[q][:SEEN_TOP]})
-    store = DocStore(Path(index_dir) / FILENAME)
-    try:  # (as the encoder read it when it encoded nt: the abstract alone)
-        texts = {d: index_contents("nt", "", (store.get(d) or {}).get("abstract", "") or "") for d in docs}
-    finally:
-        store.close()
-    vec = dict(zip(docs, encoder.embed([texts[d] for d in docs]))) if docs else {}
+    vec = _stored_vectors(index_dir, fingerprint, encoder, docs) if docs and fingerprint else None
+    if vec is None:
+        store = DocStore(Path(index_dir) / FILENAME)
+        try:  # (as the encoder read it when it encoded nt: the abstract alone)
+            texts = {d: index_contents("nt", "", (store.get(d) or {}).get("abstract", "") or "") for d in docs}
+        finally:
+            store.close()
+        vec = dict(zip(docs, encoder.embed([texts[d] for d in docs]))) if docs else {}
     queries = dict(zip(qids, encoder.queries([topics[q] for q in qids]))) if qids else {}
     taus = []
     for q in qids:
@@ -217,3 +222,17 @@ def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, 
             "same": bool(mean is not None and mean >= SEEN_TAU), "encoder": getattr(encoder, "label", "") or encoder.id,
             "method": f"mean Kendall τ-b over {len(taus)} topics between the run's order of its top {SEEN_TOP} hits and "
                       "the references' encoder's cosines of the same hits"}
+
+
+def _stored_vectors(index_dir: Path, fingerprint: str, encoder: Any, docs: list[str]) -> dict[str, Any] | None:
+    """The rows of ``docs`` in the index's store of ``encoder``'s vectors of ``nt`` (None: not
+    encoded yet, or a document it does not hold: the caller encodes them)."""
+    from .systems.dense import cache_dir, document_vectors
+
+    if not (cache_dir(Path(index_dir), "nt", fingerprint, encoder) / "meta.json").is_file():
+        return None
+    vec = document_vectors(Path(index_dir), "nt", fingerprint, encoder, progress=False)
+    row = {d: i for i, d in enumerate(vec.docids)}
+    if any(d not in row for d in docs):
+        return None
+    return {d: vec.matrix[row[d]] for d in docs}

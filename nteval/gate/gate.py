@@ -622,7 +622,7 @@ def _encoders_read(job: _Job, sref: dict[str, Any] | None, configs: dict[str, di
         encoder = load_encoder(spec["model"], spec["dim"], neural[0], spec["backend"], spec["max_tokens"])
     except InputError:  # (an install that cannot run the references' encoder: nteval cannot tell)
         return {}
-    return {n: same_encoder(job.index_dir, runs[n], topics, encoder) for n in names}
+    return {n: same_encoder(job.index_dir, runs[n], topics, encoder, job.manifest["fingerprint"]) for n in names}
 
 
 def _families(job: _Job, configs: dict[str, dict[str, Any]], base: str, cands: list[str], sets: dict[str, Any],

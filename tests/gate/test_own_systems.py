@@ -106,6 +106,32 @@ def test_one_ranking_one_decision(pinned, tmp_path):
 
 
 @needs_onnx
+def test_the_encoder_check_reads_the_references_vectors_from_the_store(pinned, tmp_path):
+    """The encoder check on a pinned index reads the hits' vectors from the store the references'
+    encoding left (no abstract encoded again: 7 of a gate's 9 s on the sample) and finds the τ that
+    encoding them finds, for the model's own ranking (1.00) and BM25's (well under the threshold)."""
+    from nteval.formats.trec import read_run, read_topics
+    from nteval.index.manifest import read_manifest
+    from nteval.systems.dense import load_encoder
+    from nteval.traits import SEEN_TAU, SEEN_TOPICS, same_encoder
+
+    index, pin, _ = pinned
+    assert _gate(pinned, tmp_path / "g", "bm25", "mini8").exit_code in (0, 3, 4)
+    topics = read_topics(pin / "highrecall" / "topics.tsv")
+    encoder = load_encoder("minilm", 0, "minilm_int8_128", "onnx-int8", 128)
+    fingerprint = read_manifest(index)["fingerprint"]
+    encoded, calls = encoder.embed, []
+    for name, same in (("mini8", True), ("bm25", False)):
+        run = read_run(_run_of(pinned, "topical", name))
+        fresh = same_encoder(index, run, topics, encoder)
+        encoder.embed = lambda texts: calls.append(len(texts)) or encoded(texts)
+        stored = same_encoder(index, run, topics, encoder, fingerprint)
+        encoder.embed = encoded
+        assert stored == fresh and stored["same"] is same and (stored["tau"] >= SEEN_TAU) is same, (stored, fresh)
+    assert calls and max(calls) <= SEEN_TOPICS  # (the queries only: the hits, about a thousand, are not encoded)
+
+
+@needs_onnx
 def test_a_wrapper_has_the_family_of_what_it_wraps(pinned, tmp_path):
     """K3: a regressed BM25 alone is worse (exit 3); wrapped in a one-input fusion, or fused with
     MiniLM at weight 0, it is the same ranking, of BM25's family, and worse: exit 3, no cross-family
