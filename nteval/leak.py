@@ -78,7 +78,7 @@ HIGHRECALL_CEILING = {LEXICAL: 0.09, NONLEXICAL: 0.13}
 OUTSIDE_TOP = 100
 OUTSIDE_TOPICS = 5
 
-ADVICE = ("search the title-stripped collection: `nteval export --from OUT --format beir` gives it (titles empty), "
+ADVICE = ("search the title-stripped collection: `nteval export --from PIN/focused --format beir` (or a run's OUT) gives it (titles empty), "
           "or point the engine at a field without titles")
 
 

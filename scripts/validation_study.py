@@ -655,9 +655,15 @@ def _bias_block(study: dict[str, Any]) -> str:
             if not b["flagged"]:
                 continue
             verb = {1: "overstates", -1: "understates"}.get(b["direction"], "misjudges")
-            own = next((cols[c]["label"] for c, x in b["collections"].items()
+            own = next(((cols[c]["label"], x["bias"]) for c, x in b["collections"].items()
                         if cols[c]["kind"] == OWN_KIND[protocol] and x["significant"]), None)
-            where = f" on {own}, the kind of collection it is for" if own else " on both collections"
+            if own and (own[1] > 0) == (b["direction"] > 0):
+                where = f" on {own[0]}, the kind of collection it is for"
+            elif own:  # (the other way round where it counts most: said, not hidden under the direction)
+                where = (f" on the other collections, and {'overstates' if own[1] > 0 else 'understates'} it on "
+                         f"{own[0]}, the kind of collection it is for")
+            else:
+                where = " on both collections"
             sizes = "; ".join(f"{x['bias'] * 100:+.0f} points on {cols[c]['label']} (NT {x['nt_advantage']:+.0%} over "
                               f"BM25, humans {x['human_advantage']:+.0%}" + ("" if x["significant"] else ", not significant")
                               + ")" for c, x in b["collections"].items())

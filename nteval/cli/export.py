@@ -12,7 +12,8 @@ from .app import friendly_errors, main
 
 @main.command("export")
 @click.option("--from", "from_dir", required=True, type=click.Path(path_type=Path),
-              help="OUT of a protocol run (nteval focused, highrecall, run; or a correlate subdirectory such as OUT/focused).")
+              help="OUT of a protocol run (nteval focused, highrecall, run; or a correlate subdirectory such as OUT/focused), "
+                   "or a pin's topic set (PIN/focused: known-item; PIN/highrecall: topical).")
 @click.option("--format", "fmt", required=True, metavar="beir|trec",
               help="beir: corpus.jsonl, queries.jsonl, qrels/test.tsv; trec: corpus/docs.jsonl (Anserini "
                    "JsonCollection), topics.tsv, qrels.txt.")
@@ -23,8 +24,8 @@ from .app import friendly_errors, main
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @friendly_errors
 def export_cmd(from_dir: Path, fmt: str, out: Path, index_dir: Path | None, force: bool, quiet: bool) -> None:
-    """Export the collection a protocol run searched (corpus, topics, qrels) for outside systems,
-    with EXPORT.md and export.json saying what it is."""
+    """Export the collection a protocol run or a pin searched (corpus, topics, qrels) for outside
+    systems, with EXPORT.md and export.json saying what it is."""
     info = export_collection(from_dir, out, fmt, index=index_dir, force=force,
                              progress=not quiet and sys.stderr.isatty())
     size = sum(f["bytes"] for f in info["files"].values())

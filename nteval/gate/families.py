@@ -141,7 +141,11 @@ def pair_bias(side: str, cand_family: str | None, base_family: str | None,
 
 
 def _sizes(bias: dict[str, Any]) -> str:
-    return ", ".join(f"{v['bias'] * 100:+.0f} points on {_collections()[c]['label']}" for c, v in bias.items())
+    """Each collection's measured bias with its 95 % interval, and whether any interval excludes 0."""
+    sizes = ", ".join(f"{v['bias'] * 100:+.0f} [{v['ci95'][0] * 100:+.0f}, {v['ci95'][1] * 100:+.0f}] points on "
+                      f"{_collections()[c]['label']}" for c, v in bias.items())
+    shown = any(v["ci95"][0] > 0 or v["ci95"][1] < 0 for v in bias.values())
+    return sizes + ", 95 % intervals" + ("" if shown else f"; {'neither' if len(bias) == 2 else 'none'} excludes 0")
 
 
 def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand: str,
@@ -239,9 +243,10 @@ def _cautions(sides: tuple, most: tuple, references: frozenset[str] | None, trai
         if abs(big[1]["bias"]) > BIAS_CAUTION:
             verb = "overstating" if big[1]["bias"] > 0 else "understating"
             kind = _collections()[big[0]]["kind"]
+            many = len(most[2]) > 1
             out.append(f"nteval's validation study measured this verdict {verb} {_name(most[0])} against "
-                       f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points ({_sizes(most[2])}: the "
-                       f"{kind} collection{'s' if len(most[2]) > 1 else ''}): {NOT_THE_USERS}")
+                       f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points on {'one of ' if many else ''}the "
+                       f"{kind} collection{'s' if many else ''} ({_sizes(most[2])}): {NOT_THE_USERS}")
     return out
 
 

@@ -384,7 +384,7 @@ def check_topics(name: str, answered: Any, topics: Mapping[str, str], label: str
         raise InputError(None, f"system {name}: {more}{len(unknown):,} of its {more}{len(set(answered)):,} topics are not this "
                                f"experiment's: it answers {describe(unknown)}, this {label or ''} experiment has "
                                f"{describe(topics)} — a run made for another topic set (another protocol, seed or "
-                               "index)? `nteval export --from OUT` writes this experiment's topics".replace("  ", " "))
+                               "index)? `nteval export --from OUT` (a run's, or a pin's PIN/focused or PIN/highrecall) writes this experiment's topics".replace("  ", " "))
 
 
 def precheck_runs(systems: list[System], topics: Mapping[str, str], label: str) -> None:

@@ -48,7 +48,7 @@ def test_a_loss_within_the_measured_understatement_is_not_decided(hand_study):
     # the pair's bias is the neural family's minus the BM25 settings', on the topical collections only
     assert check["bias"]["t1"]["bias"] == pytest.approx(-0.31) and "p1" not in check["bias"]
     assert check["understatement"] == pytest.approx(0.41)  # −(−0.40 − 0.01)
-    assert "understating neural retrieval" in check["caution"] and "-31 points on T1" in check["caution"]
+    assert "understating neural retrieval" in check["caution"] and "-31 [-41, -21] points on T1" in check["caution"]
     why = cross_family_worse(check, _worse(-0.07, -0.03))
     assert why and "up to 41 points" in why and "-7.0 %" in why
     assert cross_family_worse(check, _worse(-0.60, -0.45)) is None  # a loss beyond any measured understatement

@@ -268,3 +268,40 @@ def test_a_run_made_with_a_relative_index_exports_from_anywhere(sample_index, sy
     r = CliRunner().invoke(main, ["export", "--from", "w/F", "--format", "trec", "--out", "w/F-trec"])
     assert r.exit_code == 0, r.output
     assert (work / "F-trec" / "EXPORT.md").is_file()
+
+
+def test_a_pins_topic_sets_export_as_a_runs_do(first200_index, tmp_path):
+    """New user, turn 8: the gate's hints send a team to `nteval export --from OUT`, and a gate's OUT
+    is a pin, which export refused ("not a protocol run output"). A pin's PIN/focused and
+    PIN/highrecall export as a run's OUT does (the collection, the pin's topics and judgments, read
+    back equal); the pin itself is one line naming both; a pin whose topics were edited is refused."""
+    from conftest import cli, without_the_neural_extra
+
+    pin = tmp_path / "pin"
+    with pytest.MonkeyPatch.context() as mp:
+        without_the_neural_extra(mp)
+        r = cli("pin", "--index", first200_index, "--topics", 60, "--out", pin, "--quiet")
+    assert r.exit_code == 0, r.output
+    meta = json.loads((pin / "pin.json").read_text())
+    for proto, fmt, qrels_name in (("focused", "beir", "qrels.txt"), ("highrecall", "trec", "qrels.txt.gz")):
+        out = tmp_path / f"x-{proto}"
+        r = cli("export", "--from", pin / proto, "--format", fmt, "--out", out, "--quiet")
+        assert r.exit_code == 0, r.output
+        info = json.loads((out / "export.json").read_text())
+        assert info["pin"] == meta["id"] and info["topic_set"] == meta["protocols"][proto]["topic_set"]
+        assert info["documents"] == read_manifest(first200_index)["indexes"]["nt"]["documents"]
+        topics = load_topics(out / ("queries.jsonl" if fmt == "beir" else "topics.tsv"))
+        qrels = load_qrels(out / ("qrels/test.tsv" if fmt == "beir" else "qrels.txt"))
+        assert topics == read_topics(pin / proto / "topics.tsv")
+        assert qrels == read_qrels(pin / proto / qrels_name)
+    r = cli("export", "--from", pin, "--format", "beir", "--out", tmp_path / "whole")
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1, r.output
+    assert f"{pin / 'focused'} for its known-item topics" in r.output and "highrecall" in r.output
+    assert not (tmp_path / "whole").exists()
+    edited = tmp_path / "edited"
+    shutil.copytree(pin, edited)
+    t = edited / "focused" / "topics.tsv"
+    t.write_text(t.read_text().replace("\t", "\tedited ", 1))
+    r = cli("export", "--from", edited / "focused", "--format", "beir", "--out", tmp_path / "x-edited")
+    assert r.exit_code == 2 and "is not the topic set pin.json names" in r.output, r.output
+    assert not (tmp_path / "x-edited").exists()
