@@ -35,6 +35,11 @@ MAX_TOPICS = 300
 #: 0 for every lexical system nteval runs, at most 0.13 % for an outside BM25 with its own tokenizer
 #: (bm25s); from 0.8 % for query expansion, hybrids and encoders)
 LEXICAL_NOWHERE = 0.004
+#: … and an encoder's ranking holds at least this share of such hits (measured on the six collections
+#: of scripts/title_leak_study.py: all-MiniLM-L6-v2, e5 and wordllama from 6.3 %; query expansion and
+#: the hybrids from 0.05 % to 9.7 %): between the two, a ranking may be a lexical engine's that lets a
+#: few hits through without the query's words (fuzzy matching, synonyms, a stray), or not
+ENCODER_NOWHERE = 0.06
 #: hits per topic a ranking's class is read from, and the fewest searched hits it needs
 CLASS_TOP = 100
 MIN_CLASS_HITS = 1000
@@ -123,6 +128,11 @@ class Matches:
         if self.searched < MIN_CLASS_HITS:
             return None
         return "lexical" if self.nowhere / self.searched <= LEXICAL_NOWHERE else "non-lexical"
+
+    def may_be_lexical(self) -> bool:
+        """A non-lexical ranking whose share of hits without a query word is below what encoders
+        reach (:data:`ENCODER_NOWHERE`): a lexical engine with a few strays cannot be ruled out."""
+        return self.ranking_class() == "non-lexical" and self.nowhere / self.searched < ENCODER_NOWHERE
 
     def class_text(self) -> str:
         """What the class was read from, for a person."""

@@ -52,6 +52,7 @@ from ..evidence import BIAS_CAUTION, ENCODER_LABELS, FAMILIES, _collections, fam
 from ..systems.families import EMBEDDING_FAMILIES, UNSEEN_FAMILIES, against_references, declared, weighted_inputs
 from ..systems.registry import get as kind_of
 from ..systems.registry import known as is_kind
+from ..traits import ENCODER_NOWHERE
 
 #: a fusion's embedding inputs earn it their family when they change its top 10 on at least this share of topics
 MIN_CHANGED = 0.25
@@ -112,6 +113,10 @@ def possible_families(name: str, fam: dict[str, str | None], configs: dict[str, 
             raise InputError(None, f"system {name}: declared {base} ({_name(base)}), but it ranks like a lexical system: "
                                    f"{m.class_text()}, as no encoder's ranking does; declare what it is (params: "
                                    "{family: bm25, qld …}) or leave the family out")
+        if base in EMBEDDING_FAMILIES and base != "neural" and encoder and encoder.get("same"):
+            # (declared a hybrid or static embeddings, yet ordered as the references' own model orders its hits:
+            # it may be that model's ranking, so judged as the more cautious of the two; a declaration buys nothing)
+            return [_checked_encoder(f, encoder), "neural"], "declared", cls
         return [_checked_encoder(f, encoder)], "declared", cls
     if cls == "non-lexical" and encoder and encoder.get("same"):
         # (its top hits ordered as the references' own model orders them: that model's ranking, the family it has)
@@ -119,6 +124,9 @@ def possible_families(name: str, fam: dict[str, str | None], configs: dict[str, 
     unknown = {"neural": _checked_encoder("neural_unknown", encoder), "hybrid": "hybrid_unknown"} if balanced else {}
     if cls == "lexical":
         return list(LEXICAL_CLASS), "ranking", cls
+    if cls == "non-lexical" and m is not None and m.may_be_lexical():
+        # (a few hits without the query's words: a lexical engine with strays, expansion or a hybrid)
+        return [*LEXICAL_CLASS, *(unknown.get(x, x) for x in NONLEXICAL_CLASS)], "ranking", cls
     if cls == "non-lexical":
         return [unknown.get(x, x) for x in NONLEXICAL_CLASS], "ranking", cls
     return [*LEXICAL_CLASS, *(unknown.get(x, x) for x in NONLEXICAL_CLASS)], "unknown", cls
@@ -218,23 +226,29 @@ def family_check(side: str, configs: dict[str, dict[str, Any]], base: str, cand:
     out["largest_overstatement"] = round(max(max(0.0, *(v["bias"] for v in b.values())) if b else 0.0
                                              for _, _, b in pairs), 4)
     sides = ((cand, cands, cls_c), (base, bases, cls_b))
-    cautions = _cautions(sides, most, references, traits, encoders)
+    cautions = _cautions(sides, most, references, traits, encoders, configs)
     if cautions:
         out["caution"] = "caution: " + "; ".join(cautions)
     return out
 
 
 def _cautions(sides: tuple, most: tuple, references: frozenset[str] | None, traits: dict[str, Any] | None,
-              encoders: dict[str, dict[str, Any]] | None) -> list[str]:
+              encoders: dict[str, dict[str, Any]] | None, configs: dict[str, dict[str, Any]]) -> list[str]:
     """What the first line says of a pair (``sides``: each side's name, possible families and class;
     ``most``: the pair whose bias sets the pass rule's allowance): an encoder the references lack, a
     family read from a ranking, a bias over :data:`BIAS_CAUTION`."""
     out = [x for n, fs, _ in sides if len(fs) == 1 and references
            for x in [_encoder_note(n, fs, references, (encoders or {}).get(n))] if x]
     for n, fs, cls in sides:
-        if len(fs) > 1:
+        m = (traits or {}).get(n)
+        if len(fs) > 1 and declared(n, configs):
+            out.append(f"{n} is declared {_name(fs[0])}, but its ranking orders its top hits as the references' own "
+                       f"model does ({_encoder_tau(encoders, n)}): judged as the more cautious of {_names(fs)}")
+        elif len(fs) > 1:
             seen = ({"lexical": "its hits hold the query's words, as a lexical system's do",
-                     "non-lexical": f"it is no lexical system ({(traits or {})[n].class_text()})"}.get(cls or "")
+                     "non-lexical": (f"a lexical engine with a few hits through, or not ({m.class_text()}; an encoder's: "
+                                     f"{ENCODER_NOWHERE:.0%} or more)" if m is not None and m.may_be_lexical() else
+                                     f"it is no lexical system ({m.class_text() if m is not None else ''})")}.get(cls or "")
                     if cls else "too few of its hits to tell")
             out.append(f"nteval reads {n}'s family from its ranking only ({seen}): judged as the most cautious "
                        f"of {_names(fs)}; declare it (params: {{family: …}}) to be judged as what it is")
@@ -248,6 +262,11 @@ def _cautions(sides: tuple, most: tuple, references: frozenset[str] | None, trai
                        f"{_name(most[1])} by more than {BIAS_CAUTION * 100:.0f} points on {'one of ' if many else ''}the "
                        f"{kind} collection{'s' if many else ''} ({_sizes(most[2])}): {NOT_THE_USERS}")
     return out
+
+
+def _encoder_tau(encoders: dict[str, dict[str, Any]] | None, name: str) -> str:
+    check = (encoders or {}).get(name) or {}
+    return f"Kendall τ {check['tau']:.2f} on {check['topics']} topics" if check.get("tau") is not None else "its τ"
 
 
 #: the caution's last words until the decision is known (:func:`for_the_decision` makes them say which way)

@@ -40,7 +40,7 @@ from ..session import session
 from ..settings import Execution, RunSettings
 from ..systems.base import load_systems
 from ..systems.external import runs_from_dir
-from ..systems.families import declared, families
+from ..systems.families import EMBEDDING_FAMILIES, declared, families
 from ..systems.remote import answers_used
 from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
 from ..traits import CLASS_TOP, Matches, read_matches, same_encoder
@@ -611,7 +611,7 @@ def _encoders_read(job: _Job, sref: dict[str, Any] | None, configs: dict[str, di
     from ..systems.dense import encoder_params, load_encoder
 
     fam = families(configs)
-    names = [n for n in traits if (fam.get(n) == "neural" and declared(n, configs))
+    names = [n for n in traits if (fam.get(n) in EMBEDDING_FAMILIES and declared(n, configs))
              or (fam.get(n) is None and traits[n].ranking_class() == "non-lexical")]
     neural = ((sref or {}).get("families") or {}).get("neural") or []
     ref = ((sref or {}).get("params") or {}).get(neural[0]) if neural else None

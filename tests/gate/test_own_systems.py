@@ -116,6 +116,63 @@ def test_one_ranking_one_decision(pinned, twins, tmp_path):
 
 
 @needs_onnx
+def test_a_false_declaration_buys_no_quieter_exit(pinned, twins, tmp_path):
+    """Hostile turn 8, N1: MiniLM's own topical ranking declared `family: hybrid` (or static_hybrid)
+    got the hybrid's smaller allowance and PASS, where its computed twin is INCONCLUSIVE. Its ranking
+    orders its hits as the references' own model does: it is judged as the more cautious of what it
+    declares and that model, and says so."""
+    twin = twins["topical"]
+    run = _run_of(pinned, "topical", "mini8")
+    index, pin, _ = pinned
+    files = tmp_path / "files.yaml"
+    files.write_text("".join(f"- {{name: m8{f}, run: {retag(run, tmp_path / f'm8{f}.run', f'm8{f}')}, params: {{family: {f}}}}}\n"
+                             for f in ("hybrid", "static_hybrid")), encoding="utf-8")
+    for f in ("hybrid", "static_hybrid"):
+        r = _gate((index, pin, files), tmp_path / f, "bm25", f"m8{f}")
+        c = _cand(tmp_path / f, f"m8{f}")
+        assert c["pinned"]["diff"] == twin["pinned"]["diff"]
+        assert c["family"]["overstatement"] >= twin["family"]["overstatement"], c["family"]
+        assert c["decision"] == twin["decision"] or (twin["decision"] in ("better", "non-inferior")
+                                                     and c["decision"] == "inconclusive"), (c["decision"], r.output)
+        assert f"m8{f} is declared " in c["family"]["caution"] and "judged as the more cautious of" in c["family"]["caution"]
+
+
+@needs_onnx
+def test_a_baseline_with_a_few_stray_hits_keeps_its_family(pinned, twins, tmp_path):
+    """Hostile turn 8, N2: BM25's own run as the live baseline, with two documents that hold no word
+    of the query put at ranks 99 and 100, read as no lexical system's: a regressed BM25 against it got
+    a cross-family allowance and INCONCLUSIVE (exit 4) where against BM25 it is worse (exit 3). A
+    ranking with a few such hits may be a lexical engine's (fuzzy matching, synonyms): judged as the
+    most cautious of every family, a lexical one included, it is worse, exit 3."""
+    import random
+
+    from nteval.formats.trec import format_run, read_run
+
+    index, pin, _ = pinned
+    assert _gate(pinned, tmp_path / "plain", "bm25", "bad4").exit_code == 3
+    bm25 = read_run(_run_of(pinned, "topical", "bm25"))
+    pool = sorted({d for v in bm25.values() for d, _ in v})
+    rnd = random.Random(7)
+    strays = {}
+    for q, v in bm25.items():
+        mine = {d for d, _ in v}
+        extra = [d for d in rnd.sample(pool, 40) if d not in mine][:2]
+        kept, rest = v[:98], [(d, sc) for d, sc in v[98:] if d not in extra]
+        low = kept[-1][1] if kept else 1.0
+        step = (low - rest[0][1]) / 3 if rest else 0.001   # (ranked between the 98th and the rest)
+        strays[q] = kept + [(d, low - step * (i + 1)) for i, d in enumerate(extra)] + rest
+    (tmp_path / "live.run").write_text(format_run(strays, "live"), encoding="utf-8")
+    files = tmp_path / "files.yaml"
+    files.write_text(f"- {{name: live, run: {tmp_path / 'live.run'}}}\n"
+                     "- {name: bad4, algorithm: bm25, params: {k1: 0.01, b: 0.0}}\n", encoding="utf-8")
+    r = _gate((index, pin, files), tmp_path / "g", "live", "bad4")
+    assert r.exit_code == 3 and r.output.startswith("FAIL — do not release: bad4 is worse than the live live"), r.output
+    fam = _cand(tmp_path / "g", "bad4").get("family")
+    if fam:  # (read as no lexical system's: every family, a lexical one among them)
+        assert fam["read_from_ranking"]["live"]["class"] == "non-lexical" and fam["understatement"] == 0, fam
+
+
+@needs_onnx
 def test_the_encoder_check_reads_the_references_vectors_from_the_store(pinned, twins):
     """The encoder check on a pinned index reads the hits' vectors from the store the references'
     encoding left (no abstract encoded again: 7 of a gate's 9 s on the sample's 1,000-topic pin) and finds the τ that
