@@ -7,20 +7,40 @@ import click
 
 from ..encode import encode_index
 from ..errors import InputError
+from ..systems.registry import get as kind_of
+from ..systems.registry import known as is_kind
 from ..systems.sets import builtin_systems, find_named_system, shipped_sets, suggest_system
 from .app import friendly_errors, main
 from .options import INDEX, QUIET, SCHEDULER, progress
 
 
 def _systems(names: tuple[str, ...], systems_file: Path | None) -> list:
+    """The dense systems --system names: a fusion stands for the dense systems it fuses, however deep
+    (a gate of it encodes them; hostile turn 8, N4)."""
     files = [systems_file] + [builtin_systems(n) for n in shipped_sets()]
-    out = []
-    for name in names:
+    out: list = []
+
+    def add(name: str, via: str | None, seen: frozenset) -> None:
         found = find_named_system(name, files)
         if found is None:
-            raise InputError(None, f"--system {name}{suggest_system(name, files)}: no such system in "
-                                   f"{systems_file or 'the shipped sets'}")
-        out.append(found[0])
+            raise InputError(None, f"--system {via or name}{'' if via else suggest_system(name, files)}: no such system "
+                                   f"{name + ' ' if via else ''}in {systems_file or 'the shipped sets'}")
+        s = found[0]
+        inputs = s.params.get("systems") if is_kind(s.algorithm) and kind_of(s.algorithm).fusion else None
+        if not inputs or name in seen:
+            if s.name not in {x.name for x in out}:
+                out.append(s)
+            return
+        before = len(out)
+        for x in inputs:
+            add(str(x), via or name, seen | {name})
+        if not any(x.algorithm == "dense" for x in out[before:]):
+            raise InputError(None, f"--system {via or name}: a fusion of {', '.join(map(str, inputs))}, none of them "
+                                   "dense: it encodes nothing")
+        out[before:] = [x for x in out[before:] if x.algorithm == "dense"]
+
+    for name in names:
+        add(name, None, frozenset())
     return out
 
 

@@ -413,7 +413,9 @@ def validate(system: System, raw: Any, topics: dict[str, str], depth: int, colle
     (a record of the collection that the searched Lucene index ``index`` lacks, one without an
     abstract, is kept: the title-leak guard judges it, :mod:`nteval.leak`); returns the run in
     trec_eval order cut at ``depth``, and what was found (for the report)."""
-    name = short(system.name)
+    files = system.params.get("runs") or ({None: system.params["run"]} if system.params.get("run") else {})
+    where = files.get(label, files.get(None)) if files else None
+    name = short(system.name) + (f" ({short(str(where))})" if where else "")   # (a run file: said by its path too)
     if not isinstance(raw, Mapping):
         raise InputError(None, f"system {name}: its search must return {{qid: [(docid, score), ...]}}, got "
                                f"{type(raw).__name__}")

@@ -58,7 +58,12 @@ def shipped_sets() -> list[str]:
 
 
 def find_named_system(name: str, files: list[Path | None]) -> tuple[System, Path] | None:
-    """The first system called ``name`` in the given systems files (missing ones skipped), and its file."""
+    """The first system called ``name`` in the given systems files (missing ones skipped: a shipped
+    set's name is no file), and its file. A YAML path that does not exist is one line naming it (it was
+    said as "no such system in missing.yaml", with a suggestion pointing away from the typo)."""
+    for path in files:
+        if path is not None and Path(path).suffix in (".yaml", ".yml") and not Path(path).exists():
+            raise InputError(Path(path), "no such systems file (--systems)")
     for path in files:
         if path is not None and Path(path).is_file():
             for s in load_systems(path):

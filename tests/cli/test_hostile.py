@@ -906,3 +906,22 @@ def test_a_run_file_that_is_not_a_trec_run_is_one_line(first200_index, tmp_path,
             "--runs", runs, "--out", tmp_path / "o")
     one_line_error(r, "mine.run:line 1: ")
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+def test_a_systems_file_that_does_not_exist_is_said_of_the_file(first200_index, tmp_path):
+    """Hostile turn 8, N3: `--systems missing.yaml` was "--system mini8 (did you mean minilm?): no such
+    system in missing.yaml" (encode) and "no such system in missing.yaml or the shipped sets" (gate):
+    the typo is in the path. One line naming the file, before any work."""
+    from conftest import without_the_neural_extra
+
+    pin = tmp_path / "pin"
+    with pytest.MonkeyPatch.context() as mp:
+        without_the_neural_extra(mp)
+        assert cli("pin", "--index", first200_index, "--topics", 30, "--out", pin, "--quiet").exit_code == 0
+    missing = tmp_path / "mystems.yaml"
+    for args in (["encode", "--index", first200_index, "--system", "mini8", "--systems", missing],
+                 ["gate", "--index", first200_index, "--pin", pin, "--task", "known-item", "--systems", missing,
+                  "--baseline", "bm25", "--candidate", "x", "--out", tmp_path / "g"],
+                 ["focused", "--index", first200_index, "--systems", missing, "--topics", 20, "--out", tmp_path / "f"]):
+        one_line_error(cli(*args), str(missing), "no such systems file")
+    assert not (tmp_path / "g").exists() and not (tmp_path / "f").exists()

@@ -75,3 +75,24 @@ def test_encode_on_a_cluster_is_one_process_encoding_and_a_pin_after_it_encodes_
 def test_encode_refuses_a_system_that_encodes_nothing(first200_index):
     r = cli("encode", "--index", first200_index, "--system", "bm25")
     assert r.exit_code == 2 and "--system bm25: bm25 encodes nothing" in r.output, r.output
+
+
+def test_a_fusion_encodes_what_it_fuses(first100_index, tmp_path, monkeypatch):
+    """Hostile turn 8, N4: `encode --system hyb` (a fusion of BM25 and a dense system) said "linear
+    encodes nothing", while a gate of hyb encodes its dense input. It encodes the dense systems it
+    fuses, however deep; a fusion of lexical systems alone is one line."""
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "dense"))
+    systems = tmp_path / "s.yaml"
+    systems.write_text("""- {name: b, algorithm: bm25}
+- {name: b2, algorithm: bm25, params: {k1: 1.2}}
+- {name: wl, algorithm: dense, params: {model: wordllama}}
+- {name: hyb, algorithm: linear, params: {systems: [b, wl]}}
+- {name: deep, algorithm: rrf, params: {systems: [hyb, b2]}}
+- {name: lex, algorithm: rrf, params: {systems: [b, b2]}}
+""", encoding="utf-8")
+    r = cli("encode", "--index", first100_index, "--systems", systems, "--system", "deep", "--quiet")
+    assert r.exit_code == 0 and r.output.startswith("wl: ") and len(r.output.strip().splitlines()) == 1, r.output
+    r = cli("encode", "--index", first100_index, "--systems", systems, "--system", "hyb", "--quiet")
+    assert r.exit_code == 0 and "cached already, nothing to encode" in r.output, r.output
+    r = cli("encode", "--index", first100_index, "--systems", systems, "--system", "lex")
+    assert r.exit_code == 2 and "--system lex: a fusion of b, b2, none of them dense: it encodes nothing" in r.output
