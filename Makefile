@@ -12,7 +12,7 @@ PYSERINI := pyserini==1.6.0
 # CHECK_DEPS then runs pip check and shows any broken dependency that is not pyserini's.
 CHECK_DEPS = $(PIP) check 2>/dev/null | grep -v '^pyserini ' || true
 
-.PHONY: install install-neural demo test test-fast bench clean java docs
+.PHONY: test-acceptance install install-neural demo test test-fast bench clean java docs
 
 $(VENV)/.installed: pyproject.toml Makefile
 	@echo "nteval: installing into $(VENV): about 1-2 minutes the first time (pip's own lines follow)"
@@ -48,10 +48,16 @@ demo: install
 # tests wait on a JVM, a server or a subprocess, so two workers on two cores nearly halve the time.
 TEST_WORKERS ?= 2
 test: install-neural
-	@echo "nteval: lint, types, then the whole suite, about 970 tests in $(TEST_WORKERS) workers: 11 min on 2 quiet cores (measured in a fresh clone and with ../shared beside it; more on a loaded machine) (make test-fast: the fast tier); each test's name shows as it finishes"
+	@echo "nteval: lint, types, then the suite but its acceptance tier, about 980 tests in $(TEST_WORKERS) workers: 11 min on 2 quiet cores (measured with ../shared beside the clone; more on a loaded machine) (make test-fast: the fast tier; make test-acceptance: the docs' examples and CI snippets as written, CI runs it too); each test's name shows as it finishes"
 	$(VENV)/bin/ruff check nteval tests scripts
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10
+	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10 -m "not acceptance"
+
+# The acceptance tier (tests/conftest.py ACCEPTANCE): the documentation's commands and Python blocks and
+# its CI snippets run exactly as written, and the whole-pipeline acceptance of an index and its update.
+# About 22 tests, 4 min on 2 cores; CI (.ci/run) runs it after make test.
+test-acceptance: install-neural
+	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10 -m acceptance
 
 # The fast tier (about 3 min on 2 cores, lint and types included): the tests not marked slow (tests/conftest.py).
 test-fast: install-neural

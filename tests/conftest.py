@@ -268,11 +268,30 @@ HEAVY_FIRST = ("tests/docs/test_docs_site.py", "tests/gate/test_updates.py", "te
                "tests/evidence/test_coverage.py", "tests/systems/test_neural.py")
 
 
+#: The acceptance tier (``make test-acceptance``; CI runs it after ``make test``): the documentation's
+#: commands and Python blocks, its CI snippets run as pipelines, and the whole-pipeline acceptance
+#: checks of an index and its update, each exactly as written; (file, test function or "*").
+ACCEPTANCE = {
+    ("tests/docs/test_docs_site.py", "test_command_examples_run"),
+    ("tests/docs/test_docs_site.py", "test_python_examples_run"),
+    ("tests/docs/test_docs_site.py", "test_contributing_protocol_example_runs"),
+    ("tests/docs/test_ci_snippets.py", "test_the_ci_snippets_keep_their_history_and_alert"),
+    ("tests/gate/test_one_index_one_pin.py", "*"),
+    ("tests/index/test_update.py", "test_update_equals_scratch_build_on_shared_files"),
+}
+
+
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
-    stale = sorted(m for m in (*FAST_MODULES, *HEAVY_FIRST) if not (root / m).is_file())
+    stale = sorted(m for m in (*FAST_MODULES, *HEAVY_FIRST, *(f for f, _ in ACCEPTANCE)) if not (root / m).is_file())
     if stale:  # a moved or renamed file would silently leave the fast tier (or the heavy head)
-        raise pytest.UsageError(f"FAST_MODULES/HEAVY_FIRST in tests/conftest.py name no such file: {', '.join(stale)}")
+        raise pytest.UsageError(f"FAST_MODULES/HEAVY_FIRST/ACCEPTANCE in tests/conftest.py name no such file: "
+                                f"{', '.join(stale)}")
+    collected = {(it.nodeid.split("::")[0], str(getattr(it, "originalname", it.name))) for it in items}
+    files = {f for f, _ in collected}
+    renamed = sorted(f"{f}::{t}" for f, t in ACCEPTANCE if t != "*" and f in files and (f, t) not in collected)
+    if renamed:  # (a renamed test would silently leave the acceptance tier for the default run)
+        raise pytest.UsageError(f"ACCEPTANCE in tests/conftest.py names no such test: {', '.join(renamed)}")
     rank = {m: i for i, m in enumerate(HEAVY_FIRST)}
     where = {}
     for item in items:
@@ -280,6 +299,8 @@ def pytest_collection_modifyitems(config, items):
         where[id(item)] = rank.get(rel, len(rank))
         if rel not in FAST_MODULES:
             item.add_marker(pytest.mark.slow)
+        if (rel, "*") in ACCEPTANCE or (rel, str(getattr(item, "originalname", item.name))) in ACCEPTANCE:
+            item.add_marker(pytest.mark.acceptance)
     items.sort(key=lambda it: where[id(it)])  # (stable: every other file in its collected order)
 
 
