@@ -55,7 +55,7 @@ test: install-neural
 
 # The acceptance tier (tests/conftest.py ACCEPTANCE): the documentation's commands and Python blocks and
 # its CI snippets run exactly as written, and the whole-pipeline acceptance of an index and its update.
-# About 22 tests, 4 min on 2 cores; CI (.ci/run) runs it after make test.
+# About 22 tests, 6.5 min on 2 cores; CI (.ci/run) runs it after make test.
 test-acceptance: install-neural
 	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10 -m acceptance
 
