@@ -201,9 +201,9 @@ def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, 
     (a :class:`~nteval.systems.dense.Encoder`: the references' own model) does: the mean Kendall τ
     between the run's order and the encoder's cosines on up to :data:`SEEN_TOPICS` topics (the hits'
     abstracts and the queries encoded here: about a thousand texts; the hits' vectors are read from
-    the index's store instead when the encoder has encoded ``nt`` of the index with ``fingerprint``,
-    as a pin's references have: its vector of a text is the text's alone). ``same`` at
-    :data:`SEEN_TAU` or more."""
+    the index's store instead when that model has encoded ``nt`` of the index with ``fingerprint``,
+    as a gate that computed a system of the model leaves it: its vector of a text is the text's
+    alone). ``same`` at :data:`SEEN_TAU` or more."""
     import numpy as np
     from scipy.stats import kendalltau
 

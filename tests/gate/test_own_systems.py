@@ -173,10 +173,11 @@ def test_a_baseline_with_a_few_stray_hits_keeps_its_family(pinned, twins, tmp_pa
 
 
 @needs_onnx
-def test_the_encoder_check_reads_the_references_vectors_from_the_store(pinned, twins):
-    """The encoder check on a pinned index reads the hits' vectors from the store the references'
-    encoding left (no abstract encoded again: 7 of a gate's 9 s on the sample's 1,000-topic pin) and finds the τ that
-    encoding them finds, for the model's own ranking (1.00) and BM25's (well under the threshold)."""
+def test_the_encoder_check_reads_the_models_vectors_from_the_store(pinned, twins):
+    """The encoder check reads the hits' vectors from the store the model's encoding of ``nt`` left
+    (here the computed twin's; no abstract encoded again: 7 of a gate's 9 s on the sample's 1,000-topic
+    pin) and finds the τ that encoding them finds, for the model's own ranking (1.00) and BM25's (well
+    under the threshold)."""
     from nteval.formats.trec import read_run, read_topics
     from nteval.index.manifest import read_manifest
     from nteval.systems.dense import load_encoder
