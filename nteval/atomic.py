@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -19,6 +20,16 @@ from pathlib import Path
 from .errors import InputError
 
 _OWNED = re.compile(r"^\.(?P<name>.+)\.(?:tmp|old)-(?P<pid>\d+)-[^/]+$")
+
+
+def sha256_file(path: Path) -> str:
+    """The sha256 of file ``path``, read in 1 MiB chunks (a model graph or a vectors file need not fit
+    in memory twice)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def pid_alive(pid: int) -> bool:

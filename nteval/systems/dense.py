@@ -45,6 +45,7 @@ import numpy as np
 
 from .._version import __version__
 from ..atomic import file_lock, save_array, write_text
+from ..atomic import sha256_file as _sha256
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from ..params import Param
@@ -689,14 +690,6 @@ def encoding_plan(index_dir: Path, index_name: str, fingerprint: str, encoder: E
     return {"key": f"{index_name}-{encoder.id}", "index": index_name, "documents": left, "of": n,
             "encoder": encoder.describe(), "rate": rate, "seconds": left / rate if rate else None,
             "carried": any(final.parent.glob(f"{index_name}-{encoder.id}-*/meta.json"))}
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def cache_problem(final: Path, name: str, docids: list[str]) -> str | None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..atomic import file_lock, write_text
+from ..atomic import file_lock, sha256_file, write_text
 from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 
@@ -54,11 +54,7 @@ def file_sha256(path: Path) -> str:
     st = path.stat()
     key = (str(path.absolute()), st.st_ino, st.st_size, st.st_mtime_ns)
     if key not in _DIGESTS:
-        h = hashlib.sha256()
-        with open(path, "rb") as fh:
-            while chunk := fh.read(1 << 20):
-                h.update(chunk)
-        _DIGESTS[key] = h.hexdigest()
+        _DIGESTS[key] = sha256_file(path)
     return _DIGESTS[key]
 
 

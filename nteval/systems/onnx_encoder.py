@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..atomic import file_lock
+from ..atomic import sha256_file as _sha256
 from ..errors import InputError
 
 #: The ONNX variants (``backend`` of a dense system, after ``onnx-``).
@@ -119,16 +120,6 @@ def _checked(path: Path, say: bool = False) -> bool:
     for p in (path, side):
         p.unlink(missing_ok=True)
     return False
-
-
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _written(path: Path, make: Any) -> None:

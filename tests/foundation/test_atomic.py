@@ -40,3 +40,15 @@ def test_atomic_dir_failure_keeps_old_and_leaves_no_temp(tmp_path):
     with pytest.raises(FileExistsError):
         with atomic_dir(final):
             pass
+
+
+def test_sha256_file_is_the_whole_files_digest(tmp_path):
+    """One streaming digest serves the ONNX exports, the dense vectors and the engines' caches."""
+    import hashlib
+    import os
+
+    from nteval.atomic import sha256_file
+
+    for name, data in (("empty", b""), ("one", b"x"), ("chunks", os.urandom((1 << 20) * 2 + 17))):
+        (tmp_path / name).write_bytes(data)
+        assert sha256_file(tmp_path / name) == hashlib.sha256(data).hexdigest()
