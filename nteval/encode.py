@@ -7,14 +7,14 @@ is the cost that has a floor on a CPU; ``encode`` lets it run before, and elsewh
 
 - **what**: the default references' neural encoder over ``all`` (what a pin's topical judgments need),
   or, with ``systems``, each dense system's encoder over ``nt`` (what a gate of that candidate needs);
-- **on a cluster** (``scheduler``): the parts of :data:`nteval.systems.dense.PART` documents go to
+- **on a cluster** (``scheduler``): the parts of :data:`nteval.encoders.store.PART` documents go to
   the workers as tasks, each worker loads the encoder once (and keeps it), and the client writes each
   part as it arrives, as a local encoding would (:class:`ClusterParts`). The vectors are
   byte-identical to one process': each text is encoded alone (the reference's int8 encoder since
   issue 56; e5 and fp32 ONNX always), whatever part or worker it falls to. A worker whose encoder is
   not the client's (another model identity: another backend, CPU class or GPU) is refused in one
   line: vectors of two identities are never mixed. A lost worker's part is re-run by the scheduler;
-  a killed encoding resumes from the parts written (:func:`nteval.systems.dense.document_vectors`).
+  a killed encoding resumes from the parts written (:func:`nteval.encoders.store.document_vectors`).
 - one progress bar covers the whole encoding, with its rate and time left.
 """
 from __future__ import annotations
@@ -38,8 +38,8 @@ WINDOW_PER_WORKER = 2
 
 def encode_part(spec: dict[str, Any], texts: list[str]) -> tuple[str, np.ndarray]:
     """A worker's task: the texts' vectors with the encoder of ``spec``
-    (:func:`nteval.systems.dense.encoder_params`), loaded once per worker process, and its identity."""
-    from .systems.dense import load_encoder
+    (:func:`nteval.encoders.models.encoder_params`), loaded once per worker process, and its identity."""
+    from .encoders.models import load_encoder
 
     encoder = load_encoder(spec["model"], spec["dim"], "encode", spec["backend"], spec["max_tokens"])
     return encoder.id, encoder.embed(texts)
@@ -47,7 +47,7 @@ def encode_part(spec: dict[str, Any], texts: list[str]) -> tuple[str, np.ndarray
 
 class ClusterParts:
     """Parts of an encoding computed on a Dask cluster's workers (``client``), handed back to
-    :func:`nteval.systems.dense._encode` as they arrive: ``(part, vectors, encoded, documents)``."""
+    :func:`nteval.encoders.store._encode` as they arrive: ``(part, vectors, encoded, documents)``."""
 
     def __init__(self, client: Any, spec: dict[str, Any], address: str):
         self.client, self.spec, self.address = client, spec, address
@@ -118,9 +118,10 @@ def encode_index(index_dir: str | Path, systems: list[Any] | None = None, schedu
     encoder over ``nt``): on the Dask cluster at ``scheduler`` when given. Returns one summary per
     encoding (its cache's meta.json: documents, encoded this time, reused, seconds)."""
     from .cluster import session
+    from .encoders.models import encoder_params, load_encoder
+    from .encoders.store import document_vectors, encoding_plan
     from .protocols.highrecall import REFERENCE_SYSTEMS, neural_srefs
     from .systems.base import make_system
-    from .systems.dense import document_vectors, encoder_params, encoding_plan, load_encoder
 
     index_dir = Path(index_dir)
     fingerprint = read_manifest(index_dir)["fingerprint"]
@@ -148,3 +149,46 @@ def encode_index(index_dir: str | Path, systems: list[Any] | None = None, schedu
             if talking(progress):
                 print(f"nteval: {s.name}: {out[-1]['documents']:,} documents of {index_name} in {vec.dir}", file=sys.stderr)
     return out
+
+
+def _one_job(index_dir: Path, system: Any | None) -> tuple[str, Any]:
+    """(index name, encoder) of what ``encode`` would encode: the default references' neural encoder
+    over ``all``, or a dense system's over ``nt``."""
+    from .encoders.models import encoder_params, load_encoder
+    from .protocols.highrecall import REFERENCE_SYSTEMS, neural_srefs
+    from .systems.base import make_system
+
+    if system is not None and system.algorithm != "dense":
+        raise InputError(None, f"--system {system.name}: {system.algorithm} encodes nothing (encode is for dense systems)")
+    index_name, s = ("nt", system) if system is not None else ("all", make_system(neural_srefs()[0],
+                                                                                 *REFERENCE_SYSTEMS[neural_srefs()[0]]))
+    spec = encoder_params(s.params)
+    return index_name, load_encoder(spec["model"], spec["dim"], s.name, spec["backend"], spec["max_tokens"])
+
+
+def export_index_texts(index_dir: str | Path, out: str | Path, system: Any | None = None) -> dict[str, Any]:
+    """The texts ``encode`` would read (the references' ``all``, or ``system``'s ``nt``), as JSON lines
+    ``{"id", "text"}`` in ``out``: to encode elsewhere (a GPU) and bring back with :func:`import_index_vectors`.
+    The encoder's identity is returned with them: the vectors must be made with it."""
+    from .encoders.store import export_texts
+
+    index_dir = Path(index_dir)
+    read_manifest(index_dir)
+    index_name, encoder = _one_job(index_dir, system)
+    n = export_texts(index_dir, index_name, Path(out))
+    return {"index": index_name, "documents": n, "encoder": encoder.describe(), "identity": encoder.id,
+            "dim": encoder.dim, "out": str(out)}
+
+
+def import_index_vectors(index_dir: str | Path, source: str | Path, system: Any | None = None) -> dict[str, Any]:
+    """Vectors made elsewhere (``source``: ``docids.txt`` + ``vectors.npy``) taken into the index's
+    store for the references (or ``system``), after :func:`nteval.encoders.store.import_vectors`'
+    check against a sample encoded here; refused in one line when they are not this encoder's."""
+    from .encoders.store import import_vectors
+
+    index_dir = Path(index_dir)
+    fingerprint = read_manifest(index_dir)["fingerprint"]
+    index_name, encoder = _one_job(index_dir, system)
+    vec = import_vectors(index_dir, index_name, fingerprint, encoder, Path(source))
+    return {"index": index_name, "documents": len(vec.docids), "encoder": encoder.describe(), "cache": str(vec.dir),
+            **vec.meta["imported"]}

@@ -198,7 +198,7 @@ SEEN_TOPICS, SEEN_TOP = 100, 10
 def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, str], encoder: Any,
                  fingerprint: str | None = None) -> dict[str, Any]:
     """Whether a ranking nteval did not compute orders its top :data:`SEEN_TOP` hits as ``encoder``
-    (a :class:`~nteval.systems.dense.Encoder`: the references' own model) does: the mean Kendall τ
+    (a :class:`~nteval.encoders.models.Encoder`: the references' own model) does: the mean Kendall τ
     between the run's order and the encoder's cosines on up to :data:`SEEN_TOPICS` topics (the hits'
     abstracts and the queries encoded here: about a thousand texts; the hits' vectors are read from
     the index's store instead when that model has encoded ``nt`` of the index with ``fingerprint``,
@@ -237,7 +237,7 @@ def same_encoder(index_dir: Path, run: Mapping[str, list], topics: Mapping[str, 
 def _stored_vectors(index_dir: Path, fingerprint: str, encoder: Any, docs: list[str]) -> dict[str, Any] | None:
     """The rows of ``docs`` in the index's store of ``encoder``'s vectors of ``nt`` (None: not
     encoded yet, or a document it does not hold: the caller encodes them)."""
-    from .systems.dense import cache_dir, document_vectors
+    from .encoders.store import cache_dir, document_vectors
 
     if not (cache_dir(Path(index_dir), "nt", fingerprint, encoder) / "meta.json").is_file():
         return None

@@ -200,9 +200,10 @@ def dense_cache(tmp_path, monkeypatch) -> Path:
     """Encodings go to a per-test cache, not into the session's shared index."""
     d = tmp_path / "dense-cache"
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(d))
+    from nteval.encoders import store
     from nteval.systems import dense
 
-    dense._VECTORS.clear()
+    store._VECTORS.clear()
     dense._FAISS.clear()
     return d
 
@@ -278,6 +279,8 @@ ACCEPTANCE = {
     ("tests/docs/test_ci_snippets.py", "test_the_ci_snippets_keep_their_history_and_alert"),
     ("tests/gate/test_one_index_one_pin.py", "*"),
     ("tests/index/test_update.py", "test_update_equals_scratch_build_on_shared_files"),
+    # (a minute: torch and sentence-transformers in a second process, the model three ways)
+    ("tests/systems/test_encode.py", "test_vectors_made_elsewhere_are_imported_after_a_check_and_another_identity_is_refused"),
 }
 
 

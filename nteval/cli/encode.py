@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from ..encode import encode_index
+from ..encode import encode_index, export_index_texts, import_index_vectors
 from ..errors import InputError
 from ..systems.registry import get as kind_of
 from ..systems.registry import known as is_kind
@@ -52,14 +52,42 @@ def _systems(names: tuple[str, ...], systems_file: Path | None) -> list:
                    "as a pin needs.")
 @click.option("--systems", "systems_file", type=click.Path(path_type=Path), default=None,
               help="A systems YAML holding the --system names.")
+@click.option("--export-texts", "export", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the texts this encoding reads (JSON lines: id, text) to encode them elsewhere, e.g. on a "
+                   "GPU; prints the encoder identity the vectors must have. Encodes nothing.")
+@click.option("--import", "source", type=click.Path(path_type=Path), default=None,
+              help="Take vectors made elsewhere (a directory: docids.txt and vectors.npy, one row per docid) into "
+                   "the index's store, after re-encoding a seeded sample here: refused when they are not this "
+                   "encoder's.")
 @SCHEDULER
 @QUIET
 @friendly_errors
-def encode_cmd(index_dir: Path, names: tuple[str, ...], systems_file: Path | None, scheduler: str | None,
-               quiet: bool) -> None:
+def encode_cmd(index_dir: Path, names: tuple[str, ...], systems_file: Path | None, export: Path | None,
+               source: Path | None, scheduler: str | None, quiet: bool) -> None:
     """Encode the whole collection once, before any pin or gate (on a Dask cluster with --scheduler):
     the fair references' neural encoder over INDEX/all, or --system's over INDEX/nt. The vectors go
-    where a pin or gate finds them (beside the index, or $NTEVAL_DENSE_CACHE): they encode nothing after."""
+    where a pin or gate finds them (beside the index, or $NTEVAL_DENSE_CACHE): they encode nothing after.
+    With --export-texts and --import, the vectors are made elsewhere and checked here."""
+    if export is not None or source is not None:
+        if export is not None and source is not None:
+            raise InputError(None, "--export-texts and --import: give one (export the texts, encode them elsewhere, "
+                                   "then import the vectors)")
+        if scheduler:
+            raise InputError(None, "--scheduler with --export-texts/--import: they encode nothing on a cluster (the "
+                                   "import re-encodes a sample here); leave --scheduler out")
+        systems = _systems(names, systems_file) if names else [None]
+        if len(systems) != 1:
+            raise InputError(None, "--export-texts/--import: give one --system (a dense one) or none (the references)")
+        if export is not None:
+            e = export_index_texts(index_dir, export, systems[0])
+            click.echo(f"{e['documents']:,} texts of {e['index']} in {e['out']}: encode them with {e['encoder']} "
+                       f"(identity {e['identity']}, {e['dim']} dimensions), then nteval encode --import")
+            return
+        assert source is not None
+        i = import_index_vectors(index_dir, source, systems[0])
+        click.echo(f"imported {i['documents']:,} vectors of {i['index']} for {i['encoder']}: {i['checked']} sampled "
+                   f"documents encoded here agree (least cosine {i['min_cosine']:.6f}) ({i['cache']})")
+        return
     done = encode_index(index_dir, _systems(names, systems_file) if names else None, scheduler, progress(quiet))
     for d in done:
         how = (f"{d['encoded_this_time']:,} encoded now" + (f", {d['reused']:,} carried" if d.get("reused") else "")

@@ -608,7 +608,7 @@ def _encoders_read(job: _Job, sref: dict[str, Any] | None, configs: dict[str, di
     undeclared ranking that is no lexical system's): whether it orders its top hits as the
     references' own model does (:func:`nteval.traits.same_encoder`, with the references' encoder as
     the pin records it). Nothing where the references hold no neural model or the extra is missing."""
-    from ..systems.dense import encoder_params, load_encoder
+    from ..encoders.models import encoder_params, load_encoder
 
     fam = families(configs)
     names = [n for n in traits if (fam.get(n) in EMBEDDING_FAMILIES and declared(n, configs))

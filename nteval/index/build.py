@@ -715,7 +715,7 @@ def update_index(index_dir: str | Path, sources: Sequence[str | Path], progress:
 def _carry_vectors(old: Path, new: Path) -> None:
     """The finished dense-vector caches and pooled stores of the index before its update, hard-linked
     into the updated one: the next encoding takes the vector of every document whose text did not
-    change from them instead of encoding it again (:class:`nteval.systems.dense._Donor`; the pooled
+    change from them instead of encoding it again (:class:`nteval.encoders.store._Donor`; the pooled
     store is per document already)."""
     import os
 

@@ -11,14 +11,13 @@ from typing import Any
 from ..atomic import write_text
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import DocStore, known_docids
+from ..encoders.models import SHIPPED_MODELS, cuda_available, missing_modules
 from ..errors import InputError
 from ..formats.trec import write_qrels, write_topics
 from ..index import read_manifest
 from ..runs import Searched, index_folds, run_all
 from ..settings import Execution
-from ..systems import dense
 from ..systems.base import System, load_systems, make_system
-from ..systems.dense import SHIPPED_MODELS, missing_modules
 from ..systems.families import families
 from ..systems.pooled import lexical_pools, pooled_run
 from ..systems.sets import builtin_systems, find_named_system, suggest_system
@@ -74,7 +73,7 @@ def neural_srefs() -> tuple[str, ...]:
     (:data:`NEURAL_SREFS_TORCH`) where ONNX Runtime is missing or torch sees a GPU (it encodes
     there, faster than int8 on the CPU; both judge alike: docs/verdicts.md). A pin records which."""
     missing = missing_modules("onnxruntime", "onnx")
-    gpu = not missing and dense.cuda_available()
+    gpu = not missing and cuda_available()
     if missing or gpu:
         if not _SAID_TORCH:  # (hostile K10: the 3.4-times-slower torch reference stood in without a word)
             _SAID_TORCH.append(1)

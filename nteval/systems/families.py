@@ -160,7 +160,7 @@ UNSEEN_FAMILIES: dict[str, str] = {
 
 def encoders(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = frozenset()) -> set[str | None]:
     """The transformer encoders ``name`` ranks with, however deep it fuses them: a neural dense
-    system's model (:func:`nteval.systems.dense.model_identity`: ``minilm``, ``e5``, or a local
+    system's model (:func:`nteval.encoders.models.model_identity`: ``minilm``, ``e5``, or a local
     model by its weights); None for a neural system nteval does not compute (a run file, an engine),
     whose model it cannot name."""
     c = configs.get(name)
@@ -177,7 +177,7 @@ def encoders(name: str, configs: dict[str, dict[str, Any]], seen: frozenset = fr
     model = (c.get("params") or {}).get("model") if kind is not None and kind.computed else None
     if not model:
         return {None}
-    from .dense import model_identity  # (a local directory holding MiniLM's own weights is MiniLM)
+    from ..encoders.models import model_identity  # (a local directory holding MiniLM's own weights is MiniLM)
 
     return {model_identity(str(model))}
 

@@ -124,7 +124,7 @@ class SystemKind:
 
     def encodes(self, system: System, target: Any) -> dict[str, Any] | None:
         """What a system of this kind must encode before it can search ``target`` (documents, the
-        encoder, an estimate of the time: :func:`nteval.systems.dense.encoding_plan`), or None (most
+        encoder, an estimate of the time: :func:`nteval.encoders.store.encoding_plan`), or None (most
         kinds: nothing)."""
         return None
 

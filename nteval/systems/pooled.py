@@ -30,10 +30,10 @@ import numpy as np
 from .._version import __version__
 from ..corpus.store import FILENAME as STORE
 from ..corpus.store import INDEX_MEMBERS, index_contents
+from ..encoders.models import Encoder, encoder_params, load_encoder
 from ..errors import InputError
 from ..formats.trec import trec_order
 from ..progress import shown, tqdm
-from .dense import Encoder, encoder_params, load_encoder
 
 #: Documents per encoding chunk (a Dask task; one commit of the store).
 CHUNK = 256

@@ -36,10 +36,10 @@ def test_names_of_the_split_modules_still_import():
     """nteval.index became a package (manifest: reading, build: building) and the store took the
     document-store queries of dense: the old names are served as before."""
     from nteval.corpus.store import index_texts
+    from nteval.encoders.store import index_texts as dense_texts
     from nteval.index import build_index, read_manifest, sha256_file, update_index
     from nteval.index.build import build_index as built
     from nteval.index.manifest import read_manifest as read
-    from nteval.systems.dense import index_texts as dense_texts
 
     assert build_index is built and read_manifest is read and callable(update_index) and callable(sha256_file)
     assert dense_texts is index_texts

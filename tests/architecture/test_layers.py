@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("nteval.lucene",),
     ("nteval.index",),
     ("nteval.topics",),
+    ("nteval.encoders",),
     ("nteval.systems",),
     ("nteval.cluster",),
     ("nteval.runs", "nteval.session", "nteval.evaluate", "nteval.scores", "nteval.traits", "nteval.leak"),

@@ -17,6 +17,8 @@ import pytest
 from click.testing import CliRunner
 from conftest import FIRST100, FIRST200, HANG, cli, one_line_error, quick
 
+from nteval.encoders import models, store
+
 ROOT = Path(__file__).resolve().parents[2]
 NTEVAL = [sys.executable, "-m", "nteval.cli"]
 
@@ -173,10 +175,11 @@ def fresh_dense(dense_cache):
 
 
 def _dense_rr(index, out, systems_yaml, capsys=None) -> float:
+    from nteval.encoders import store
     from nteval.experiment import run_focused
     from nteval.systems import dense
 
-    dense._VECTORS.clear()
+    store._VECTORS.clear()
     dense._FAISS.clear()
     res = run_focused(index, out, n_topics=40, seed=2, systems=systems_yaml, progress=False, min_topics=10)
     return res["systems"]["dense"]["RR"]
@@ -221,9 +224,9 @@ def test_a_damaged_encoding_part_is_encoded_again_on_resume(first200_index, fres
     from nteval.index import read_manifest
 
     fp = read_manifest(first200_index)["fingerprint"]
-    enc = dense.load_encoder("wordllama", 256, "dense")
-    ref = dense.document_vectors(first200_index, "nt", fp, enc, progress=False).matrix.copy()
-    final = dense.cache_dir(first200_index, "nt", fp, enc)
+    enc = models.load_encoder("wordllama", 256, "dense")
+    ref = store.document_vectors(first200_index, "nt", fp, enc, progress=False).matrix.copy()
+    final = store.cache_dir(first200_index, "nt", fp, enc)
     partial = final.with_name(final.name + ".partial")
     shutil.copytree(final, partial)  # (a killed encoding's state: one finished part and its digest)
     (partial / "meta.json").unlink()
@@ -231,8 +234,8 @@ def test_a_damaged_encoding_part_is_encoded_again_on_resume(first200_index, fres
     np.save(partial / "part-000000.npy", ref[::-1].copy())
     (partial / "parts.json").write_text(json.dumps({"0": dense._sha256(partial / "part-000000.npy")}) + "\n")
     shutil.rmtree(final)
-    dense._VECTORS.clear()
-    resumed = dense.document_vectors(first200_index, "nt", fp, enc, progress=False)
+    store._VECTORS.clear()
+    resumed = store.document_vectors(first200_index, "nt", fp, enc, progress=False)
     assert json.loads((final / "meta.json").read_text())["encoded_this_time"] == 0  # the part was trusted ...
     assert np.array_equal(resumed.matrix, ref[::-1])                                  # ... as its digest says
     # now a part that is NOT the file its digest recorded: encoded again
@@ -241,8 +244,8 @@ def test_a_damaged_encoding_part_is_encoded_again_on_resume(first200_index, fres
     np.save(partial / "part-000000.npy", ref[::-1].copy())
     (partial / "parts.json").write_text(json.dumps({"0": "0" * 64}) + "\n")
     shutil.rmtree(final)
-    dense._VECTORS.clear()
-    again = dense.document_vectors(first200_index, "nt", fp, enc, progress=False)
+    store._VECTORS.clear()
+    again = store.document_vectors(first200_index, "nt", fp, enc, progress=False)
     assert json.loads((final / "meta.json").read_text())["encoded_this_time"] == len(ref)
     assert np.array_equal(again.matrix, ref)
 

@@ -52,9 +52,9 @@ def test_an_updated_index_and_its_twin_from_scratch_give_one_pin(tmp_path, monke
     assert meta and meta[0]["reused"] >= 500 and meta[0]["encoded_this_time"] <= 300   # (the update's records only)
     _same(tmp_path / "pinAB", tmp_path / "pinAB2")
     shutil.rmtree(tmp_path / "AB2" / "dense")   # (and made again from empty caches: on disk and in this process)
-    from nteval.systems import dense
+    from nteval.encoders import store
 
-    monkeypatch.setattr(dense, "_VECTORS", {})
+    monkeypatch.setattr(store, "_VECTORS", {})
     pin_topics(tmp_path / "AB2", tmp_path / "pinAB2again", PinSpec(n_topics=200))
     _same(tmp_path / "pinAB2", tmp_path / "pinAB2again")
 

@@ -178,9 +178,9 @@ def test_the_encoder_check_reads_the_models_vectors_from_the_store(pinned, twins
     (here the computed twin's; no abstract encoded again: 7 of a gate's 9 s on the sample's 1,000-topic
     pin) and finds the τ that encoding them finds, for the model's own ranking (1.00) and BM25's (well
     under the threshold)."""
+    from nteval.encoders.models import load_encoder
     from nteval.formats.trec import read_run, read_topics
     from nteval.index.manifest import read_manifest
-    from nteval.systems.dense import load_encoder
     from nteval.traits import SEEN_TAU, same_encoder
 
     index, pin, _ = pinned

@@ -124,8 +124,8 @@ def test_the_default_neural_reference_is_the_studys_choice_and_falls_back_to_tor
     torch reference (the study's baseline, as fair) stands in, never the lexical vote alone."""
     import sys
 
+    from nteval.encoders.models import SHIPPED_MODELS
     from nteval.protocols import highrecall
-    from nteval.systems.dense import SHIPPED_MODELS
 
     root = Path(__file__).resolve().parents[2]
     sys.path.insert(0, str(root / "scripts"))

@@ -100,25 +100,25 @@ def test_an_update_encodes_only_new_or_changed_records(tmp_path, monkeypatch):
     fingerprint is left there)."""
     import numpy as np
 
-    from nteval.systems import dense
+    from nteval.encoders import models, store
 
     monkeypatch.delenv("NTEVAL_DENSE_CACHE", raising=False)   # the cache inside the index, as by default
-    dense._VECTORS.clear()
+    store._VECTORS.clear()
     upd = make_update(tmp_path / "upd.xml", FIRST100)
-    enc = dense.load_encoder("wordllama", 0)
+    enc = models.load_encoder("wordllama", 0)
 
-    def vectors(idx: Path) -> dense.Vectors:
-        dense._VECTORS.clear()
-        return dense.document_vectors(idx, "all", read_manifest(idx)["fingerprint"], enc, progress=False)
+    def vectors(idx: Path) -> store.Vectors:
+        store._VECTORS.clear()
+        return store.document_vectors(idx, "all", read_manifest(idx)["fingerprint"], enc, progress=False)
 
     idx = tmp_path / "idx"
     build_index([FIRST100], idx)
     before = vectors(idx)
     assert before.meta["encoded_this_time"] == len(before.docids) and before.meta["reused"] == 0
-    texts = dict(dense.index_texts(idx, "all"))
+    texts = dict(store.index_texts(idx, "all"))
     update_index(idx, [FIRST200, upd])
     after = vectors(idx)
-    unchanged = sum(1 for d, t in dense.index_texts(idx, "all") if texts.get(d) == t)
+    unchanged = sum(1 for d, t in store.index_texts(idx, "all") if texts.get(d) == t)
     assert 0 < after.meta["reused"] == unchanged < len(before.docids) < len(after.docids)
     assert after.meta["encoded_this_time"] == len(after.docids) - after.meta["reused"]
     assert after.meta["reused_from"] == before.dir.name and not before.dir.exists()

@@ -125,9 +125,9 @@ def test_equal_shares_by_hand():
 
 
 def test_without_the_neural_extra_the_lexical_vote_judges_and_says_so(first200_index, tmp_path, monkeypatch):
-    from nteval.systems import dense
+    from nteval.encoders import models
 
-    monkeypatch.setitem(dense.SHIPPED_MODELS, "minilm", dense.ShippedModel("minilm", 384, ("nteval_no_such_module",), ""))
+    monkeypatch.setitem(models.SHIPPED_MODELS, "minilm", models.ShippedModel("minilm", 384, ("nteval_no_such_module",), ""))
     r = CliRunner().invoke(main, ["highrecall", "--index", str(first200_index), "--topics", "30", "--min-topics", "10",
                                   "--systems", "default", "--out", str(tmp_path / "h")])
     assert r.exit_code == 0, r.output

@@ -10,6 +10,8 @@ import json
 import numpy as np
 import pytest
 
+from nteval.corpus.store import index_docids
+from nteval.encoders import models
 from nteval.formats.trec import read_qrels
 from nteval.index import read_manifest
 from nteval.systems import dense, pooled
@@ -22,7 +24,7 @@ def _titles(index_dir, n=25):
     store = DocStore(index_dir / FILENAME)
     try:
         out = {}
-        for d in dense.index_docids(index_dir, "nt"):
+        for d in index_docids(index_dir, "nt"):
             doc = store.get(d)
             if doc and doc["title"]:
                 out[d] = doc["title"]
@@ -36,7 +38,7 @@ def _titles(index_dir, n=25):
 def test_pooled_ranking_is_the_full_search_restricted_to_the_pool(first200_index, dense_cache):
     wl = make_system("wl", "dense", {"model": "wordllama"})
     titles = _titles(first200_index)
-    docs = dense.index_docids(first200_index, "all")
+    docs = index_docids(first200_index, "all")
     pools = {q: sorted(docs[i::3])[:60] for i, q in enumerate(titles)}   # any pool: every third document
     run, notes = pooled.pooled_run(wl, first200_index, titles, pools, 1000, progress=False)
     assert notes["encoded_now"] == notes["pooled_documents"] == len({d for p in pools.values() for d in p})
@@ -50,7 +52,7 @@ def test_pooled_ranking_is_the_full_search_restricted_to_the_pool(first200_index
     # a second call encodes nothing; a changed text is encoded again, alone
     again, notes2 = pooled.pooled_run(wl, first200_index, titles, pools, 1000, progress=False)
     assert notes2["encoded_now"] == 0 and again == run
-    enc = dense.load_encoder("wordllama", 0)
+    enc = models.load_encoder("wordllama", 0)
     store = pooled.VectorStore(pooled.store_path(first200_index, "all", enc), enc)
     seen = sorted({d for p in pools.values() for d in p})[:10]
     texts = pooled.texts_of(first200_index, "all", seen)
@@ -60,10 +62,10 @@ def test_pooled_ranking_is_the_full_search_restricted_to_the_pool(first200_index
 
 
 def test_a_store_of_another_model_is_refused(first200_index, dense_cache):
-    enc = dense.load_encoder("wordllama", 0)
+    enc = models.load_encoder("wordllama", 0)
     path = pooled.store_path(first200_index, "all", enc)
     pooled.VectorStore(path, enc).close()
-    other = dense.Encoder("another-model-1234", enc.dim, enc.embed)
+    other = models.Encoder("another-model-1234", enc.dim, enc.embed)
     with pytest.raises(dense.InputError, match="not another-model-1234"):
         pooled.VectorStore(path, other)
     assert pooled.store_path(first200_index, "all", other) != path   # (it would have its own)
@@ -80,7 +82,7 @@ def test_highrecall_with_a_pooled_reference_records_its_pool(first200_index, den
     sref = json.loads((out / "results.json").read_text())["sref"]
     assert sref["pool"]["depth"] == 100 and sref["pool"]["of"] == ["bm25", "qld_mu1000"]
     assert sref["pool"]["encoded_now"]["dense"] == sref["pool"]["documents"] > 0
-    assert sref["pool"]["encoded_by"]["dense"] == {"model": dense.load_encoder("wordllama", 0).id, "device": "cpu"}
+    assert sref["pool"]["encoded_by"]["dense"] == {"model": models.load_encoder("wordllama", 0).id, "device": "cpu"}
     assert sref["balance"] == "equal shares"
 
 
@@ -88,9 +90,9 @@ def test_dask_workers_encode_the_same_vectors_as_one_process(first200_index, tmp
     distributed = pytest.importorskip("distributed")
     import dask
 
-    docs = dense.index_docids(first200_index, "all")[:300]
+    docs = index_docids(first200_index, "all")[:300]
     texts = pooled.texts_of(first200_index, "all", docs)
-    enc = dense.load_encoder("wordllama", 0)
+    enc = models.load_encoder("wordllama", 0)
     local = pooled.VectorStore(tmp_path / "local.sqlite", enc)
     assert pooled.encode_missing(local, texts, {"model": "wordllama"}) == len(texts)
     dask.config.set({"temporary-directory": str(tmp_path / "scratch")})
@@ -133,8 +135,8 @@ def test_a_full_pooled_store_is_said_of_the_store(tmp_path):
     import numpy as np
     import pytest
 
+    from nteval.encoders.models import Encoder
     from nteval.errors import explain_failure
-    from nteval.systems.dense import Encoder
     from nteval.systems.pooled import VectorStore
 
     enc = Encoder("probe", 64, lambda t: np.ones((len(t), 64), dtype=np.float32))

