@@ -62,7 +62,7 @@ family's mean bias under the chosen design on the training collections; it *tran
 held-out collection the corrected bias is within 5 points and smaller in size than the raw one on at
 least three of the four. Only a transferring correction may enter a verdict.
 
-``--write`` writes nteval/data/loco_fairness.json and the generated block of docs/validation.md
+``--write`` writes nteval/data/loco_fairness.json and the generated block of docs/verdicts.md
 (``<!-- loco:designs -->``).
 """
 from __future__ import annotations
@@ -81,7 +81,7 @@ import fairness_study as fs  # noqa: E402  (the collections' runs, references an
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT_JSON = ROOT / "nteval" / "data" / "loco_fairness.json"
-DOC = ROOT / "docs" / "validation.md"
+DOC = ROOT / "docs" / "verdicts.md"
 MARK = "loco:designs"
 TOPICAL = ("cisi", "cf", "med")   # the collections a choice is fitted on (SciFact: held out only)
 NAMES = {"cisi": "CISI", "cf": "CF (odd half)", "med": "MED (odd half)", "scifact": "SciFact"}
@@ -92,6 +92,7 @@ LABEL = {"neural": "neural", "hybrid": "hybrid", "dense": "static", "static_hybr
          "expansion": "expansion", "proximity": "proximity", "reduction": "reduction"}
 ENC_SYSTEMS = {"minilm": ("minilm", "minilm_bm25_rrf"), "e5": ("e5", "e5_bm25_rrf")}
 POOL_DEPTH = 100
+MINILM_SHIPPED = {"backend": "onnx-int8", "max_tokens": 128}   # the shipped reference's encoding of MiniLM
 BOOT, SEED, TIE, TAU_SLACK, WITHIN = 2000, 0, 2.0, 0.02, 5.0
 
 
@@ -117,7 +118,8 @@ def extra_refs(c: fs.Collection, e5: bool) -> None:
     saved, c.titles = c.titles, long
     try:
         for n in (*fs.LEXICAL, *encoders):
-            algorithm, params = (("dense", {"model": n}) if n in ("minilm", "e5")
+            algorithm, params = (("dense", {"model": n, **MINILM_SHIPPED}) if n == "minilm" else ("dense", {"model": n})
+                                 if n == "e5"
                                  else next((s.algorithm, s.params) for s in _lexical_systems() if s.name == n))
             c.refs[f"long:{n}"] = c._title_runs(f"long_{n}".replace(".", "_"), algorithm, params)
     finally:
@@ -129,6 +131,19 @@ def _lexical_systems() -> list:
     from nteval.systems.sets import builtin_systems
 
     return load_systems(builtin_systems("wide_dense"))
+
+
+class Collection(fs.Collection):
+    """The fairness study's collection, its MiniLM reference the shipped one (int8, 128 word pieces:
+    the run the correlate run's references made), not torch's."""
+
+    def _title_runs(self, name: str, algorithm: str, params: dict) -> dict:
+        from nteval.formats.trec import read_run
+
+        shipped = self.corr / "highrecall" / "sref" / "minilm_int8_128.run"
+        if name == "minilm" and shipped.is_file():
+            return read_run(shipped)
+        return super()._title_runs(name, algorithm, params)
 
 
 # -- the designs --------------------------------------------------------------------------------------
@@ -345,6 +360,8 @@ def lexical_only(c: fs.Collection, j: Judge) -> dict[str, Any]:
 # -- the rule -----------------------------------------------------------------------------------------
 
 def choose(per: dict[str, dict[str, Any]], training: list[str]) -> dict[str, Any]:
+    if not training:
+        return {"training": [], "eligible": [], "worst_J": {}, "tied": [], "chosen": None}
     ok = [d for d in DESIGNS if all(per[c][d]["tau_lexical"] >= per[c]["lexical"]["tau_lexical"] - TAU_SLACK
                                     for c in training)]
     worst = {d: max(per[c][d]["J"] for c in training) for d in DESIGNS}
@@ -382,16 +399,49 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
 
 
 def study(work: Path, names: tuple[str, ...], e5: bool = False) -> dict[str, Any]:
+    """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
+    held-out collection, then the gate's decisions per family under the shipped design and each
+    design the rule chose (the gate's test is the costly part: 870 pairs per design)."""
+    import json
+
+    cache = work / "loco"
+    cache.mkdir(exist_ok=True)
     per: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, tuple[Collection, Judge]] = {}
+
+    def open_(name: str) -> tuple[Collection, Judge]:
+        if name not in loaded:
+            c = Collection(work, name)
+            extra_refs(c, e5)
+            loaded[name] = (c, Judge(c))
+        return loaded[name]
+
     for name in names:
-        c = fs.Collection(work, name)
-        extra_refs(c, e5)
-        j = Judge(c)
+        f = cache / f"{name}{'-e5' if e5 else ''}.json"
+        if f.is_file():
+            per[name] = json.loads(f.read_text(encoding="utf-8"))
+            continue
+        c, j = open_(name)
         per[name] = {"lexical": lexical_only(c, j)}
         for design in DESIGNS:
-            per[name][design] = judged(c, j, design, gate=True)
-    folds = {h: choose(per, [c for c in names if c != h and c in TOPICAL]) for h in names}
-    overall = choose(per, [c for c in names if c in TOPICAL])
+            per[name][design] = judged(c, j, design, gate=False)
+        f.write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
+    topical = [c for c in names if c in TOPICAL]
+    folds = {h: choose(per, [c for c in topical if c != h]) for h in names}
+    overall = choose(per, topical)
+    wanted = {"shipped", *(f["chosen"] for f in folds.values() if f["chosen"]), *([overall["chosen"]] if overall["chosen"] else [])}
+    for name in names:
+        for design in sorted(wanted):
+            if "gate" in per[name][design]:
+                continue
+            c, j = open_(name)
+            nt, qids = per_topic(c, j.qrels_for(design, "minilm"))
+            per[name][design]["gate"] = gate_by_family(c, nt, qids)
+            print(f"{NAMES[name]:16s} {design:22s} gate: false pass {per[name][design]['gate']['false_pass']}/"
+                  f"{per[name][design]['gate']['losses']}, agreement {per[name][design]['gate']['agreement']}",
+                  file=sys.stderr, flush=True)
+        (cache / f"{name}{'-e5' if e5 else ''}.json").write_text(json.dumps(per[name], ensure_ascii=False) + "\n",
+                                                               encoding="utf-8")
     return {"collections": per, "folds": folds, "chosen": overall, "corrections": corrections(per, folds),
             "rule": {"tau_slack": TAU_SLACK, "tie_points": TIE, "within": WITHIN, "pool_depth": POOL_DEPTH,
                      "boot": BOOT, "seed": SEED}}
@@ -401,6 +451,10 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False) -> dict[str, Any
 
 def _b(v: list[float] | None) -> str:
     return "—" if v is None else f"{v[0]:+.0f} [{v[1]:+.0f}, {v[2]:+.0f}]"
+
+
+def _gate_cell(g: dict[str, Any]) -> str:
+    return f"{g['false_pass']}/{g['losses']}" if g else "—"
 
 
 def block(s: dict[str, Any]) -> str:
@@ -417,7 +471,7 @@ def block(s: dict[str, Any]) -> str:
                          f"{rows['lexical']['tau_lexical']:.3f}) | #{x['e5']['nt_rank']}/#{x['e5']['human_rank']}, "
                          f"{_b(x['e5']['bias'])} | {_b(x['minilm']['unseen_bias'])} | "
                          + " | ".join(_b(x["families"].get(f)) for f in FAMILIES)
-                         + f" | {x['J']:.0f} | {g.get('false_pass', 0)}/{g.get('losses', 0)} |")
+                         + f" | {x['J']:.0f} | {_gate_cell(g)} |")
     lines += ["", "Bold: the design the rule chooses for that collection when it is held out (fitted on the other "
                   "three). Bias: NT's relative advantage over BM25 minus the humans' (AP), points, [95 % topic-bootstrap "
                   "interval]. J: the largest |bias| of the row. Gate false pass: pairs the gate (NT alone) passes of those "

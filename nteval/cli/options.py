@@ -236,7 +236,7 @@ def protocol_names(text: str) -> tuple[str, ...]:
 
 
 #: the high-recall options every command that runs the protocol has (--sref apart)
-HIGHRECALL_OPTIONS = ("k", "zt", "sentence", "fallback", "judged", "std", "combine", "graded", "holdout", "pool", "preset")
+HIGHRECALL_OPTIONS = ("k", "zt", "sentence", "fallback", "judged", "std", "combine", "graded", "holdout", "pool", "share", "preset")
 #: which documents may become NT topics (every command that samples D0 has these)
 SAMPLE_FILTERS = ("language", "year_min", "year_max", "min_sentences", "min_title_tokens")
 

@@ -46,7 +46,7 @@ from ..formats.trec import read_qrels, read_topics, write_qrels, write_topics
 from ..index import read_manifest
 from ..params import check_declared, param
 from ..protocols import get
-from ..protocols.highrecall import DEFAULT_POOL, HighRecallSpec, highrecall_topics, resolve_srefs
+from ..protocols.highrecall import DEFAULT_POOL, DEFAULT_SHARE, HighRecallSpec, highrecall_topics, resolve_srefs
 from ..session import session
 from ..topics.focused import focused_topics
 from ..topics.ids import topic_set_id
@@ -148,7 +148,7 @@ def extend_pin(old: str | Path, index_dir: str | Path, out: str | Path, n_topics
             used = set(sources.values())
             new_ids = [d for d in pool[:n_topics] if d not in used][: n_topics - base["n_topics"]]
             t2, q2, s2, stats = _known_only(*topics_of(index_dir, name, new_ids, spec.seed, tmp / ".work" / name,
-                                                       progress, pinned_references(pin), pinned_pool(pin)), known)
+                                                       progress, Judging.of(pin)), known)
             # (the pin's record of how its topics were judged, its references included, is kept verbatim: the new
             # topics are judged by the same references, check_references)
             kept = (pin.meta.get("protocols", {}).get(name) or {}).get("settings") or {}
@@ -459,8 +459,7 @@ def fresh_topics(pin: Pin, index_dir: Path, protocol: str, n: int, work: Path,
         return AppliedTopics(protocol, "fresh", {}, {}, {}, status)
     if protocol == "highrecall":
         check_references(pin, f"fresh topics (--fresh {n})")
-    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, pinned_references(pin),
-                                          pinned_pool(pin))
+    topics, qrels, sources, _ = topics_of(index_dir, protocol, ids, pin.seed, work, progress, Judging.of(pin))
     status["used"] = len(topics)
     return AppliedTopics(protocol, "fresh", topics, qrels, sources, status)
 
@@ -494,13 +493,33 @@ def pinned_pool(pin: Pin) -> int:
     return int((sref.get("pool") or {}).get("depth") or 0)
 
 
+def pinned_share(pin: Pin) -> float:
+    """How many documents the pin's non-lexical references added per topic, as a multiple of the
+    lexical vote's (recorded as ``sref.share`` when not 1; a pin made before shares: 1)."""
+    sref = ((pin.meta.get("protocols", {}).get("highrecall") or {}).get("settings") or {}).get("sref") or {}
+    return float(sref.get("share") or 1.0)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """How a pin's topical topics were judged, as its fresh topics and extensions must be: its
+    references (:func:`pinned_references`; None: the defaults), the neural share's pool depth
+    (:func:`pinned_pool`) and size (:func:`pinned_share`)."""
+    references: list[str] | None = None
+    pool: int = DEFAULT_POOL
+    share: float = DEFAULT_SHARE
+
+    @classmethod
+    def of(cls, pin: Pin) -> Judging:
+        return cls(pinned_references(pin), pinned_pool(pin), pinned_share(pin))
+
+
 def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: Path, progress: bool | None,
-              references: list[str] | None = None, pool: int | None = None
+              judging: Judging | None = None
               ) -> tuple[dict[str, str], dict[str, dict[str, int]], dict[str, str], dict[str, Any]]:
     """(topics, qrels, sources, stats) that ``protocol`` makes now from the documents ``ids`` (a
-    high-recall S_ref searches the index as it is, with ``references`` and ``pool`` (the pin's:
-    :func:`pinned_references`, :func:`pinned_pool`; None: the defaults); no topic when none keeps a
-    pseudo-relevant one)."""
+    high-recall S_ref searches the index as it is, judging as ``judging`` says (the pin's:
+    :meth:`Judging.of`; None: the defaults); no topic when none keeps a pseudo-relevant one)."""
     if not ids:
         return {}, {}, {}, {}
     if protocol == "focused":
@@ -511,11 +530,12 @@ def topics_of(index_dir: Path, protocol: str, ids: list[str], seed: int, work: P
             store.close()
         return topics, qrels, {q: q for q in topics}, {}
 
-    refs = resolve_srefs(references)  # (a reference this install cannot run is an error, never "no topic")
+    judging = judging or Judging()
+    refs = resolve_srefs(judging.references)  # (a reference this install cannot run is an error, never "no topic")
     try:
         topics, qrels, stats, _, sources = highrecall_topics(Path(index_dir), ids, refs, work,
                                                              HighRecallSpec(n_topics=len(ids), seed=seed,
-                                                                            pool=DEFAULT_POOL if pool is None else pool),
+                                                                            pool=judging.pool, share=judging.share),
                                                              progress)
     except InputError as err:
         if "no topic kept" not in err.message:

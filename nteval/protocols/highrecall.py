@@ -57,6 +57,10 @@ PAPER_SREFS: tuple[str, ...] = ("bm25",)
 #: How deep in the lexical references' rankings a neural reference looks for its share (0: it
 #: searches the whole collection): chosen by scripts/unseen_encoders_study.py's rule (docs/verdicts.md).
 DEFAULT_POOL = 0
+#: How many documents each non-lexical family of references adds per topic, as a multiple of the
+#: lexical vote's (1: equal shares). scripts/loco_fairness_study.py measures 1, 2 and 3 on four
+#: judged collections, leaving one out at a time (docs/verdicts.md, "Fair across collections").
+DEFAULT_SHARE = 1.0
 #: Families of systems whose references vote together on z ≥ ZT (the lexical share).
 LEXICAL_FAMILIES = frozenset({"bm25", "qld", "proximity", "reduction", "fusion"})
 
@@ -219,6 +223,8 @@ def highrecall_topics(index_dir: Path, ids: list[str], refs: list[System], out: 
     write_text(out / "pseudo_relevant_counts.tsv",
                "qid\tpseudo_relevant\n" + "".join(f"{q}\t{n}\n" for q, n in zip(qrels, sizes)))
     record = references_record(refs, groups, combine)
+    if record["balance"] and spec.share != 1.0:   # (a pin made before shares could differ records none: 1)
+        record["share"] = spec.share
     if pooled:
         record["pool"] = pooled
     stats = {
@@ -302,7 +308,7 @@ def references_qrels(groups: dict[str, list[System]], sref_runs: Any, spec: High
     if len(groups) > 1 and "lexical" in groups:
         return balanced_pseudo_qrels(sref_runs.several([r.name for r in groups["lexical"]]),
                                      [sref_runs.several([r.name for r in g]) for f, g in groups.items() if f != "lexical"],
-                                     **kw)
+                                     share=spec.share, **kw)
     return fused_pseudo_qrels(sref_runs.several([r.name for g in groups.values() for r in g]), **kw)
 
 
@@ -371,6 +377,9 @@ class HighRecallSpec(DocumentSampleSpec):
                           flag="--holdout/--no-holdout")
     pool: int = param(DEFAULT_POOL, "a neural reference re-ranks the union of the lexical references' top POOL for each title "
                            "instead of encoding the whole collection (0: it searches the whole collection)", min=0)
+    share: float = param(DEFAULT_SHARE, "with references of several families: each non-lexical family adds SHARE times "
+                                        "as many pseudo-relevant documents per topic as the lexical vote (1: equal "
+                                        "shares)", min=0.1, max=10.0)
     preset: str | None = param(None, "paper: Campagne 2008 as published; lexical: the lexical vote alone; balanced: "
                                      "the lexical vote and all-MiniLM-L6-v2, equal shares (each overrides sref, "
                                      "combine, graded, holdout, judged)", choices=tuple(HIGHRECALL_PRESETS))

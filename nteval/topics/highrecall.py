@@ -129,16 +129,16 @@ def fused_pseudo_qrels(sref_runs: Sequence[Run], k: int = 1000, zt: float = 2.0,
     return out
 
 
-def balanced_pseudo_qrels(lexical: Sequence[Run], others: Sequence[Sequence[Run]], k: int = 1000, zt: float = 2.0,
-                          std: str = "population", judged: str = "relevant-only", combine: str = "vote",
-                          graded: bool = False) -> Qrels:
+def balanced_pseudo_qrels(lexical: Sequence[Run], others: Sequence[Sequence[Run]], share: float = 1.0,
+                          **vote: Any) -> Qrels:
     """Pseudo-qrels from reference systems of several families, each family given an equal share.
 
     The lexical references decide, as :func:`fused_pseudo_qrels` does, which topics are kept and
     how many documents are pseudo-relevant for each (``n``: their z ≥ ZT vote). Every other family
     of references (``others``: e.g. a neural encoder searching ``all`` with the titles) then adds
     its own ``n`` best documents, fused by reciprocal rank within the family when it has several
-    references. A document is pseudo-relevant when any family puts it in its share.
+    references (``share`` × ``n``, rounded, at least one, with ``share`` ≠ 1). A document is
+    pseudo-relevant when any family puts it in its share.
 
     Why equal shares: a family's reference rewards the systems of its own family (measured on
     CISI and the CF collection: lexical references alone rank all-MiniLM-L6-v2 20th of 30, where
@@ -149,9 +149,11 @@ def balanced_pseudo_qrels(lexical: Sequence[Run], others: Sequence[Sequence[Run]
 
     Judged non-relevant (``topk-nonrelevant``): the union of every reference's top ``k``. Graded:
     the lexical share keeps its grades; another family's documents get grade 1 unless the lexical
-    share already graded them.
+    share already graded them. ``vote``: how the lexical references vote (:func:`fused_pseudo_qrels`'
+    keywords: ``k``, ``zt``, ``std``, ``judged``, ``combine``, ``graded``).
     """
-    lex = fused_pseudo_qrels(lexical, k, zt, std, judged, combine, graded)
+    lex = fused_pseudo_qrels(lexical, **vote)
+    k, judged = vote.get("k", 1000), vote.get("judged", "relevant-only")
     if not others:
         return lex
     out: Qrels = {}
@@ -160,7 +162,7 @@ def balanced_pseudo_qrels(lexical: Sequence[Run], others: Sequence[Sequence[Run]
         merged = dict(rel)
         for family in others:
             tops = [[d for d, _ in trec_order(run.get(qid, []))[:k]] for run in family]
-            for d in _rrf_top(tops, n):
+            for d in _rrf_top(tops, max(1, round(n * share)) if share != 1.0 else n):
                 if merged.get(d, 0) <= 0:
                     merged[d] = 1
             if judged == "topk-nonrelevant":

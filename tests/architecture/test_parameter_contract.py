@@ -50,6 +50,7 @@ OWN = {("*", "--index"), ("*", "--out"), ("*", "--quiet"), ("*", "--allow-code")
        ("gate", "--baseline"), ("gate", "--candidate"), ("check", "--system"), ("gate", "--systems"),
        ("check", "--systems"), ("*", "--history"), ("*", "--pin"), ("*", "--runs-cache"), ("pin", "--extend"),
        ("check", "--mmd"), ("check", "--label"), ("encode", "--system"), ("encode", "--systems"),
+       ("encode", "--export-texts"), ("encode", "--import"),
        ("index", "--skip-applied")}  # (check decides nothing: its margin is the alerts', its label the system's)
 
 

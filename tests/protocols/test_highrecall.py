@@ -122,6 +122,11 @@ def test_equal_shares_by_hand():
     other = {"t": [("n2", 0.9), ("n3", 0.8), ("n1", 0.1)]}
     q2 = balanced_pseudo_qrels([lex1, lex2], [[neural, other]], k=1000, zt=2.0)
     assert {d for d, r in q2["t"].items() if r > 0} == {"a", "b", "n1", "n2"}  # n2: 1/62 + 1/61; n1: 1/61 + 1/63
+    # a deeper share: twice the lexical vote's two documents, by the neural reference's order ("a" is already in)
+    q3 = balanced_pseudo_qrels([lex1, lex2], [[neural]], k=1000, zt=2.0, share=2.0)
+    assert {d for d, r in q3["t"].items() if r > 0} == {"a", "b", "n1", "n2", "n3"}
+    q4 = balanced_pseudo_qrels([lex1, lex2], [[neural]], k=1000, zt=2.0, share=0.5)
+    assert {d for d, r in q4["t"].items() if r > 0} == {"a", "b", "n1"}
 
 
 def test_without_the_neural_extra_the_lexical_vote_judges_and_says_so(first200_index, tmp_path, monkeypatch):
