@@ -362,12 +362,14 @@ def lexical_only(c: fs.Collection, j: Judge) -> dict[str, Any]:
 def choose(per: dict[str, dict[str, Any]], training: list[str]) -> dict[str, Any]:
     if not training:
         return {"training": [], "eligible": [], "worst_J": {}, "tied": [], "chosen": None}
-    ok = [d for d in DESIGNS if all(per[c][d]["tau_lexical"] >= per[c]["lexical"]["tau_lexical"] - TAU_SLACK
+    done = [d for d in DESIGNS if all(d in per[c] for c in training)]   # (a design a stopped study did not reach: not eligible)
+    ok = [d for d in done if all(per[c][d]["tau_lexical"] >= per[c]["lexical"]["tau_lexical"] - TAU_SLACK
                                     for c in training)]
-    worst = {d: max(per[c][d]["J"] for c in training) for d in DESIGNS}
+    worst = {d: max(per[c][d]["J"] for c in training) for d in done}
     best = min((worst[d] for d in ok), default=None)
     tied = [d for d in ok if best is not None and worst[d] - best <= TIE]
-    return {"training": training, "eligible": ok, "worst_J": worst, "tied": tied, "chosen": tied[0] if tied else None}
+    return {"training": training, "eligible": ok, "worst_J": worst, "tied": tied, "chosen": tied[0] if tied else None,
+            "not_computed": [d for d in DESIGNS if d not in done]}
 
 
 def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[str, Any]:
@@ -382,7 +384,9 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
                 continue
 
             def bias(c: str) -> float | None:
-                x = per[c][d]
+                x = per[c].get(d)
+                if x is None:
+                    return None
                 v = x["e5"]["bias"] if f == "e5" else x["families"].get(f)
                 return None if v is None else v[0]
 
@@ -398,7 +402,7 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
     return out
 
 
-def study(work: Path, names: tuple[str, ...], e5: bool = False) -> dict[str, Any]:
+def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool = False) -> dict[str, Any]:
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
     held-out collection, then the gate's decisions per family under the shipped design and each
     design the rule chose (the gate's test is the costly part: 870 pairs per design)."""
@@ -416,16 +420,15 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False) -> dict[str, Any
             loaded[name] = (c, Judge(c))
         return loaded[name]
 
-    for name in names:
+    for name in names:   # (each design's figures kept as soon as made: a stopped study resumes)
         f = cache / f"{name}{'-e5' if e5 else ''}.json"
-        if f.is_file():
-            per[name] = json.loads(f.read_text(encoding="utf-8"))
-            continue
-        c, j = open_(name)
-        per[name] = {"lexical": lexical_only(c, j)}
-        for design in DESIGNS:
-            per[name][design] = judged(c, j, design, gate=False)
-        f.write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
+        per[name] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
+        for design in ("lexical", *DESIGNS):
+            if design in per[name] or (cached_only and design != "lexical"):
+                continue
+            c, j = open_(name)
+            per[name][design] = lexical_only(c, j) if design == "lexical" else judged(c, j, design, gate=False)
+            f.write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
     topical = [c for c in names if c in TOPICAL]
     folds = {h: choose(per, [c for c in topical if c != h]) for h in names}
     overall = choose(per, topical)
@@ -464,6 +467,10 @@ def block(s: dict[str, Any]) -> str:
              "|---|---|---|---|---|" + "---|" * len(FAMILIES) + "---|---|"]
     for c, rows in per.items():
         for d in DESIGNS:
+            if d not in rows:
+                lines.append(f"| {NAMES[c]} | {d} | not computed (the study was stopped before it) |"
+                             + " |" * (len(FAMILIES) + 4))
+                continue
             x = rows[d]
             g = x.get("gate") or {}
             mark = "**" if d == s["folds"][c]["chosen"] else ""
@@ -486,7 +493,23 @@ def block(s: dict[str, Any]) -> str:
         lines.append(f"| {NAMES[h]} | {', '.join(NAMES[c] for c in f['training'])} | {d} | "
                      f"{'—' if x is None else x['J']:} | {'—' if x is None else f'{worst[0]} {_b(worst[1])}'} |")
     ch = s["chosen"]
-    lines += ["", f"On all four collections the rule chooses **{ch['chosen']}** (eligible: {', '.join(ch['eligible'])})."]
+    lines += ["", f"Fitted on the topical collections together ({', '.join(NAMES[c] for c in ch['training'])}), the "
+                  f"rule chooses **{ch['chosen']}** (eligible: {', '.join(ch['eligible'])})."]
+    lines += ["", "The gate's false passes per family of the candidate (NT alone, the cross-family rules not applied: "
+                  "pairs passed / pairs the humans show losing beyond the margin), and its agreement where both decide:",
+              "", "| collection | design | agreement | false pass, all | " + " | ".join(LABEL[f] for f in FAMILIES)
+              + " | lexical |", "|---|---|---|---|" + "---|" * (len(FAMILIES) + 1)]
+    for c, rows in per.items():
+        for d in DESIGNS:
+            g = rows.get(d, {}).get("gate")
+            if not g:
+                continue
+            pf = g["per_family"]
+            lex = [v for k, v in pf.items() if k not in FAMILIES]
+            lexical = f"{sum(v['false_pass'] for v in lex)}/{sum(v['losses'] for v in lex)}"
+            lines.append(f"| {NAMES[c]} | {d} | {g['agreement'] * 100:.1f} % | {g['false_pass']}/{g['losses']} "
+                         f"({(g['false_pass_rate'] or 0) * 100:.1f} %) | "
+                         + " | ".join(_gate_cell(pf.get(f, {})) for f in FAMILIES) + f" | {lexical} |")
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("Corrections that transfer out of sample (rule in scripts/loco_fairness_study.py): "
                  + (", ".join(LABEL.get(f, f) for f in tr) if tr else "none") + ".")
@@ -498,10 +521,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path, required=True)
     ap.add_argument("--collections", default="cisi,cf,med,scifact")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="compute no design WORK/loco/ does not hold (the figures of a stopped study, as they are)")
     ap.add_argument("--e5-refs", action="store_true", help="also e5's title runs over all (MiniLM's unseen bias)")
     ap.add_argument("--json", type=Path, help="also write the full result here")
     a = ap.parse_args()
-    s = study(a.work, tuple(a.collections.split(",")), a.e5_refs)
+    s = study(a.work, tuple(a.collections.split(",")), a.e5_refs, a.cached_only)
     text = block(s)
     if a.json:
         import json

@@ -148,7 +148,7 @@ def test_the_default_neural_reference_is_the_studys_choice_and_falls_back_to_tor
     # where torch sees a GPU (this machine has none: asked of torch as a GPU machine would answer),
     # the torch reference encodes there
     monkeypatch.setattr(highrecall, "missing_modules", lambda *m: [])
-    monkeypatch.setattr(highrecall.dense, "cuda_available", lambda: True)
+    monkeypatch.setattr(highrecall, "cuda_available", lambda: True)
     assert highrecall.default_srefs() == highrecall.LEXICAL_SREFS + highrecall.NEURAL_SREFS_TORCH
 
 
