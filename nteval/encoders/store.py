@@ -471,10 +471,15 @@ def import_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: 
     off = np.abs(norms - 1.0) > 1e-5
     if off.any():
         ordered[off] = _unit(ordered[off])
-    texts = dict(index_texts(index_dir, index_name))
     rng = np.random.default_rng(seed)
     pick = sorted(rng.choice(len(docids), size=min(sample, len(docids)), replace=False).tolist()) if docids else []
-    here = encoder.embed([texts[docids[i]] for i in pick]) if pick else np.zeros((0, encoder.dim), np.float32)
+    # one pass over the texts: every text's digest (the store's texts.txt), the sampled ones kept (not all: 36M)
+    wanted, sampled, texts_sha = set(pick), {}, []
+    for i, (_, text) in enumerate(index_texts(index_dir, index_name)):
+        texts_sha.append(_text_sha(text))
+        if i in wanted:
+            sampled[i] = text
+    here = encoder.embed([sampled[i] for i in pick]) if pick else np.zeros((0, encoder.dim), np.float32)
     cos = (ordered[pick] * here).sum(axis=1) if pick else np.ones(0)
     # (a text with no known token is the zero vector on both sides: the same, not a mismatch)
     both_zero = (np.abs(ordered[pick]).sum(axis=1) == 0) & (np.abs(here).sum(axis=1) == 0) if pick else np.ones(0, bool)
@@ -494,7 +499,6 @@ def import_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: 
         n_parts = (len(docids) + PART - 1) // PART
         for p in range(n_parts):
             save_array(partial / f"part-{p:06d}.npy", ordered[p * PART:(p + 1) * PART])
-        texts_sha = [_text_sha(texts[d]) for d in docids]
         _finish(partial, final, encoder, docids, texts_sha, n_parts,
                 {"index": index_name, "fingerprint": fingerprint, "encoded_this_time": 0, "reused_from": None,
                  "reused": 0, "seconds": 0.0, "cluster": None,
