@@ -429,9 +429,11 @@ def _read_elsewhere(source: Path, encoder: Encoder) -> tuple[list[str], np.ndarr
                                                  f"({encoder.describe()})")
     if matrix.dtype not in (np.float32, np.float16, np.float64):
         raise InputError(source / "vectors.npy", f"--import: dtype {matrix.dtype}, expected float32 or float16")
-    if len(set(ids)) != len(ids):
-        dup = next(d for i, d in enumerate(ids) if d in ids[:i])
-        raise InputError(source / "docids.txt", f"--import: docid {short(dup)} appears twice")
+    seen: set[str] = set()
+    for d in ids:
+        if d in seen:
+            raise InputError(source / "docids.txt", f"--import: docid {short(d)} appears twice")
+        seen.add(d)
     return ids, matrix
 
 
@@ -457,7 +459,8 @@ def import_vectors(index_dir: Path, index_name: str, fingerprint: str, encoder: 
                                                 f"(nteval encode --export-texts lists them)")
     extra = len(ids) - len(docids)
     if extra:
-        stranger = next(d for d in ids if d not in set(docids))
+        known = set(docids)
+        stranger = next(d for d in ids if d not in known)
         raise InputError(source / "docids.txt", f"--import: {extra:,} docids are not documents of {index_name} "
                                                 f"(first: {short(stranger)})")
     ordered = np.asarray(matrix, dtype=np.float32)[[row[d] for d in docids]]
