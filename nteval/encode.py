@@ -8,8 +8,9 @@ is the cost that has a floor on a CPU; ``encode`` lets it run before, and elsewh
 - **what**: the default references' neural encoder over ``all`` (what a pin's topical judgments need),
   or, with ``systems``, each dense system's encoder over ``nt`` (what a gate of that candidate needs);
 - **on a cluster** (``scheduler``): the parts of :data:`nteval.encoders.store.PART` documents go to
-  the workers as tasks, each worker loads the encoder once (and keeps it), and the client writes each
-  part as it arrives, as a local encoding would (:class:`ClusterParts`). The vectors are
+  the workers in tasks of :data:`nteval.encoders.parts.TASK` documents, each worker loads the
+  encoder once (and keeps it), and the client writes each part as it arrives, as a local encoding
+  would (:class:`ClusterParts`; here, one-thread processes do the same: :mod:`nteval.encoders.parts`). The vectors are
   byte-identical to one process': each text is encoded alone (the reference's int8 encoder since
   issue 56; e5 and fp32 ONNX always), whatever part or worker it falls to. A worker whose encoder is
   not the client's (another model identity: another backend, CPU class or GPU) is refused in one
@@ -21,94 +22,54 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import time
-from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from .encoders.parts import PartsPool, encode_part
 from .errors import InputError
 from .index import read_manifest
 from .progress import talking
 
-#: parts in flight per worker (the texts of a part travel with its task: ~10 MB for 8,192 abstracts)
-WINDOW_PER_WORKER = 2
+__all__ = ["ClusterParts", "encode_index", "encode_part", "export_index_texts", "import_index_vectors"]
 
 
-def encode_part(spec: dict[str, Any], texts: list[str]) -> tuple[str, np.ndarray]:
-    """A worker's task: the texts' vectors with the encoder of ``spec``
-    (:func:`nteval.encoders.models.encoder_params`), loaded once per worker process, and its identity."""
-    from .encoders.models import load_encoder
-
-    encoder = load_encoder(spec["model"], spec["dim"], "encode", spec["backend"], spec["max_tokens"])
-    return encoder.id, encoder.embed(texts)
-
-
-class ClusterParts:
-    """Parts of an encoding computed on a Dask cluster's workers (``client``), handed back to
-    :func:`nteval.encoders.store._encode` as they arrive: ``(part, vectors, encoded, documents)``."""
+class ClusterParts(PartsPool):
+    """Parts of an encoding computed on a Dask cluster's workers (``client``): tasks of
+    :data:`~nteval.encoders.parts.TASK` documents, each worker's encoder loaded once."""
 
     def __init__(self, client: Any, spec: dict[str, Any], address: str):
-        self.client, self.spec, self.address = client, spec, address
-
-    def describe(self) -> dict[str, Any]:
-        return {"scheduler": self.address, "workers": len(self.client.nthreads())}
-
-    def encode(self, encoder: Any, parts: Iterable[tuple[int, list[tuple[str, str]], list[str]]], donor: Any,
-               bar: Any, clock: Any) -> Iterator[tuple[int, np.ndarray, int, int]]:
         from distributed import as_completed
 
-        from .cluster import RETRIES, result_of
+        self.client, self.spec, self.address = client, spec, address
+        self.finished = as_completed([], loop=client.loop)   # (every task submitted, as it finishes)
 
-        window = max(1, WINDOW_PER_WORKER * max(1, len(self.client.nthreads())))
-        pending: dict[Any, tuple[int, np.ndarray, list[int], int]] = {}
-        feed = iter(parts)
-        fresh: list[Any] = []   # (the futures submitted since the last look: the loop adds them)
+    def workers(self) -> int:
+        return len(self.client.nthreads())
 
-        def submit() -> bool:
-            try:
-                part, batch, shas = next(feed)
-            except StopIteration:
-                return False
-            rows = donor.rows([d for d, _ in batch], shas) if donor is not None else [None] * len(batch)
-            out = np.zeros((len(batch), encoder.dim), dtype=np.float32)
-            have = [(i, r) for i, r in enumerate(rows) if r is not None]
-            if have:
-                out[[i for i, _ in have]] = donor.vectors[[r for _, r in have]]
-                bar.update(len(have))
-                clock.skipped(len(have))
-            todo = [i for i, r in enumerate(rows) if r is None]
-            future = self.client.submit(encode_part, self.spec, [batch[i][1] for i in todo], pure=False,
-                                        retries=RETRIES)
-            pending[future] = (part, out, todo, len(batch))
-            fresh.append(future)
-            return True
+    def submit(self, texts: list[str]) -> Any:
+        from .cluster import RETRIES
 
-        while len(pending) < window and submit():
-            pass
-        if not pending:
-            return
-        running = as_completed(fresh, loop=self.client.loop)
-        fresh.clear()
-        last = time.perf_counter()
-        for future in running:
-            part, out, todo, n = pending.pop(future)
-            ident, vectors = result_of(future, f"encoding part {part} ({len(todo):,} documents)")
-            if ident != encoder.id:
-                raise InputError(None, f"--scheduler {self.address}: a worker encodes with {ident}, this process with "
-                                       f"{encoder.id}: not one model identity (another backend, CPU class or GPU), so "
-                                       "its vectors are not these; give the workers the same install and device, or "
-                                       "encode here")
-            if todo:
-                out[todo] = vectors
-            bar.update(len(todo))
-            now = time.perf_counter()   # (the cluster's rate: documents per second of wall time)
-            clock.encoded(len(todo), now - last)
-            last = now
-            if submit():
-                running.add(fresh.pop())
-            yield part, out, len(todo), n
+        future = self.client.submit(encode_part, self.spec, texts, pure=False, retries=RETRIES)
+        self.finished.add(future)
+        return future
+
+    def first_done(self, pending: set[Any]) -> Any:
+        return next(self.finished)   # (each task once: every pending one was added when submitted)
+
+    def result(self, future: Any, what: str) -> tuple[str, np.ndarray]:
+        from .cluster import result_of
+
+        return result_of(future, what)
+
+    def not_one_identity(self, ident: str, encoder: Any) -> Exception:
+        return InputError(None, f"--scheduler {self.address}: a worker encodes with {ident}, this process with "
+                                f"{encoder.id}: not one model identity (another backend, CPU class or GPU), so its "
+                                "vectors are not these; give the workers the same install and device, or encode here")
+
+    def meta(self) -> dict[str, Any]:
+        return {"cluster": {"scheduler": self.address, "workers": self.workers()}}
 
 
 def encode_index(index_dir: str | Path, systems: list[Any] | None = None, scheduler: str | None = None,
@@ -145,7 +106,7 @@ def encode_index(index_dir: str | Path, systems: list[Any] | None = None, schedu
             out.append({"system": s.name, "index": index_name, "encoder": encoder.describe(), "cache": str(vec.dir),
                         "now": not cached,
                         **{k: vec.meta.get(k) for k in ("documents", "encoded_this_time", "reused", "seconds",
-                                                        "docs_per_s", "cluster")}})
+                                                        "docs_per_s", "cluster", "processes")}})
             if talking(progress):
                 print(f"nteval: {s.name}: {out[-1]['documents']:,} documents of {index_name} in {vec.dir}", file=sys.stderr)
     return out

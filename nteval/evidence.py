@@ -130,6 +130,25 @@ def unseen_bias(encoder: str, mechanism: str | None = None) -> dict[str, tuple[f
         row = per.get(f"{mech}[{other}]", {}).get("systems", {}).get(encoder)
         if row and c in ("cisi", "cf"):
             out[c] = tuple(row["bias"])
+    if mechanism is None and other == "minilm":
+        out |= {c: v for c, v in loco_unseen_bias().items() if c not in out}
+    return out
+
+
+LOCO = "loco_fairness.json"
+
+
+def loco_unseen_bias() -> dict[str, tuple[float, float, float]]:
+    """The leave-one-collection-out study's (``scripts/loco_fairness_study.py``, issue 57) bias of
+    multilingual-e5-small's own system, in points with its 95 % interval, under the shipped design
+    (references holding all-MiniLM-L6-v2, not e5), on each collection it measured: the same
+    leave-model-out figure as the unseen-encoders study's, on collections that study lacks (MED)."""
+    s = _shipped(LOCO)
+    out = {}
+    for c, per in ((s or {}).get("collections") or {}).items():
+        row = (per.get("shipped") or {}).get("e5") or {}
+        if row.get("bias"):
+            out[c] = tuple(row["bias"])
     return out
 
 
@@ -139,7 +158,7 @@ def unseen_lines() -> list[str]:
     s = unseen_study()
     if not s:
         return []
-    labels = {"cisi": "CISI", "cf": "CF", "scifact": "SciFact"}
+    labels = {"cisi": "CISI", "cf": "CF", "scifact": "SciFact", "med": "MED"}
     parts = []
     for enc, label in ENCODER_LABELS.items():
         cells = [f"{point:+.0f} points [{lo:+.0f}, {hi:+.0f}] on {labels.get(c, c)}"
@@ -228,12 +247,19 @@ def _unseen_rows(s: dict[str, Any], mech: str, family: str, wanted: Any) -> dict
                 system = enc if family == "neural" else f"{enc}_bm25_rrf"
                 got = (row.get("systems") or {}).get(system)
                 if got and wanted(refs, enc):
-                    point, lo, hi = (v / 100 for v in got["bias"])
-                    one = {"bias": round(point, 4), "ci95": [round(lo, 4), round(hi, 4)],
-                           "encoders": [ENCODER_LABELS[enc]], "references": [ENCODER_LABELS.get(r, r) for r in refs.split("+")],
-                           "source": "leave-model-out"}
-                    out[col] = _widest(out.get(col), one)
+                    out[col] = _widest(out.get(col), _unseen_row(got["bias"], enc, refs.split("+")))
+    # (collections the study lacks: the LOCO study's e5 under the shipped design, the study's chosen one)
+    if family == "neural" and mech == s["choice"]["chosen"] and wanted("minilm", "e5"):
+        for col, bias in loco_unseen_bias().items():
+            if col not in s["collections"] and _collections().get(col, {}).get("kind") == "topical":
+                out[col] = _unseen_row(bias, "e5", ["minilm"])
     return out
+
+
+def _unseen_row(bias: Any, encoder: str, references: list[str]) -> dict[str, Any]:
+    point, lo, hi = (v / 100 for v in bias)
+    return {"bias": round(point, 4), "ci95": [round(lo, 4), round(hi, 4)], "encoders": [ENCODER_LABELS[encoder]],
+            "references": [ENCODER_LABELS.get(r, r) for r in references], "source": "leave-model-out"}
 
 
 def _widest(a: dict[str, Any] | None, b: dict[str, Any]) -> dict[str, Any]:

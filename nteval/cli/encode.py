@@ -92,7 +92,8 @@ def encode_cmd(index_dir: Path, names: tuple[str, ...], systems_file: Path | Non
     for d in done:
         how = (f"{d['encoded_this_time']:,} encoded now" + (f", {d['reused']:,} carried" if d.get("reused") else "")
                + (f" in {d['seconds']:.0f} s ({d['docs_per_s']} documents/s"
-                  + (f" on {d['cluster']['workers']} workers" if d.get("cluster") else "") + ")"
+                  + (f" on {d['cluster']['workers']} workers" if d.get("cluster") else "")
+                  + (f" in {d['processes']} one-thread processes" if d.get("processes") else "") + ")"
                   if d.get("encoded_this_time") else ""))
         click.echo(f"{d['system']}: {d['documents']:,} documents of {d['index']} with {d['encoder']}: "
                    + (how if d["now"] else "cached already, nothing to encode") + f" ({d['cache']})")

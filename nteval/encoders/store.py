@@ -29,6 +29,7 @@ from ..corpus.store import index_docids, index_texts
 from ..errors import InputError, short
 from ..progress import pending, shown, talking, tqdm
 from .models import Encoder, _unit
+from .parts import local_parts
 
 #: Documents per cached part of an encoding (the unit of resumption).
 PART = 8192
@@ -196,6 +197,10 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
                 batch = []
 
     encoded = reused = 0
+    # (here: an encoder that encodes each text alone runs in one-thread processes, faster than threads)
+    pool = local_parts(encoder, len(docids) - min(len(docids), len(done) * PART)) if remote is None else None
+    remote = remote or pool
+    failed = True
     try:
         made = (((p, *_encode_part(encoder, b, sh, donor, bar, clock, partial / f"part-{p:06d}.unfinished.npz"),
                   len(b)) for p, b, sh in parts()) if remote is None else remote.encode(encoder, parts(), donor, bar, clock))
@@ -205,16 +210,19 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
             write_text(partial / "parts.json", json.dumps(digests) + "\n")
             encoded += n_new
             reused += n_batch - n_new
+        failed = False
     finally:
         bar.close()
         clock.done()
+        if pool is not None:
+            pool.close(failed)
     if reused and talking(progress):  # (new user, turn 7, F5: only meta.json said what an update re-encoded)
         print(f"note: {index_name}: encoded {encoded:,} documents with {encoder.describe()}, reused the vectors of "
               f"{reused:,} unchanged ones from the index before its update", file=sys.stderr)
     _finish(partial, final, encoder, docids, texts_sha, n_parts,
             {"index": index_name, "fingerprint": fingerprint, "encoded_this_time": encoded,
              "reused_from": donor.path.name if donor and reused else None, "reused": reused,
-             "seconds": round(time.perf_counter() - t0, 3), "cluster": remote.describe() if remote else None})
+             "seconds": round(time.perf_counter() - t0, 3), "cluster": None, **(remote.meta() if remote else {})})
     if donor is not None and donor.superseded():
         shutil.rmtree(donor.path, ignore_errors=True)
 
@@ -234,6 +242,7 @@ def _finish(partial: Path, final: Path, encoder: Encoder, docids: list[str], tex
             "encoded_this_time": encoded, "reused_from": info["reused_from"], "reused": info["reused"],
             "seconds": seconds, "docs_per_s": round(encoded / seconds, 1) if seconds > 0 and encoded else None,
             **({"cluster": info["cluster"]} if info.get("cluster") else {}),
+            **({"processes": info["processes"]} if info.get("processes") else {}),
             **({"imported": info["imported"]} if info.get("imported") else {})}
     write_text(partial / "meta.json", json.dumps(meta, indent=2) + "\n")
     for p in [*partial.glob("part-*.np*"), partial / "parts.json"]:

@@ -93,8 +93,14 @@ def test_the_gate_decisions_stored_are_what_the_gate_decides_now(snapshot):
             want = {(names.index("bm25"), names.index(n)) for n in vs.NEURAL} | {(names.index(n), names.index("bm25"))
                                                                                  for n in vs.NEURAL}
             sample = [r for r in rows if (r[0], r[1]) in want] + rows[:: max(1, len(rows) // 4)][:4]
+            # (where the stored decisions had the gate's cross-family rules applied, as MED's, made after the rules
+            # existed, with the evidence shipped then: a rule only ever makes NT's decision more cautious)
+            ruled = "cross-family rules" in str(c["gate"][side]["test"])
+            cautious = {"better": {"better", "non-inferior", "inconclusive"}, "non-inferior": {"non-inferior", "inconclusive"},
+                        "worse": {"worse", "inconclusive"}, "inconclusive": {"inconclusive"}}
             for b, x, g, h, beyond in sample:
-                assert code[g] == decide(nt[b], nt[x], qids)["decision"], (name, side, names[b], names[x])
+                alone = decide(nt[b], nt[x], qids)["decision"]
+                assert code[g] in cautious[alone] if ruled else code[g] == alone, (name, side, names[b], names[x])
                 hd = human_decision(human[b], human[x])
                 assert (code[h], bool(beyond)) == (hd["decision"], hd["beyond_margin"]), (name, side, names[b], names[x])
 

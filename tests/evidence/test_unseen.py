@@ -38,14 +38,18 @@ def test_the_rule_takes_the_smallest_unseen_bias_and_the_cheaper_of_a_tie():
 
 
 def test_the_shipped_study_is_a_run_evidence_line():
-    from nteval.evidence import evidence_lines, unseen_bias, unseen_study
+    from nteval.evidence import _shipped, evidence_lines, unseen_bias, unseen_study
 
     shipped = unseen_study()
     assert shipped is not None and shipped["choice"]["chosen"] == "full"
     e5 = unseen_bias("e5")
     row = shipped["collections"]["cf"]["full[minilm]"]["systems"]["e5"]["bias"]
-    assert e5["cf"] == tuple(row) and set(e5) == {"cisi", "cf"}
+    assert e5["cf"] == tuple(row) and set(e5) == {"cisi", "cf", "med"}
+    # (MED, which the unseen-encoders study lacks: the leave-one-collection-out study's e5 under the same design)
+    loco = _shipped("loco_fairness.json")["collections"]["med"]["shipped"]["e5"]["bias"]
+    assert e5["med"] == tuple(loco) and loco[2] < 0   # (understated there: its whole interval below 0)
     line = [x for x in evidence_lines("highrecall") if "leave-model-out" in x]
     assert len(line) == 1 and "multilingual-e5-small judged without its own model" in line[0]
     assert f"{row[0]:+.0f} points [{row[1]:+.0f}, {row[2]:+.0f}] on CF" in line[0]
+    assert f"{loco[0]:+.0f} points [{loco[1]:+.0f}, {loco[2]:+.0f}] on MED" in line[0]
     assert not [x for x in evidence_lines("focused") if "leave-model-out" in x]

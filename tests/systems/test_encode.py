@@ -47,9 +47,10 @@ def scheduler(tmp_path_factory):
 @needs_onnx
 def test_encode_on_a_cluster_is_one_process_encoding_and_a_pin_after_it_encodes_nothing(first200_index, scheduler,
                                                                                          tmp_path, monkeypatch):
-    from nteval.encoders import store
+    from nteval.encoders import parts, store
 
     monkeypatch.setattr(store, "PART", 40)   # (five parts: both workers take some)
+    monkeypatch.setattr(parts, "TASK", 16)   # (a part in three tasks, 16 + 16 + 8: gathered back in order)
     caches = {}
     for where, args in (("here", []), ("cluster", ["--scheduler", scheduler])):
         monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / where))
@@ -70,6 +71,129 @@ def test_encode_on_a_cluster_is_one_process_encoding_and_a_pin_after_it_encodes_
     assert [p.name for p in (tmp_path / "cluster").glob("all-*")] == [caches["cluster"].name]
     r = cli("encode", "--index", first200_index, "--scheduler", scheduler)
     assert r.exit_code == 0 and "cached already, nothing to encode" in r.output, r.output
+
+
+@needs_onnx
+def test_a_clusters_parts_take_the_donors_vectors_and_encode_only_the_rest(first200_index, scheduler, tmp_path,
+                                                                            monkeypatch):
+    """The cluster's side of an update (:class:`nteval.encode.ClusterParts` with a donor): a part whose
+    every document the index before the update had (no task at all), parts with some, parts in
+    several tasks; every part comes back once, its rows those of one process."""
+    import distributed
+    from tqdm import tqdm
+
+    from nteval import encode
+    from nteval.corpus.store import index_texts
+    from nteval.encoders import parts as pool
+    from nteval.encoders.models import encoder_params, load_encoder
+    from nteval.encoders.store import _Donor
+    from nteval.protocols.highrecall import REFERENCE_SYSTEMS, neural_srefs
+    from nteval.systems.base import make_system
+
+    (name,) = neural_srefs()
+    spec = encoder_params(make_system(name, *REFERENCE_SYSTEMS[name]).params)
+    encoder = load_encoder(spec["model"], spec["dim"], name, spec["backend"], spec["max_tokens"])
+    docs = list(index_texts(first200_index, "all"))[:70]
+    mine = encoder.embed([t for _, t in docs])
+    known = set(range(0, 30)) | set(range(40, 70, 3))   # (part 0 whole: no task; parts 1 and 2: 7 and 3 of theirs)
+    donor = _Donor(tmp_path, mine, {docs[i][0]: (i, f"sha{i}") for i in known}, False)
+    parts = [(p, docs[p * 30:(p + 1) * 30], [f"sha{i}" for i in range(p * 30, min(70, (p + 1) * 30))]) for p in range(3)]
+
+    class Clock:
+        skipped_n = encoded_n = 0
+
+        def skipped(self, n):
+            self.skipped_n += n
+
+        def encoded(self, n, dt):
+            self.encoded_n += n
+
+    clock = Clock()
+    monkeypatch.setattr(pool, "TASK", 8)
+    with distributed.Client(scheduler, timeout=quick(60)) as client:
+        got = list(encode.ClusterParts(client, {**spec, "backend": encoder.backend or spec["backend"]}, scheduler)
+                   .encode(encoder, iter(parts), donor, tqdm(disable=True), clock))
+    assert sorted(p for p, *_ in got) == [0, 1, 2]
+    by = {p: (v, n_new, n) for p, v, n_new, n in got}
+    assert [by[p][1:] for p in range(3)] == [(0, 30), (23, 30), (7, 10)]
+    assert np.array_equal(np.concatenate([by[p][0] for p in range(3)]), mine)
+    assert (clock.skipped_n, clock.encoded_n) == (40, 30)
+
+
+@needs_onnx
+def test_a_local_encoding_in_one_thread_processes_is_one_threads(first200_index, tmp_path, monkeypatch):
+    """Here, an encoder that encodes each text alone runs in one-thread processes (faster than one
+    process's threads: benchmarks/encode_cluster.json); the vectors are those of one thread in this
+    process, and a part in several tasks comes back whole."""
+    from nteval.encoders import models, parts, store
+
+    monkeypatch.setattr(parts, "POOL_FROM", 0)
+    monkeypatch.setattr(parts, "TASK", 16)
+    monkeypatch.setattr(store, "PART", 40)
+    monkeypatch.setattr(models, "usable_cores", lambda: 2)
+    caches = {}
+    for where, threads in (("pool", None), ("here", "1")):
+        monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / where))
+        if threads:
+            monkeypatch.setenv("NTEVAL_ENCODER_THREADS", threads)   # (asked: this process, one thread)
+        monkeypatch.setattr(store, "_VECTORS", {})
+        r = cli("encode", "--index", first200_index)
+        assert r.exit_code == 0 and "199 encoded now" in r.output, r.output
+        (caches[where],) = (tmp_path / where).glob("all-*")
+    metas = {w: json.loads((caches[w] / "meta.json").read_text()) for w in caches}
+    assert metas["pool"]["processes"] == 2 and "processes" not in metas["here"]
+    assert "cluster" not in metas["pool"]
+    here, pooled = (np.load(caches[w] / "vectors-float32.npy") for w in ("here", "pool"))
+    assert here.shape == (199, 384) and (here == pooled).all()
+
+
+@needs_onnx
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_kill_9_of_a_pooled_encoding_leaves_no_worker(sample_index, tmp_path):
+    """The bundled sample's 1,997 records are encoded in one-thread processes; ``kill -9`` of nteval
+    ends them too (they watch their parent), and nothing is left half-written as finished."""
+    import signal
+
+    from nteval.encoders.models import usable_cores
+
+    if usable_cores() < 2:
+        pytest.skip("one core: the encoding stays in one process")
+
+    def children(pid: int) -> set[int]:
+        out = set()
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    if int((d / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                        out.add(int(d.name))
+                except (OSError, IndexError, ValueError):
+                    pass
+        return out
+
+    env = {**os.environ, "NTEVAL_DENSE_CACHE": str(tmp_path / "cache")}
+    env.pop("NTEVAL_ENCODER_THREADS", None)
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "encode", "--index", str(sample_index), "--quiet"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + quick(180)
+        workers: set[int] = set()
+        while time.monotonic() < deadline and p.poll() is None and len(workers) < 2:
+            workers = children(p.pid)
+            time.sleep(0.1)
+        assert len(workers) >= 2, f"the encoding must be running in its processes ({p.poll()})"
+        time.sleep(1.0)
+        os.kill(p.pid, signal.SIGKILL)   # (the parent only, as a user's kill -9 does)
+        p.wait(timeout=30)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and [w for w in workers if Path(f"/proc/{w}").exists()]:
+            time.sleep(0.2)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists()
+                 and "Z" not in Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0]]
+        assert not alive, "orphan encoder processes still running"
+        assert not list((tmp_path / "cache").glob("all-*/meta.json"))   # (no finished encoding claimed)
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
 
 
 def test_encode_refuses_a_system_that_encodes_nothing(first200_index):
