@@ -121,6 +121,40 @@ def test_a_clusters_parts_take_the_donors_vectors_and_encode_only_the_rest(first
 
 
 @needs_onnx
+def test_a_worker_lost_mid_encoding_loses_nothing(sample_index, scheduler, tmp_path, monkeypatch):
+    """``kill -9`` of a cluster's worker process while it encodes (the bundled sample: two tasks of
+    1,024 and 973 records, one per worker): the scheduler gives its task to a worker again (its
+    nanny starts a new one), and the encoding ends whole, its vectors those of one process."""
+    import signal
+
+    env = {**os.environ, "NTEVAL_DENSE_CACHE": str(tmp_path / "cluster")}
+    env.pop("NTEVAL_ENCODER_THREADS", None)
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "encode", "--index", str(sample_index), "--scheduler",
+                          scheduler], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True)
+    try:
+        with distributed.Client(scheduler, timeout=quick(60)) as client:
+            deadline = time.monotonic() + quick(240)
+            busy: list[str] = []
+            while time.monotonic() < deadline and p.poll() is None and not busy:
+                busy = [w for w, tasks in client.processing().items() if any("encode_part" in str(t) for t in tasks)]
+                time.sleep(0.2)
+            assert busy, "the encoding must be running on the workers"
+            time.sleep(2.0)   # (well into its task: the worker has loaded the encoder and encodes)
+            os.kill(client.run(os.getpid, workers=busy[:1])[busy[0]], signal.SIGKILL)
+        out, _ = p.communicate(timeout=quick(600))
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+    assert p.returncode == 0 and "1,997 documents of all" in out, out
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(tmp_path / "here"))
+    monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "1")
+    assert cli("encode", "--index", sample_index).exit_code == 0
+    (there,), (here,) = ((tmp_path / w).glob("all-*/vectors-float32.npy") for w in ("cluster", "here"))
+    assert np.load(here).shape == (1997, 384) and (np.load(here) == np.load(there)).all()
+
+
+@needs_onnx
 def test_a_local_encoding_in_one_thread_processes_is_one_threads(first200_index, tmp_path, monkeypatch):
     """Here, an encoder that encodes each text alone runs in one-thread processes (faster than one
     process's threads: benchmarks/encode_cluster.json); the vectors are those of one thread in this
