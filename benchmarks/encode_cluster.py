@@ -129,28 +129,57 @@ def _encodings(index: Path, work: Path, env: dict[str, str]) -> list[dict]:
     return rows
 
 
+#: a GPU's rate, an anchor from the literature, not measured here: sentence-transformers' published
+#: speed of all-MiniLM-L6-v2 on one V100 (14,200 sentences per second, short sentences; abstracts of
+#: up to 128 word pieces are longer, so this is a best case), in torch fp32 (another identity than the
+#: references' CPU int8: a GPU makes its own pin)
+GPU_ANCHOR = 14_200
+
+
 def _projection(rate_two_core: float, mixes: dict[str, float], pin_after_s: float, docs: int) -> dict:
     """Minutes, projected: encoding N records on W two-core workers at ``rate_two_core`` records/s each
-    (this file's mix; ``mixes``: each other mix's rate relative to it), and a first fair pin of 1M
-    records (the encoding, then the pin after it scaled by records from this index's)."""
+    (this file's mix; ``mixes``: each other mix's rate relative to it) and on one GPU at
+    :data:`GPU_ANCHOR`, and a first fair pin of 1M records (the encoding, then the pin after it
+    scaled by records from this index's)."""
     enc = {name: {f"{n} two-core workers": round(records / (rate_two_core * rel * n) / 60, 1) for n in workers}
            for mix, rel in {"this file": 1.0, **mixes}.items()
            for name, records, workers in ((f"1M records, {mix}", MILLION, (8, 16, 64)),
                                           (f"36M records (PubMed), {mix}", 36 * MILLION, (64, 100, 128)))}
     pin_1m = pin_after_s / docs * MILLION / 60
     first = {f"{n} two-core workers": round(MILLION / (rate_two_core * n) / 60 + pin_1m, 1) for n in (8, 16, 64)}
-    return {"encoding_minutes": enc, "first_fair_pin_1M_minutes": first,
+    first["one GPU (anchor, best case)"] = round(MILLION / GPU_ANCHOR / 60 + pin_1m, 1)
+    gpu = {"records_per_s_anchor": GPU_ANCHOR, "1M records": round(MILLION / GPU_ANCHOR / 60, 1),
+           "36M records (PubMed)": round(36 * MILLION / GPU_ANCHOR / 60, 1)}
+    return {"encoding_minutes": enc, "encoding_minutes_one_gpu": gpu, "first_fair_pin_1M_minutes": first,
             "pin_after_encode_1M_minutes_one_machine": round(pin_1m, 1)}
+
+
+def _reproject(path: Path) -> None:
+    """The projection again from a written benchmarks/encode_cluster.json's measurements (nothing re-run)."""
+    out = json.loads(path.read_text(encoding="utf-8"))
+    rows = {r["how"].split(" (")[0]: r for r in out["rows"]}
+    rate = next(r["records_per_s"] for h, r in rows.items() if h.startswith("Dask: 2 worker"))
+    here = next(r["records_per_s"] for h, r in rows.items() if h.startswith("here"))
+    mixes = {f"{Path(k).name} mix": v["records_per_s"] / here for k, v in out["other_mixes"].items()}
+    out["projected"] = _projection(rate, mixes, max(out["acceptance"]["pin_after_encode_seconds"].values()),
+                                   out["records"])
+    path.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out["projected"], indent=1))
 
 
 def main() -> None:
     from nteval.encoders.store import PART
 
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--index", type=Path, required=True, help="an index of at least two parts (16,384 records)")
+    ap.add_argument("--index", type=Path, help="an index of at least two parts (16,384 records)")
+    ap.add_argument("--reproject", action="store_true", help="only the projection again, from the written JSON")
     ap.add_argument("--mix", type=Path, action="append", default=[],
                     help="another index (another share of records with an abstract): its rate here, one-thread processes")
     a = ap.parse_args()
+    if a.reproject:
+        return _reproject(Path(__file__).with_suffix(".json"))
+    if a.index is None:
+        ap.error("give --index (or --reproject)")
     docs = json.loads((a.index / "manifest.json").read_text())["indexes"]["all"]["documents"]
     if docs < 2 * PART:
         raise SystemExit(f"{a.index}: {docs:,} records are {-(-docs // PART)} part(s) of {PART:,}: a cluster could "

@@ -149,9 +149,14 @@ def explain_failure(err: BaseException, index: object = None, out: object = None
     message). ``None``: not such a failure (a bug: let it show)."""
     import errno as errnos
     import sqlite3
+    from concurrent.futures import BrokenExecutor
 
     rebuild = "rebuild it with nteval index --force"
     where = f"{index}: " if index is not None else ""
+    if isinstance(err, BrokenExecutor):   # (loky's TerminatedWorkerError too: a worker killed, out of memory)
+        text = short(" ".join(str(err).split()), 160)
+        return (f"a worker process of nteval ended before its work was done ({text}); what was finished is kept: run "
+                "the command again to resume (an encoding: NTEVAL_ENCODER_THREADS=N encodes in this process)", 1)
     if isinstance(err, sqlite3.Error):
         text = " ".join(str(err).split())
         if "full" in text:

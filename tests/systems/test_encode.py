@@ -230,6 +230,18 @@ def test_kill_9_of_a_pooled_encoding_leaves_no_worker(sample_index, tmp_path):
             os.killpg(p.pid, 9)
 
 
+def test_an_encoding_process_that_dies_is_one_line_not_a_bug():
+    """A one-thread encoding process killed (out of memory, a user's kill): loky's error is the
+    machine's, said in one line with how to go on (the parts written are kept: the same command resumes)."""
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    from nteval.errors import explain_failure
+
+    said, status = explain_failure(TerminatedWorkerError("A worker process managed by the executor was unexpectedly "
+                                                         "terminated. The exit codes of the workers are {SIGKILL(-9)}"))
+    assert status == 1 and "\n" not in said and "SIGKILL(-9)" in said and "run the command again to resume" in said
+
+
 def test_encode_refuses_a_system_that_encodes_nothing(first200_index):
     r = cli("encode", "--index", first200_index, "--system", "bm25")
     assert r.exit_code == 2 and "--system bm25: bm25 encodes nothing" in r.output, r.output
