@@ -64,10 +64,11 @@ def _systems(names: tuple[str, ...], systems_file: Path | None) -> list:
 @friendly_errors
 def encode_cmd(index_dir: Path, names: tuple[str, ...], systems_file: Path | None, export: Path | None,
                source: Path | None, scheduler: str | None, quiet: bool) -> None:
-    """Encode the whole collection once, before any pin or gate (on a Dask cluster with --scheduler):
-    the fair references' neural encoder over INDEX/all, or --system's over INDEX/nt. The vectors go
-    where a pin or gate finds them (beside the index, or $NTEVAL_DENSE_CACHE): they encode nothing after.
-    With --export-texts and --import, the vectors are made elsewhere and checked here."""
+    """Encode the whole collection once, before any pin or gate (here in one one-thread process per
+    core, or on a Dask cluster with --scheduler): the fair references' neural encoder over INDEX/all,
+    or --system's over INDEX/nt. The vectors go where a pin or gate finds them (beside the index, or
+    $NTEVAL_DENSE_CACHE): they encode nothing after. With --export-texts and --import, the vectors are
+    made elsewhere and checked here."""
     if export is not None or source is not None:
         if export is not None and source is not None:
             raise InputError(None, "--export-texts and --import: give one (export the texts, encode them elsewhere, "
