@@ -425,7 +425,7 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
                               for p, m in PROTOCOLS},
                 "decisions": {p: {"untouched": decided[p][of]["share_same_direction"],
                                   "dropped": decisions(cols[cov_name])[p]["share_same_direction"]} for p, _ in PROTOCOLS}}
-    gate = {p: {name: gate_figures(cols[name], p) for name in COLLECTIONS} for p, _ in PROTOCOLS}
+    gate = {p: {name: gate_figures(cols[name], p, snap["configs"]) for name in COLLECTIONS} for p, _ in PROTOCOLS}
     neural = {name: neural_figures(cols[name]) for name in COLLECTIONS}
     labels = [c["label"] for c in COLLECTIONS.values()]
     return {"study": {"summary": f"{', '.join(labels[:-1])} and {labels[-1]}, the {SYSTEMS} set of {len(snap['configs'])} "
@@ -438,11 +438,13 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
             "gate": gate, "neural": neural}
 
 
-def gate_figures(c: dict[str, Any], protocol: str) -> dict[str, Any]:
+def gate_figures(c: dict[str, Any], protocol: str, configs: dict[str, Any] | None = None) -> dict[str, Any]:
     """The release gate's decisions on ``protocol``'s NT scores against the reference test's on human
     AP, over every ordered pair of systems (the pairs' decisions are stored in the snapshot, as
-    ``nteval correlate`` made them; tests/evidence recompute a sample of them)."""
+    ``nteval correlate`` made them; tests/evidence recompute a sample of them); with ``configs``, the
+    false passes and false alarms per family of the candidate (issue 57: the gate's promise per family)."""
     from nteval.correlate.gate_agreement import tally
+    from nteval.systems.families import families
 
     names, g = c["systems"], c["gate"][protocol]
     decision = {v: k for k, v in DECISION_CODE.items()}
@@ -450,7 +452,16 @@ def gate_figures(c: dict[str, Any], protocol: str) -> dict[str, Any]:
              "human_beyond_margin": bool(m)} for b, x, gd, hd, m in g["rows"]]
     t = tally(rows)
     t.pop("rows")
-    return {**t, "method": g["test"]}
+    out = {**t, "method": g["test"]}
+    if configs:
+        fam = families({n: configs[n] for n in names if n in configs})
+        per: dict[str, Any] = {}
+        for f in sorted({fam.get(n) or "other" for n in names}):
+            sub = tally([r for r in rows if (fam.get(r["candidate"]) or "other") == f])
+            per[f] = {k: sub[k] for k in ("false_pass", "human_loss_beyond_margin", "false_pass_rate", "false_alarm",
+                                          "human_pass", "false_alarm_rate")}
+        out["per_family"] = per
+    return out
 
 
 def neural_figures(c: dict[str, Any]) -> dict[str, Any]:
@@ -628,6 +639,28 @@ def gate_section(study: dict[str, Any]) -> list[str]:
                          f"{_pct1(g['agreement'])} of {g['both_decide']:,} | {_pct1(g['false_pass_rate'])} "
                          f"({g['false_pass']} of {g['human_loss_beyond_margin']}) | {_pct1(g['false_alarm_rate'])} "
                          f"({g['false_alarm']} of {g['human_pass']}) | {g['gate_decided']:,} / {g['human_decided']:,} |")
+    return lines + gate_family_section(study)
+
+
+def gate_family_section(study: dict[str, Any]) -> list[str]:
+    """The gate's false passes per family of the candidate, per verdict and collection of its own kind."""
+    from nteval.evidence import FAMILIES
+
+    cols = study["study"]["collections"]
+    fams = sorted({f for per in study["gate"].values() for g in per.values() for f in g.get("per_family", {})})
+    if not fams:
+        return []
+    lines = ["", "Per family of the candidate, on the collections of each verdict's own kind: false passes (of the "
+                 "human losses beyond the margin), the gate's promise per family.", "",
+             "| verdict | collection | " + " | ".join(FAMILIES.get(f, f).split(" (")[0] for f in fams) + " |",
+             "|---|---|" + "---|" * len(fams)]
+    for protocol, per in study["gate"].items():
+        for name, g in per.items():
+            if cols[name]["kind"] != OWN_KIND[protocol] or "per_family" not in g:
+                continue
+            cells = [f"{x['false_pass']}/{x['human_loss_beyond_margin']}" if (x := g["per_family"].get(f)) else "—"
+                     for f in fams]
+            lines.append(f"| {SIDE_LABEL[protocol]} | {cols[name]['label']} | " + " | ".join(cells) + " |")
     return lines
 
 
@@ -674,7 +707,7 @@ def blocks(study: dict[str, Any]) -> dict[str, str]:
                "On the kind of collection it stands for, each verdict separates the pairs the humans separate the "
                "same way: " + "; ".join(f"{d[p][c]['same_direction']} of {d[p][c]['human_separated']} "
                                         f"({cols[c]['label']}, {p}; {rev(p, c)} reversed)" for p, c in own) + ".")
-    gate = "\n".join(gate_section(study)[5:])  # the table of validation.md's section
+    gate = "\n".join(gate_section(study)[5:])  # the tables of validation.md's section
     return {"tasks": tasks, "readme": readme.rstrip("\n"), "biases": _bias_block(study), "gate": gate}
 
 

@@ -160,3 +160,20 @@ def test_the_designs_ap_is_trec_evals():
             assert np.allclose(fast[n], [per[q]["AP"] for q in sorted(qrels)], atol=1e-12), (n, condense)
     # by hand: a on q1 ranks d1 (rel), d3 (rel: the tie 2.0 goes to the greater docid), d2, d4, d9; R = 3
     assert fs._ap(runs, qrels, ["a"])["a"][0] == (1 / 1 + 2 / 2) / 3
+
+
+def test_the_gates_false_passes_per_family_are_its_false_passes_by_candidate(shipped, snapshot):
+    """Issue 57: the gate's promise per family. Each family's false passes are the study's false-pass
+    pairs whose candidate is of that family, and the families add up to the whole."""
+    from collections import Counter
+
+    from nteval.systems.families import families
+
+    fam = families(snapshot["configs"])
+    for protocol, per in shipped["gate"].items():
+        for name, g in per.items():
+            by = g["per_family"]
+            assert sum(f["false_pass"] for f in by.values()) == g["false_pass"], (protocol, name)
+            assert sum(f["human_loss_beyond_margin"] for f in by.values()) == g["human_loss_beyond_margin"]
+            counted = Counter(fam.get(c) or "other" for _, c in g["false_passes"])
+            assert {f: x["false_pass"] for f, x in by.items() if x["false_pass"]} == dict(counted), (protocol, name)
