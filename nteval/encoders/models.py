@@ -242,14 +242,19 @@ def encoder_threads() -> int:
             print(f"note: NTEVAL_ENCODER_THREADS={asked}: capped at {cores}, the cores this process may use",
                   file=sys.stderr)
         return min(asked, cores)
+    return 1 if in_dask_worker() else cores
+
+
+def in_dask_worker() -> bool:
+    """Whether this code runs in a Dask worker (whose one thread is its share of the machine)."""
     dask = sys.modules.get("distributed")   # (a Dask worker has it loaded; nothing else needs to load it to ask)
-    if dask is not None:
-        try:
-            dask.get_worker()
-            return 1
-        except ValueError:
-            pass
-    return cores
+    if dask is None:
+        return False
+    try:
+        dask.get_worker()
+        return True
+    except ValueError:
+        return False
 
 
 def _e5(system: str) -> Encoder:

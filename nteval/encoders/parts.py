@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
 import time
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -171,18 +170,11 @@ def local_parts(encoder: Any, documents: int) -> LocalParts | None:
     None to encode in this process: an encoder whose vectors depend on their batch (torch), fewer
     than :data:`POOL_FROM` documents, one core, ``$NTEVAL_ENCODER_THREADS`` set (by the user, or in
     a worker of this pool), or this process a worker of another pool or of a Dask cluster."""
-    from .models import usable_cores
+    from .models import in_dask_worker, usable_cores
 
     if not encoder.spec or not encoder.alone or documents < POOL_FROM or os.environ.get("NTEVAL_ENCODER_THREADS"):
         return None
-    if multiprocessing.parent_process() is not None:
-        return None   # (a worker of some pool, grid --jobs's say: its share of the machine is its own thread)
-    dask = sys.modules.get("distributed")
-    if dask is not None:
-        try:
-            dask.get_worker()
-            return None   # (a Dask worker: its one thread is its share of the machine)
-        except ValueError:
-            pass
+    if multiprocessing.parent_process() is not None or in_dask_worker():
+        return None   # (a worker of some pool, grid --jobs's say, or of a cluster: its share is its own thread)
     cores = usable_cores()
     return LocalParts(encoder.spec, min(cores, -(-documents // TASK))) if cores > 1 else None

@@ -182,8 +182,8 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
     bar = tqdm(total=len(docids), initial=min(len(docids), len(done) * PART), unit=" doc",
                desc=f"encoding {index_name} ({encoder.id})", disable=not shown(progress), file=sys.stderr, leave=False,
                mininterval=0.5)
-    clock = _Clock(f"{index_name}-{encoder.id}", index_name, encoder, len(docids) - min(len(docids), len(done) * PART),
-                   talking(progress))
+    left = len(docids) - min(len(docids), len(done) * PART)   # (documents of the parts not finished)
+    clock = _Clock(f"{index_name}-{encoder.id}", index_name, encoder, left, talking(progress))
     texts_sha: list[str] = []
 
     def parts() -> Any:   # (part, [(docid, text)], their texts' digests) of every part not finished
@@ -198,7 +198,7 @@ def _encode(index_dir: Path, index_name: str, fingerprint: str, encoder: Encoder
 
     encoded = reused = 0
     # (here: an encoder that encodes each text alone runs in one-thread processes, faster than threads)
-    pool = local_parts(encoder, len(docids) - min(len(docids), len(done) * PART)) if remote is None else None
+    pool = local_parts(encoder, left) if remote is None else None
     remote = remote or pool
     failed = True
     try:
