@@ -428,7 +428,7 @@ def summarise(snap: dict[str, Any]) -> dict[str, Any]:
     gate = {p: {name: gate_figures(cols[name], p, snap["configs"]) for name in COLLECTIONS} for p, _ in PROTOCOLS}
     neural = {name: neural_figures(cols[name]) for name in COLLECTIONS}
     labels = [c["label"] for c in COLLECTIONS.values()]
-    return {"study": {"summary": f"{', '.join(labels[:-1])} and {labels[-1]}, the {SYSTEMS} set of {len(snap['configs'])} "
+    return {"study": {"summary": f"{_and(labels)}, the {SYSTEMS} set of {len(snap['configs'])} "
                                  f"systems, {TOPICS} NT topics per protocol",
                       "command": COMMAND, "systems": SYSTEMS, "nt_topics": TOPICS, "seed": SEED, "bootstrap": BOOT,
                       "collections": collections,
