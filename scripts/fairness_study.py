@@ -438,6 +438,22 @@ def write_study(result: dict[str, Any], text: str, out_json: Path, mark: str, do
     print(f"wrote {out_json.relative_to(ROOT)} and the block of {doc_path.relative_to(ROOT)}")
 
 
+def study_cli(doc: str | None, study: Any, block: Any, out_json: Path, mark: str, collections: str) -> None:
+    """The command line of a study over ``--work WORK --collections A,B``: print its table, or with
+    ``--write`` write its JSON and its docs block (:func:`write_study`)."""
+    ap = argparse.ArgumentParser(description=(doc or "").split("\n\n")[0])
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--collections", default=collections)
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    s = study(a.work, tuple(a.collections.split(",")))
+    text = block(s)
+    if a.write:
+        write_study(s, text, out_json, mark, DOC)
+    else:
+        print(text)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--work", type=Path, required=True)

@@ -402,7 +402,8 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
     return out
 
 
-def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool = False) -> dict[str, Any]:
+def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool = False,
+          designs: tuple[str, ...] = DESIGNS) -> dict[str, Any]:
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
     held-out collection, then the gate's decisions per family under the shipped design and each
     design the rule chose (the gate's test is the costly part: 870 pairs per design)."""
@@ -423,7 +424,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     for name in names:   # (each design's figures kept as soon as made: a stopped study resumes)
         f = cache / f"{name}{'-e5' if e5 else ''}.json"
         per[name] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
-        for design in ("lexical", *DESIGNS):
+        for design in ("lexical", *designs):
             if design in per[name] or (cached_only and design != "lexical"):
                 continue
             c, j = open_(name)
@@ -524,9 +525,14 @@ def main() -> None:
     ap.add_argument("--cached-only", action="store_true",
                     help="compute no design WORK/loco/ does not hold (the figures of a stopped study, as they are)")
     ap.add_argument("--e5-refs", action="store_true", help="also e5's title runs over all (MiniLM's unseen bias)")
+    ap.add_argument("--designs", default=",".join(DESIGNS),
+                    help="compute only these designs (comma-separated; the rule then chooses among those computed)")
     ap.add_argument("--json", type=Path, help="also write the full result here")
     a = ap.parse_args()
-    s = study(a.work, tuple(a.collections.split(",")), a.e5_refs, a.cached_only)
+    designs = tuple(a.designs.split(","))
+    if unknown := [d for d in designs if d not in DESIGNS]:
+        ap.error(f"--designs: unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
+    s = study(a.work, tuple(a.collections.split(",")), a.e5_refs, a.cached_only, designs)
     text = block(s)
     if a.json:
         import json

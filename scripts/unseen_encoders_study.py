@@ -38,7 +38,6 @@ share. ``+ MeSH`` is shown, never eligible as the default (two of the three coll
 """
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 from typing import Any
@@ -200,17 +199,7 @@ def block(s: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--collections", default="cisi,cf")
-    ap.add_argument("--write", action="store_true")
-    a = ap.parse_args()
-    s = study(a.work, tuple(a.collections.split(",")))
-    text = block(s)
-    if a.write:
-        fs.write_study(s, text, OUT_JSON, MARK, DOC)
-    else:
-        print(text)
+    fs.study_cli(__doc__, study, block, OUT_JSON, MARK, "cisi,cf")
 
 
 if __name__ == "__main__":

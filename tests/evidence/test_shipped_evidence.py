@@ -177,3 +177,18 @@ def test_the_gates_false_passes_per_family_are_its_false_passes_by_candidate(shi
             assert sum(f["human_loss_beyond_margin"] for f in by.values()) == g["human_loss_beyond_margin"]
             counted = Counter(fam.get(c) or "other" for _, c in g["false_passes"])
             assert {f: x["false_pass"] for f, x in by.items() if x["false_pass"]} == dict(counted), (protocol, name)
+
+
+@pytest.mark.parametrize("name", ["loco_fairness_study", "query_form_study"])
+def test_a_cross_collection_study_ships_its_rules_choice_and_its_table(name):
+    """The leave-one-collection-out studies (issue 57): the choice stored is the rule's on the
+    figures stored, fold by fold, and docs/verdicts.md's block is their rendering."""
+    s = script(name)
+    data = json.loads(s.OUT_JSON.read_text(encoding="utf-8"))
+    per, topical = data["collections"], [c for c in s.TOPICAL if c in data["collections"]]
+    for held, fold in data["folds"].items():
+        again = s.choose(per, [c for c in topical if c != held])
+        assert json.loads(json.dumps(again)) == fold, (name, held)
+    assert json.loads(json.dumps(s.choose(per, topical))) == data["chosen"]
+    doc = s.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {s.MARK} -->\n{s.block(data)}\n<!-- /{s.MARK} -->" in doc

@@ -1,0 +1,51 @@
+"""The issue-57 studies' query forms and split questions (scripts/query_form_study.py,
+scripts/judged_topics_study.py): what a topic's query becomes, on a real index; the shipped
+figures and their docs block."""
+from __future__ import annotations
+
+import json
+
+from conftest import script
+
+qf = script("query_form_study")
+jt = script("judged_topics_study")
+
+
+def test_key_terms_are_the_sentences_rarest_words_in_its_order(first200_index):
+    """The 6 words of highest idf in ``nt`` (one per analyzed form, stopwords skipped), kept in the
+    sentence's order; idf read from the real index."""
+    from nteval.traits import Terms
+
+    terms = Terms(first200_index)
+    try:
+        sentence = "The patients were treated with the drug and the patients with cancer were treated again in the clinic."
+        got = qf.key_terms(sentence, terms).split()
+        words = {w: sorted(terms.text(w))[0] for w in set(sentence.rstrip(".").split()) if terms.text(w)}
+        by_form: dict[str, str] = {}
+        for w in sentence.rstrip(".").split():   # (the first word of each analyzed form)
+            if w in words:
+                by_form.setdefault(words[w], w)
+        ranked = sorted(by_form, key=lambda f: (-terms.idf(f), sentence.index(by_form[f])))[:qf.KEY_TERMS]
+        assert len(got) == min(qf.KEY_TERMS, len(by_form)) and len(set(got)) == len(got)
+        assert {words[w] for w in got} == set(ranked)
+        assert got == sorted(got, key=sentence.index)             # the sentence's order
+        assert "the" not in got and "with" not in got             # stopwords have no analyzed form
+        assert len({words[w] for w in got}) == len(got)           # "patients" / "treated" kept once
+    finally:
+        terms.close()
+
+
+def test_a_question_is_cut_in_halves_by_its_words():
+    assert jt.halves("a b c d e") == ("a b c", "d e")
+    assert jt.halves("one two") == ("one", "two")
+    assert jt.halves("alone") == ("alone", "")      # (a one-word question has no second half: left out)
+
+
+def test_the_judged_topics_block_is_the_shipped_figures():
+    data = json.loads(jt.OUT_JSON.read_text(encoding="utf-8"))
+    assert set(data["collections"]) == {"cisi", "cf", "med"}
+    for x in data["collections"].values():
+        for v in (*x["families"].values(), *x["systems"].values()):
+            assert v[1] <= v[0] <= v[2]                 # the point within its interval
+    doc = jt.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {jt.MARK} -->\n{jt.block(data)}\n<!-- /{jt.MARK} -->" in doc
