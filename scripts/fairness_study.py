@@ -438,6 +438,13 @@ def write_study(result: dict[str, Any], text: str, out_json: Path, mark: str, do
     print(f"wrote {out_json.relative_to(ROOT)} and the block of {doc_path.relative_to(ROOT)}")
 
 
+def check_work(ap: argparse.ArgumentParser, work: Path, names: tuple[str, ...]) -> None:
+    """One line and exit 2 (argparse's) when WORK lacks a collection's correlate run."""
+    missing = [f"{n}_corr" for n in names if not (work / f"{n}_corr" / "report.json").is_file()]
+    if missing:
+        ap.error(f"--work {work}: no finished correlate run in {', '.join(missing)} (module docstring: how to make one)")
+
+
 def study_cli(doc: str | None, study: Any, block: Any, out_json: Path, mark: str, collections: str) -> None:
     """The command line of a study over ``--work WORK --collections A,B``: print its table, or with
     ``--write`` write its JSON and its docs block (:func:`write_study`)."""
@@ -446,7 +453,9 @@ def study_cli(doc: str | None, study: Any, block: Any, out_json: Path, mark: str
     ap.add_argument("--collections", default=collections)
     ap.add_argument("--write", action="store_true")
     a = ap.parse_args()
-    s = study(a.work, tuple(a.collections.split(",")))
+    names = tuple(a.collections.split(","))
+    check_work(ap, a.work, names)
+    s = study(a.work, names)
     text = block(s)
     if a.write:
         write_study(s, text, out_json, mark, DOC)

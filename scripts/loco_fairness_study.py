@@ -532,6 +532,7 @@ def main() -> None:
     designs = tuple(a.designs.split(","))
     if unknown := [d for d in designs if d not in DESIGNS]:
         ap.error(f"--designs: unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
+    fs.check_work(ap, a.work, tuple(a.collections.split(",")))
     s = study(a.work, tuple(a.collections.split(",")), a.e5_refs, a.cached_only, designs)
     text = block(s)
     if a.json:

@@ -49,3 +49,16 @@ def test_the_judged_topics_block_is_the_shipped_figures():
             assert v[1] <= v[0] <= v[2]                 # the point within its interval
     doc = jt.DOC.read_text(encoding="utf-8")
     assert f"<!-- {jt.MARK} -->\n{jt.block(data)}\n<!-- /{jt.MARK} -->" in doc
+
+
+def test_a_work_folder_without_the_correlate_runs_is_one_line(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for name in ("query_form_study", "judged_topics_study", "loco_fairness_study"):
+        path = Path(qf.__file__).parent / f"{name}.py"
+        r = subprocess.run([sys.executable, str(path), "--work", str(tmp_path)], capture_output=True, text=True)
+        assert r.returncode == 2 and "Traceback" not in r.stderr, (name, r.stderr)
+        assert r.stderr.strip().splitlines()[-1].endswith("no finished correlate run in cisi_corr, cf_corr, med_corr "
+                                                          "(module docstring: how to make one)") or name.startswith("loco")
