@@ -66,6 +66,7 @@ class Judged:
     def __init__(self, work: Path, name: str, refs_half: str):
         from nteval.evidence import families
         from nteval.formats.trec import read_qrels, read_topics
+        from nteval.systems.base import make_system
 
         self.name, self.work = name, work
         self.idx, self.corr = work / f"{name}_idx", work / f"{name}_corr"
@@ -82,18 +83,14 @@ class Judged:
         other = HALVES[1 - i]
         self.runs = self._runs(sys_q, systems, f"systems_{other}")
         lexical = {s.name: s for s in systems if s.name in fs.LEXICAL}
-        from nteval.systems.base import make_system
-
         refs = [lexical[n] for n in fs.LEXICAL] + [make_system("minilm", "dense", {"model": "minilm", **loco.MINILM_SHIPPED})]
         self.refs = self._runs(ref_q, refs, f"refs_{refs_half}")
 
     def _runs(self, topics: dict[str, str], systems: list, where: str) -> dict:
-        from nteval.index import read_manifest
         from nteval.runs import Searched, run_all
         from nteval.settings import Execution
 
-        fp = read_manifest(self.idx)["fingerprint"]
-        runs, _ = run_all(Searched(self.idx, "all", fp), topics, systems,
+        runs, _ = run_all(Searched.of(self.idx, "all"), topics, systems,
                           self.work / f"{self.name}_fairness" / "judged" / where, 1000, Execution(progress=False))
         return {s.name: runs[s.name] for s in systems}
 

@@ -359,17 +359,19 @@ def lexical_only(c: fs.Collection, j: Judge) -> dict[str, Any]:
 
 # -- the rule -----------------------------------------------------------------------------------------
 
-def choose(per: dict[str, dict[str, Any]], training: list[str]) -> dict[str, Any]:
+def choose(per: dict[str, dict[str, Any]], training: list[str], options: tuple[str, ...] = DESIGNS) -> dict[str, Any]:
+    """The rule of the module docstring over ``options`` (designs, or scripts/query_form_study.py's
+    query forms), in their order of preference."""
     if not training:
         return {"training": [], "eligible": [], "worst_J": {}, "tied": [], "chosen": None}
-    done = [d for d in DESIGNS if all(d in per[c] for c in training)]   # (a design a stopped study did not reach: not eligible)
+    done = [d for d in options if all(d in per[c] for c in training)]   # (a design a stopped study did not reach: not eligible)
     ok = [d for d in done if all(per[c][d]["tau_lexical"] >= per[c]["lexical"]["tau_lexical"] - TAU_SLACK
                                     for c in training)]
     worst = {d: max(per[c][d]["J"] for c in training) for d in done}
     best = min((worst[d] for d in ok), default=None)
     tied = [d for d in ok if best is not None and worst[d] - best <= TIE]
     return {"training": training, "eligible": ok, "worst_J": worst, "tied": tied, "chosen": tied[0] if tied else None,
-            "not_computed": [d for d in DESIGNS if d not in done]}
+            "not_computed": [d for d in options if d not in done]}
 
 
 def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[str, Any]:

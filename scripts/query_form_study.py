@@ -100,19 +100,15 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
 
 
 def form_runs(c: fs.Collection, form: str) -> dict[str, Any]:
-    from nteval.index import read_manifest
     from nteval.runs import Searched, run_all
     from nteval.settings import Execution
-    from nteval.systems.base import load_systems
-    from nteval.systems.sets import builtin_systems
 
     if form == "sentence 3":
         return c.runs
     topics = form_topics(c, form)
     slug = re.sub(r"[^a-z0-9]+", "_", form.replace("–", "to")).strip("_")
-    systems = [s for s in load_systems(builtin_systems("wide_dense")) if s.name in c.names]
-    fp = read_manifest(c.idx)["fingerprint"]
-    runs, _ = run_all(Searched(c.idx, "nt", fp), topics, systems, c.work / f"{c.name}_fairness" / "qform" / slug, 1000,
+    systems = [s for s in loco._lexical_systems() if s.name in c.names]
+    runs, _ = run_all(Searched.of(c.idx, "nt"), topics, systems, c.work / f"{c.name}_fairness" / "qform" / slug, 1000,
                       Execution(progress=False))
     return {n: runs[n] for n in c.names}
 
@@ -146,14 +142,8 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
 
 
 def choose(per: dict[str, dict[str, Any]], training: list[str]) -> dict[str, Any]:
-    if not training:
-        return {"training": [], "eligible": [], "worst_J": {}, "tied": [], "chosen": None}
-    ok = [f for f in FORMS if all(per[c][f]["tau_lexical"] >= per[c]["lexical"]["tau_lexical"] - loco.TAU_SLACK
-                                  for c in training)]
-    worst = {f: max(per[c][f]["J"] for c in training) for f in FORMS}
-    best = min((worst[f] for f in ok), default=None)
-    tied = [f for f in ok if best is not None and worst[f] - best <= loco.TIE]
-    return {"training": training, "eligible": ok, "worst_J": worst, "tied": tied, "chosen": tied[0] if tied else None}
+    """The LOCO study's rule (:func:`loco_fairness_study.choose`) over the query forms."""
+    return loco.choose(per, training, FORMS)
 
 
 def block(s: dict[str, Any]) -> str:
