@@ -27,6 +27,11 @@ neighbours with an abstract sentence as the query over ``nt``, against the judge
 relevant documents). A family whose references' bias is within 5 points while its total is not is
 misjudged by the NT topics, which no design of the references can fix.
 
+**The learned judge** (added 2026-12-02 evening, with the leave-one-collection-out study's
+``classifier`` design, whose figures on the NT topics came first): the same split and runs judged by
+that design too, its references' part beside the shipped design's (no choice is made here: the LOCO
+study's rule chooses).
+
 ``--write`` writes nteval/data/judged_topics.json and the generated block of docs/verdicts.md
 (``<!-- judged-topics -->``).
 """
@@ -49,6 +54,7 @@ DOC = ROOT / "docs" / "verdicts.md"
 MARK = "judged-topics"
 BOOT, SEED = 2000, 0
 SYSTEMS = ("minilm", "e5")
+DESIGNS = ("shipped", "classifier")   # (the second: the LOCO study's learned judge, its references' part)
 HALVES = ("first", "second")
 
 
@@ -95,11 +101,10 @@ class Judged:
         return {s.name: runs[s.name] for s in systems}
 
 
-def pseudo_qrels(c: Judged) -> dict[str, dict[str, int]]:
-    """The shipped design's pseudo-qrels for the half the references searched with (topics where
-    the judges or the references find nothing relevant left out)."""
-    d = fs.Designs(c)  # type: ignore[arg-type]  # (the attributes it reads)
-    pseudo = d.qrels(loco.union(d.rel, loco.share(d, "minilm")), ())
+def pseudo_qrels(c: Judged, design: str = "shipped") -> dict[str, dict[str, int]]:
+    """A design's pseudo-qrels (the leave-one-collection-out study's) for the half the references
+    searched with (topics where the judges or the references find nothing relevant left out)."""
+    pseudo = loco.Judge(c).qrels_for(design)("bm25")  # type: ignore[arg-type]  # (the attributes it reads)
     return {q: v for q, v in pseudo.items() if any(r > 0 for r in c.qrels.get(q, {}).values())}
 
 
@@ -143,18 +148,25 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in names:
         cs = {h: Judged(work, name, h) for h in HALVES}
-        pq = {h: pseudo_qrels(c) for h, c in cs.items()}
-        qids = sorted(set(pq["first"]) & set(pq["second"]))   # (the same topics both ways: paired replicates)
-        ways = {h: figures(cs[h], pq[h], qids, np.random.default_rng(SEED)) for h in HALVES}
-        a, b = ways["first"], ways["second"]
-        x = {"topics": len(qids), "judged_topics": len(cs["first"].qrels),
-             **{k: round((a[k] + b[k]) / 2, 4 if k.startswith("tau") else 1)
-                for k in ("tau", "tau_lexical", "relevant_per_topic", "human_relevant_per_topic")},
-             "directions": {h: {"tau": round(w["tau"], 4), "tau_lexical": round(w["tau_lexical"], 4), "topics": w["topics"],
-                                "e5": _interval(w["systems"]["e5"]), "neural": _interval(w["families"]["neural"])}
-                            for h, w in ways.items()}}
-        for part in ("families", "systems"):
-            x[part] = {k: _interval((a[part][k] + b[part][k]) / 2) for k in a[part]}
+        x: dict[str, Any] = {}
+        for design in DESIGNS:
+            pq = {h: pseudo_qrels(c, design) for h, c in cs.items()}
+            qids = sorted(set(pq["first"]) & set(pq["second"]))   # (the same topics both ways: paired replicates)
+            ways = {h: figures(cs[h], pq[h], qids, np.random.default_rng(SEED)) for h in HALVES}
+            a, b = ways["first"], ways["second"]
+            y = {"topics": len(qids), "judged_topics": len(cs["first"].qrels),
+                 **{k: round((a[k] + b[k]) / 2, 4 if k.startswith("tau") else 1)
+                    for k in ("tau", "tau_lexical", "relevant_per_topic", "human_relevant_per_topic")},
+                 "directions": {h: {"tau": round(w["tau"], 4), "tau_lexical": round(w["tau_lexical"], 4),
+                                    "topics": w["topics"], "e5": _interval(w["systems"]["e5"]),
+                                    "neural": _interval(w["families"]["neural"])}
+                                for h, w in ways.items()}}
+            for part in ("families", "systems"):
+                y[part] = {k: _interval((a[part][k] + b[part][k]) / 2) for k in a[part]}
+            if design == "shipped":
+                x.update(y)
+            else:
+                x.setdefault("designs", {})[design] = y
         total = loco_per[name]["shipped"]
         x["nt_topics"] = {"families": dict(total["families"]), "e5": total["e5"]["bias"]}
         out[name] = x
@@ -163,7 +175,8 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
                          for f, v in x["families"].items())
               + f"; e5 {x['systems']['e5'][0]:+.0f}/{x['nt_topics']['e5'][0]:+.0f}", file=sys.stderr, flush=True)
     return {"collections": out, "method": {"boot": BOOT, "seed": SEED, "split": "words: first ceil(w/2), rest",
-                                           "design": "shipped (lexical vote + MiniLM int8-128 equal share)"}}
+                                           "design": "shipped (lexical vote + MiniLM int8-128 equal share)",
+                                           "also": {d: "scripts/loco_fairness_study.py's design" for d in DESIGNS[1:]}}}
 
 
 def block(s: dict[str, Any]) -> str:
@@ -175,12 +188,16 @@ def block(s: dict[str, Any]) -> str:
         lines.append(f"| {loco.NAMES[c]} | {x['topics']} of {x['judged_topics']} judged | {x['relevant_per_topic']} / {x['human_relevant_per_topic']} | "
                      f"{x['tau']:.3f} ({x['tau_lexical']:.3f}) | the references' | {loco._b(x['systems']['e5'])} | "
                      + " | ".join(loco._b(x["families"].get(f)) for f in fams) + " |")
+        for d, y in (x.get("designs") or {}).items():
+            lines.append(f"| | {y['topics']} | {y['relevant_per_topic']} / {y['human_relevant_per_topic']} | "
+                         f"{y['tau']:.3f} ({y['tau_lexical']:.3f}) | the references' ({d}) | {loco._b(y['systems']['e5'])} | "
+                         + " | ".join(loco._b(y["families"].get(f)) for f in fams) + " |")
         t = x["nt_topics"]
         lines.append(f"| | 1,000 NT | | | total (NT topics) | {loco._b(t['e5'])} | "
                      + " | ".join(loco._b(t["families"].get(f)) for f in fams) + " |")
     lines += ["", "The references' bias: on the judges' own questions, each cut in two halves by its words, the references "
                   "searching with one half and the systems with the other (both ways, averaged), NT's pseudo-qrels (the "
-                  "shipped design) against the judges' qrels on the same runs: NT's relative advantage over BM25 minus the "
+                  "shipped design; (classifier): the learned judge of the leave-one-collection-out study) against the judges' qrels on the same runs: NT's relative advantage over BM25 minus the "
                   "judges' (AP), points, [95 % paired topic bootstrap, 2,000 replicates]. Total: the high-recall "
                   "verdict's own bias on its NT topics (the leave-one-collection-out study's shipped design). τ: "
                   "Kendall τ-b of the 30 systems' mean AP under the pseudo-qrels against under the judges', same runs."]

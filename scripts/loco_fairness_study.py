@@ -28,6 +28,14 @@ n is the number of documents the lexical references' z ≥ 2 vote makes pseudo-r
 - ``runs pool + MiniLM``: the shipped design with the runs pool's n as a third share;
 - ``long reference query``: the shipped design, the references searching ``all`` with the title
   followed by the abstract's first sentence (a query as long as the judges' questions).
+- ``classifier``: a learned, non-ranking judge (Büttcher et al. 2007's classifier for unjudged
+  documents; added 2026-12-02 21:30, before any number of it was computed): per topic, the shipped
+  design's pseudo-relevant documents and the rest of the references' top 20 (the three lexical and
+  MiniLM) are its training labels; a logistic regression (scikit-learn, C = 1, balanced class weights)
+  on each document's text as the references read it (``all``: tf-idf of its words, L2-normed, beside
+  the reference MiniLM's vector, L2-normed) labels the references' other documents to depth 100, and
+  those with p ≥ 0.5 are relevant too. A document no reference ranks high can be relevant if it reads
+  like those that are: what a ranking reference cannot give an encoder it does not contain.
 
 **Unseen encoders**: e5 is in no design's references (every design holds MiniLM, ``two encoders``
 wordllama too), so its systems are always judged unseen; MiniLM's *unseen* bias is the one under the
@@ -86,12 +94,13 @@ MARK = "loco:designs"
 TOPICAL = ("cisi", "cf", "med")   # the collections a choice is fitted on (SciFact: held out only)
 NAMES = {"cisi": "CISI", "cf": "CF (odd half)", "med": "MED (odd half)", "scifact": "SciFact"}
 DESIGNS = ("shipped", "share ×2", "share ×3", "two encoders", "rank-fused", "runs pool", "runs pool + MiniLM",
-           "long reference query")
+           "long reference query", "classifier")
 FAMILIES = ("neural", "hybrid", "dense", "static_hybrid", "expansion", "proximity", "reduction")
 LABEL = {"neural": "neural", "hybrid": "hybrid", "dense": "static", "static_hybrid": "static hybrid",
          "expansion": "expansion", "proximity": "proximity", "reduction": "reduction"}
 ENC_SYSTEMS = {"minilm": ("minilm", "minilm_bm25_rrf"), "e5": ("e5", "e5_bm25_rrf")}
 POOL_DEPTH = 100
+CLF_TRAIN, CLF_LABEL, CLF_C, CLF_P = 20, 100, 1.0, 0.5   # the classifier's training depth, labelling depth, C, threshold
 MINILM_SHIPPED = {"backend": "onnx-int8", "max_tokens": 128}   # the shipped reference's encoding of MiniLM
 BOOT, SEED, TIE, TAU_SLACK, WITHIN = 2000, 0, 2.0, 0.02, 5.0
 
@@ -192,6 +201,24 @@ def _leaves(name: str, configs: dict[str, Any], seen: frozenset = frozenset()) -
     return frozenset().union(*(_leaves(x, configs, seen | {name}) for x in inputs))
 
 
+def learned(x: Any, row: dict[str, int], pos: set[str], seen: set[str], deeper: set[str]) -> set[str]:
+    """One topic's relevant documents under the ``classifier`` design: ``pos`` and those of
+    ``deeper`` (not in ``seen`` or ``pos``) that a logistic regression trained on ``pos`` against the
+    rest of ``seen`` gives p ≥ CLF_P (rows of ``x``: the documents' features, ``row``: docid → row).
+    Without a positive and a negative to learn from, or nothing to label, ``pos`` alone."""
+    from sklearn.linear_model import LogisticRegression
+
+    train = sorted((set(pos) | seen) & set(row))
+    label = sorted((deeper & set(row)) - set(train))
+    y = np.array([t in pos for t in train])
+    if not label or y.all() or not y.any():
+        return set(pos)
+    clf = LogisticRegression(C=CLF_C, class_weight="balanced", max_iter=1000)
+    clf.fit(x[[row[t] for t in train]], y)
+    p = clf.predict_proba(x[[row[t] for t in label]])[:, 1]
+    return set(pos) | {t for t, v in zip(label, p) if v >= CLF_P}
+
+
 def share(d: fs.Designs, ref: str, factor: float = 1.0) -> dict[str, set[str]]:
     return {q: set(d.top(ref, q, max(1, round(len(r) * factor)))) for q, r in d.rel.items()}
 
@@ -211,6 +238,8 @@ class Judge:
         self.c, self.d = c, fs.Designs(c)
         self.pools = Pools(c)
         self._long: fs.Designs | None = None
+        self._features: dict[str, tuple[dict[str, int], Any]] = {}
+        self._classified: dict[str, dict] = {}
 
     def long_designs(self) -> fs.Designs:
         if self._long is None:
@@ -228,6 +257,44 @@ class Judge:
                 c.refs.update(saved)
         return self._long
 
+    def features(self, encoder: str) -> tuple[dict[str, int], Any]:
+        """Every document of ``all`` as the references read it: tf-idf of its title and abstract
+        (L2-normed) beside the reference encoder's vector of the same text (L2-normed), one row each."""
+        if encoder not in self._features:
+            from scipy.sparse import csr_matrix, hstack
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            from nteval.corpus.store import FILENAME, DocStore
+            from nteval.encoders import document_vectors, encoder_params, load_encoder
+            from nteval.index import read_manifest
+            from nteval.systems.base import make_system
+
+            store = DocStore(self.c.idx / FILENAME)
+            try:
+                rows = [(d, f"{t or ''} {a or ''}") for d, t, a in store.iter_texts("all")]
+            finally:
+                store.close()
+            params = make_system(encoder, "dense", {"model": encoder, **(MINILM_SHIPPED if encoder == "minilm" else {})}).params
+            spec = encoder_params(params)
+            enc = load_encoder(spec["model"], spec["dim"], encoder, spec["backend"], spec["max_tokens"])
+            vec = document_vectors(self.c.idx, "all", read_manifest(self.c.idx)["fingerprint"], enc, "float32", False)
+            at = {d: i for i, d in enumerate(vec.docids)}
+            m = np.asarray(vec.matrix, dtype=np.float64)[[at[d] for d, _ in rows]]
+            m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+            words = TfidfVectorizer(sublinear_tf=True).fit_transform([t for _, t in rows])
+            self._features[encoder] = ({d: i for i, (d, _) in enumerate(rows)}, hstack([words, csr_matrix(m)]).tocsr())
+        return self._features[encoder]
+
+    def classified(self, encoder: str) -> dict[str, set[str]]:
+        """The ``classifier`` design's relevant documents per topic (the module docstring)."""
+        d = self.d
+        row, x = self.features(encoder)
+        base = union(d.rel, share(d, encoder))
+        refs = (*fs.LEXICAL, encoder)
+        return {q: learned(x, row, pos, set().union(*(d.top(r, q, CLF_TRAIN) for r in refs)),
+                           set().union(*(d.top(r, q, CLF_LABEL) for r in refs)))
+                for q, pos in base.items()}
+
     def qrels_for(self, design: str, encoder: str = "minilm") -> Callable[[str], dict]:
         """system name → the qrels the design judges it by (``encoder``: the transformer in the
         references)."""
@@ -244,6 +311,11 @@ class Judge:
                 rel = {q: r | set(pool.get(q, [])[:len(d.rel[q])]) for q, r in base.items()}
                 return d.qrels(rel, ())
             return by
+        if design == "classifier":
+            if encoder not in self._classified:
+                self._classified[encoder] = d.qrels(self.classified(encoder), ())
+            cq = self._classified[encoder]
+            return lambda n: cq
         if design == "rank-fused":
             from nteval.topics.highrecall import _rrf_top
 

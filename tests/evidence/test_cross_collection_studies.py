@@ -62,3 +62,24 @@ def test_a_work_folder_without_the_correlate_runs_is_one_line(tmp_path):
         assert r.returncode == 2 and "Traceback" not in r.stderr, (name, r.stderr)
         assert r.stderr.strip().splitlines()[-1].endswith("no finished correlate run in cisi_corr, cf_corr, med_corr "
                                                           "(module docstring: how to make one)") or name.startswith("loco")
+
+
+def test_the_learned_judge_labels_what_reads_like_the_relevant_documents():
+    """The ``classifier`` design's step (scripts/loco_fairness_study.py ``learned``), a hand case: the
+    references' top holds three documents on diabetes (pseudo-relevant) and three on fractures; of
+    the deeper ones, the one on diabetes becomes relevant, the one on fractures does not, a document
+    without features is left alone; with nothing to learn from, the references' labels stand."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    loco = script("loco_fairness_study")
+    texts = {"a1": "insulin glucose diabetes blood sugar", "a2": "diabetes insulin resistance and glucose",
+             "a3": "glucose tolerance of insulin treated diabetic patients", "b1": "fracture of the femur and bone surgery",
+             "b2": "bone fracture healing after orthopedic surgery", "b3": "femur fracture fixation in surgery",
+             "a4": "insulin therapy for glucose control in diabetes", "b4": "hip fracture bone surgery outcomes"}
+    row = {d: i for i, d in enumerate(texts)}
+    x = TfidfVectorizer().fit_transform(list(texts.values())).tocsr()
+    pos, seen = {"a1", "a2", "a3"}, {"a1", "a2", "a3", "b1", "b2", "b3"}
+    assert loco.learned(x, row, pos, seen, {"a4", "b4", "elsewhere"}) == {"a1", "a2", "a3", "a4"}
+    assert loco.learned(x, row, pos, pos, {"a4", "b4"}) == pos            # no negative to learn from
+    assert loco.learned(x, row, set(), seen, {"a4", "b4"}) == set()       # no positive
+    assert loco.learned(x, row, pos, seen, seen) == pos                   # nothing deeper to label
