@@ -9,6 +9,7 @@ from conftest import script
 
 qf = script("query_form_study")
 jt = script("judged_topics_study")
+rs = script("residual_study")
 
 
 def test_key_terms_are_the_sentences_rarest_words_in_its_order(first200_index):
@@ -56,7 +57,7 @@ def test_a_work_folder_without_the_correlate_runs_is_one_line(tmp_path):
     import sys
     from pathlib import Path
 
-    for name in ("query_form_study", "judged_topics_study", "loco_fairness_study"):
+    for name in ("query_form_study", "judged_topics_study", "residual_study", "loco_fairness_study"):
         path = Path(qf.__file__).parent / f"{name}.py"
         r = subprocess.run([sys.executable, str(path), "--work", str(tmp_path)], capture_output=True, text=True)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (name, r.stderr)
@@ -83,3 +84,32 @@ def test_the_learned_judge_labels_what_reads_like_the_relevant_documents():
     assert loco.learned(x, row, pos, pos, {"a4", "b4"}) == pos            # no negative to learn from
     assert loco.learned(x, row, set(), seen, {"a4", "b4"}) == set()       # no positive
     assert loco.learned(x, row, pos, seen, seen) == pos                   # nothing deeper to label
+
+
+def test_a_residual_collection_leaves_out_what_the_feedback_read():
+    """trec_eval's AP on the residual collection, by hand: the seen documents leave the ranking and
+    the relevant set; nothing relevant left is NaN (the topic is not scored), nothing seen is plain AP."""
+    import math
+
+    ranking = ["a", "b", "c", "d", "e"]
+    assert rs.residual_ap(ranking, {"a", "c", "e"}, set()) == (1 / 1 + 2 / 3 + 3 / 5) / 3
+    assert rs.residual_ap(ranking, {"a", "c", "e"}, {"a", "b"}) == (1 / 1 + 2 / 3) / 2   # c, d, e: c 1st, e 3rd
+    assert rs.residual_ap(ranking, {"a", "z"}, {"a"}) == 0.0                             # z never retrieved
+    assert math.isnan(rs.residual_ap(ranking, {"a"}, {"a"}))
+
+
+def test_the_residual_block_is_the_shipped_figures():
+    data = json.loads(rs.OUT_JSON.read_text(encoding="utf-8"))
+    assert set(data["collections"]) == {"cisi", "cf", "med"} and data["feedback_depths"] == rs.feedback_depths()
+    for x in data["collections"].values():
+        for y in (x[k] for k in rs.SCORINGS):
+            for v in (y["expansion"], y["control"], *y["systems"].values()):
+                assert v[1] <= v[0] <= v[2]
+        r = x["residual"]
+        assert x["within"] == (abs(r["expansion"][0]) <= rs.WITHIN and abs(r["control"][0]) <= rs.WITHIN)
+    assert data["enters_the_verdict"] == all(x["within"] for x in data["collections"].values())
+    loco = json.loads(script("loco_fairness_study").OUT_JSON.read_text(encoding="utf-8"))["collections"]
+    for c, x in data["collections"].items():   # (the raw scoring is the LOCO study's shipped row, recomputed)
+        assert x["raw"]["expansion"][0] == loco[c]["shipped"]["families"]["expansion"][0]
+    doc = rs.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {rs.MARK} -->\n{rs.block(data)}\n<!-- /{rs.MARK} -->" in doc
