@@ -113,3 +113,28 @@ def test_the_residual_block_is_the_shipped_figures():
         assert x["raw"]["expansion"][0] == loco[c]["shipped"]["families"]["expansion"][0]
     doc = rs.DOC.read_text(encoding="utf-8")
     assert f"<!-- {rs.MARK} -->\n{rs.block(data)}\n<!-- /{rs.MARK} -->" in doc
+
+
+def test_the_med_titles_block_is_the_shipped_figures():
+    """MED scored on its titled and untitled parts: the whole collection is the LOCO study's shipped
+    row (the same runs, pseudo-qrels and judges), the parts are the figures' rendering in the docs."""
+    mt = script("med_titles_study")
+    data = json.loads(mt.OUT_JSON.read_text(encoding="utf-8"))
+    loco = json.loads(script("loco_fairness_study").OUT_JSON.read_text(encoding="utf-8"))["collections"]["med"]["shipped"]
+    whole = data["parts"]["whole collection"]
+    assert whole["systems"]["e5"][0] == loco["e5"]["bias"][0]
+    assert {f: v[0] for f, v in whole["families"].items()} == {f: v[0] for f, v in loco["families"].items()}
+    assert list(data["parts"]) == list(mt.PARTS) and data["titled_records"] < data["records"]
+    for x in data["parts"].values():
+        for v in (*x["systems"].values(), *x["families"].values()):
+            assert v[1] <= v[0] <= v[2]
+    doc = mt.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {mt.MARK} -->\n{mt.block(data)}\n<!-- /{mt.MARK} -->" in doc
+
+
+def test_med_titled_records_are_those_with_a_title(tmp_path):
+    mt = script("med_titles_study")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": "1", "title": "A title", "text": "x"}\n{"_id": 2, "title": "", "text": "y"}\n'
+                      '{"_id": "3", "title": "  ", "text": "z"}\n', encoding="utf-8")
+    assert mt.titled_records(corpus) == {"1"}

@@ -1,0 +1,133 @@
+"""MED's NT topics come only from its 318 records with a separable title (issue 57): is that why
+the verdict understates neural retrieval there?
+
+    python scripts/med_titles_study.py --work WORK --corpus ../shared/data/med/corpus.jsonl [--write]
+
+WORK holds ``med_idx`` and ``med_corr`` (``nteval correlate --systems wide_dense --topics 1000 --seed
+42 --min-human-topics 15``). MED has no title field; 318 of its 1,033 records have a title that could
+be separated (../shared/data/README.md), so every NT topic, its title and its query sentence, comes
+from those, while the judges' questions cover the whole collection.
+
+**Subcollections.** The same runs are scored twice more, each time on one part of the collection:
+the titled 318 or the untitled 715 (the other part's documents leave every ranking and every qrels,
+NT's and the judges'; topics with nothing relevant left are not scored). If the understatement came
+from drawing topics from the titled part only, it would be confined to where the topics come from and
+vanish among the untitled documents; if it is the same on both parts, the topics' origin is not its
+cause. Beside it: the share of titled documents among NT's pseudo-relevant ones and the judges'
+relevant ones (against 318 of 1,033 in the collection).
+
+Bias: NT's relative advantage over BM25 minus the judges' (AP), points, with a 95 % topic bootstrap
+(NT and judged topics resampled independently, 2,000 replicates, seed 0); the shipped design's
+pseudo-qrels. (Written 2026-12-02 22:10, after a first look the same evening; it chooses nothing.)
+
+``--write`` writes nteval/data/med_titles.json and the generated block of docs/verdicts.md
+(``<!-- med-titles -->``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import fairness_study as fs  # noqa: E402
+import loco_fairness_study as loco  # noqa: E402
+import residual_study as rs  # noqa: E402  (trec_eval's AP with documents left out)
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT_JSON = ROOT / "nteval" / "data" / "med_titles.json"
+DOC = ROOT / "docs" / "verdicts.md"
+MARK = "med-titles"
+PARTS = ("whole collection", "titled", "untitled")
+SHOWN = ("e5", "minilm")
+
+
+def titled_records(corpus: Path) -> set[str]:
+    """The ids of the records whose ``title`` is not empty."""
+    with open(corpus, encoding="utf-8") as fh:
+        return {str(r["_id"]) for r in map(json.loads, fh) if (r.get("title") or "").strip()}
+
+
+def part_scores(order: dict[str, dict[str, list[str]]], qrels: dict, outside: set[str]) -> dict[str, np.ndarray]:
+    """Per system, per-topic AP with the documents of ``outside`` left out of rankings and qrels
+    (the topics with something relevant left)."""
+    qids = [q for q in sorted(qrels) if {d for d, r in qrels[q].items() if r > 0} - outside]
+    return {n: np.array([rs.residual_ap(o.get(q, []), {d for d, r in qrels[q].items() if r > 0}, outside) for q in qids])
+            for n, o in order.items()}
+
+
+def study(work: Path, corpus: Path) -> dict[str, Any]:
+    from nteval.formats.trec import read_qrels, read_run, trec_order
+
+    titled = titled_records(corpus)
+    c = loco.Collection(work, "med")
+    pseudo = loco.Judge(c).qrels_for("shipped")("bm25")
+    judged = read_qrels(c.corr / "human" / "qrels.txt")
+    every = {d for r in c.runs["bm25"].values() for d, _ in r} | {d for q in judged for d in judged[q]} | titled
+    order = {"nt": {n: {q: [d for d, _ in trec_order(r)] for q, r in c.runs[n].items()} for n in c.names},
+             "judges": {n: {q: [d for d, _ in trec_order(r)] for q, r in read_run(c.corr / "human" / "runs" / f"{n}.run").items()}
+                        for n in c.names}}
+    out: dict[str, Any] = {"titled_records": len(titled), "records": _records(corpus)}
+    for label, q in (("nt", pseudo), ("judges", judged)):
+        rel = [d for x in q.values() for d, r in x.items() if r > 0]
+        out[f"titled_share_{label}"] = round(float(np.mean([d in titled for d in rel])), 3)
+    parts: dict[str, Any] = {}
+    for part in PARTS:
+        outside = set() if part == "whole collection" else (every - titled if part == "titled" else titled)
+        nt, hu = part_scores(order["nt"], pseudo, outside), part_scores(order["judges"], judged, outside)
+        both = {n: (nt[n], nt["bm25"]) for n in c.names}   # (rs.bias: per system, its scores and BM25's)
+        both_h = {n: (hu[n], hu["bm25"]) for n in c.names}
+        rng = np.random.default_rng(rs.SEED)
+        parts[part] = {"topics": {"nt": len(nt["bm25"]), "judges": len(hu["bm25"])},
+                       "systems": {n: rs.bias(both, both_h, [n], rng) for n in SHOWN},
+                       "families": {f: rs.bias(both, both_h, [n for n in c.names if c.family[n] == f], rng)
+                                    for f in loco.FAMILIES if any(c.family[n] == f for n in c.names)}}
+        print(f"MED {part:16s} e5 {loco._b(parts[part]['systems']['e5'])} neural {loco._b(parts[part]['families']['neural'])}",
+              file=sys.stderr, flush=True)
+    out["parts"] = parts
+    out["method"] = {"boot": rs.BOOT, "seed": rs.SEED, "design": "shipped (lexical vote + MiniLM int8-128 equal share)"}
+    return out
+
+
+def _records(corpus: Path) -> int:
+    with open(corpus, encoding="utf-8") as fh:
+        return sum(1 for line in fh if line.strip())
+
+
+def block(s: dict[str, Any]) -> str:
+    lines = ["| part of MED | topics (NT / judged) | e5 (unseen) | MiniLM | " + " | ".join(loco.LABEL[f] for f in loco.FAMILIES)
+             + " |", "|---|---|---|---|" + "---|" * len(loco.FAMILIES)]
+    for part, x in s["parts"].items():
+        lines.append(f"| {part} | {x['topics']['nt']} / {x['topics']['judges']} | {loco._b(x['systems']['e5'])} | "
+                     f"{loco._b(x['systems']['minilm'])} | " + " | ".join(loco._b(x["families"].get(f)) for f in loco.FAMILIES) + " |")
+    lines += ["", f"Titled records: {s['titled_records']} of {s['records']} "
+                  f"({s['titled_records'] / s['records'] * 100:.0f} %); among NT's pseudo-relevant documents "
+                  f"{s['titled_share_nt'] * 100:.0f} %, among the judges' relevant ones {s['titled_share_judges'] * 100:.0f} %. "
+                  "Bias: NT's relative advantage over BM25 minus the judges' (AP), points, [95 % topic bootstrap, 2,000 "
+                  "replicates], the runs scored on the part alone (the other part's documents out of rankings and qrels)."]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--corpus", type=Path, required=True, help="MED's corpus.jsonl (../shared/data/med/corpus.jsonl)")
+    ap.add_argument("--write", action="store_true")
+    a = ap.parse_args()
+    fs.check_work(ap, a.work, ("med",))
+    if not a.corpus.is_file():
+        ap.error(f"--corpus {a.corpus}: no such file")
+    s = study(a.work, a.corpus)
+    text = block(s)
+    if a.write:
+        fs.write_study(s, text, OUT_JSON, MARK, DOC)
+    else:
+        print(text)
+
+
+if __name__ == "__main__":
+    main()
