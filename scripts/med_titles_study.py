@@ -1,7 +1,7 @@
 """MED's NT topics come only from its 318 records with a separable title (issue 57): is that why
 the verdict understates neural retrieval there?
 
-    python scripts/med_titles_study.py --work WORK --corpus ../shared/data/med/corpus.jsonl [--write]
+    python scripts/med_titles_study.py --work WORK [--write]
 
 WORK holds ``med_idx`` and ``med_corr`` (``nteval correlate --systems wide_dense --topics 1000 --seed
 42 --min-human-topics 15``). MED has no title field; 318 of its 1,033 records have a title that could
@@ -25,8 +25,6 @@ pseudo-qrels. (Written 2026-12-02 22:10, after a first look the same evening; it
 """
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -46,10 +44,17 @@ PARTS = ("whole collection", "titled", "untitled")
 SHOWN = ("e5", "minilm")
 
 
-def titled_records(corpus: Path) -> set[str]:
-    """The ids of the records whose ``title`` is not empty."""
-    with open(corpus, encoding="utf-8") as fh:
-        return {str(r["_id"]) for r in map(json.loads, fh) if (r.get("title") or "").strip()}
+def titled_records(idx: Path) -> tuple[set[str], int]:
+    """The ids of the index's records with a title (as its document store keeps them), and how many
+    records it holds."""
+    from nteval.corpus.store import FILENAME, DocStore
+
+    store = DocStore(idx / FILENAME)
+    try:
+        rows = [(d, (t or "").strip()) for d, t, _ in store.iter_texts("all")]
+    finally:
+        store.close()
+    return {d for d, t in rows if t}, len(rows)
 
 
 def part_scores(order: dict[str, dict[str, list[str]]], qrels: dict, outside: set[str]) -> dict[str, np.ndarray]:
@@ -60,18 +65,18 @@ def part_scores(order: dict[str, dict[str, list[str]]], qrels: dict, outside: se
             for n, o in order.items()}
 
 
-def study(work: Path, corpus: Path) -> dict[str, Any]:
+def study(work: Path, names: tuple[str, ...] = ("med",)) -> dict[str, Any]:
     from nteval.formats.trec import read_qrels, read_run, trec_order
 
-    titled = titled_records(corpus)
     c = loco.Collection(work, "med")
+    titled, records = titled_records(c.idx)
     pseudo = loco.Judge(c).qrels_for("shipped")("bm25")
     judged = read_qrels(c.corr / "human" / "qrels.txt")
     every = {d for r in c.runs["bm25"].values() for d, _ in r} | {d for q in judged for d in judged[q]} | titled
     order = {"nt": {n: {q: [d for d, _ in trec_order(r)] for q, r in c.runs[n].items()} for n in c.names},
              "judges": {n: {q: [d for d, _ in trec_order(r)] for q, r in read_run(c.corr / "human" / "runs" / f"{n}.run").items()}
                         for n in c.names}}
-    out: dict[str, Any] = {"titled_records": len(titled), "records": _records(corpus)}
+    out: dict[str, Any] = {"titled_records": len(titled), "records": records}
     for label, q in (("nt", pseudo), ("judges", judged)):
         rel = [d for x in q.values() for d, r in x.items() if r > 0]
         out[f"titled_share_{label}"] = round(float(np.mean([d in titled for d in rel])), 3)
@@ -93,11 +98,6 @@ def study(work: Path, corpus: Path) -> dict[str, Any]:
     return out
 
 
-def _records(corpus: Path) -> int:
-    with open(corpus, encoding="utf-8") as fh:
-        return sum(1 for line in fh if line.strip())
-
-
 def block(s: dict[str, Any]) -> str:
     lines = ["| part of MED | topics (NT / judged) | e5 (unseen) | MiniLM | " + " | ".join(loco.LABEL[f] for f in loco.FAMILIES)
              + " |", "|---|---|---|---|" + "---|" * len(loco.FAMILIES)]
@@ -113,20 +113,7 @@ def block(s: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--corpus", type=Path, required=True, help="MED's corpus.jsonl (../shared/data/med/corpus.jsonl)")
-    ap.add_argument("--write", action="store_true")
-    a = ap.parse_args()
-    fs.check_work(ap, a.work, ("med",))
-    if not a.corpus.is_file():
-        ap.error(f"--corpus {a.corpus}: no such file")
-    s = study(a.work, a.corpus)
-    text = block(s)
-    if a.write:
-        fs.write_study(s, text, OUT_JSON, MARK, DOC)
-    else:
-        print(text)
+    fs.study_cli(__doc__, study, block, OUT_JSON, MARK, "med")
 
 
 if __name__ == "__main__":

@@ -57,11 +57,12 @@ def test_a_work_folder_without_the_correlate_runs_is_one_line(tmp_path):
     import sys
     from pathlib import Path
 
-    for name in ("query_form_study", "judged_topics_study", "residual_study", "loco_fairness_study"):
+    for name in ("query_form_study", "judged_topics_study", "residual_study", "med_titles_study", "loco_fairness_study"):
         path = Path(qf.__file__).parent / f"{name}.py"
         r = subprocess.run([sys.executable, str(path), "--work", str(tmp_path)], capture_output=True, text=True)
         assert r.returncode == 2 and "Traceback" not in r.stderr, (name, r.stderr)
-        assert r.stderr.strip().splitlines()[-1].endswith("no finished correlate run in cisi_corr, cf_corr, med_corr "
+        wanted = "med_corr" if name.startswith("med") else "cisi_corr, cf_corr, med_corr"
+        assert r.stderr.strip().splitlines()[-1].endswith(f"no finished correlate run in {wanted} "
                                                           "(module docstring: how to make one)") or name.startswith("loco")
 
 
@@ -132,9 +133,15 @@ def test_the_med_titles_block_is_the_shipped_figures():
     assert f"<!-- {mt.MARK} -->\n{mt.block(data)}\n<!-- /{mt.MARK} -->" in doc
 
 
-def test_med_titled_records_are_those_with_a_title(tmp_path):
+def test_med_titled_records_are_those_its_store_gives_a_title(first200_index):
+    """On a real index: the records with a title in the document store, and how many it holds."""
+    from nteval.corpus.store import FILENAME, DocStore
+
     mt = script("med_titles_study")
-    corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text('{"_id": "1", "title": "A title", "text": "x"}\n{"_id": 2, "title": "", "text": "y"}\n'
-                      '{"_id": "3", "title": "  ", "text": "z"}\n', encoding="utf-8")
-    assert mt.titled_records(corpus) == {"1"}
+    titled, records = mt.titled_records(first200_index)
+    store = DocStore(first200_index / FILENAME)
+    try:
+        assert records == len(store) and titled and titled <= {d for d, _, _ in store.iter_texts("all")}
+        assert all((store.get(d) or {}).get("title") for d in titled)
+    finally:
+        store.close()
