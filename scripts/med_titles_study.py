@@ -44,9 +44,9 @@ PARTS = ("whole collection", "titled", "untitled")
 SHOWN = ("e5", "minilm")
 
 
-def titled_records(idx: Path) -> tuple[set[str], int]:
-    """The ids of the index's records with a title (as its document store keeps them), and how many
-    records it holds."""
+def titled_records(idx: Path) -> tuple[set[str], set[str]]:
+    """The ids of the index's records with a title (as its document store keeps them), and the ids
+    of all its records."""
     from nteval.corpus.store import FILENAME, DocStore
 
     store = DocStore(idx / FILENAME)
@@ -54,7 +54,7 @@ def titled_records(idx: Path) -> tuple[set[str], int]:
         rows = [(d, (t or "").strip()) for d, t, _ in store.iter_texts("all")]
     finally:
         store.close()
-    return {d for d, t in rows if t}, len(rows)
+    return {d for d, t in rows if t}, {d for d, _ in rows}
 
 
 def part_scores(order: dict[str, dict[str, list[str]]], qrels: dict, outside: set[str]) -> dict[str, np.ndarray]:
@@ -69,20 +69,19 @@ def study(work: Path, names: tuple[str, ...] = ("med",)) -> dict[str, Any]:
     from nteval.formats.trec import read_qrels, read_run, trec_order
 
     c = loco.Collection(work, "med")
-    titled, records = titled_records(c.idx)
+    titled, records = titled_records(c.idx)   # (a part leaves out every record of the other: all of them)
     pseudo = loco.Judge(c).qrels_for("shipped")("bm25")
     judged = read_qrels(c.corr / "human" / "qrels.txt")
-    every = {d for r in c.runs["bm25"].values() for d, _ in r} | {d for q in judged for d in judged[q]} | titled
     order = {"nt": {n: {q: [d for d, _ in trec_order(r)] for q, r in c.runs[n].items()} for n in c.names},
              "judges": {n: {q: [d for d, _ in trec_order(r)] for q, r in read_run(c.corr / "human" / "runs" / f"{n}.run").items()}
                         for n in c.names}}
-    out: dict[str, Any] = {"titled_records": len(titled), "records": records}
+    out: dict[str, Any] = {"titled_records": len(titled), "records": len(records)}
     for label, q in (("nt", pseudo), ("judges", judged)):
         rel = [d for x in q.values() for d, r in x.items() if r > 0]
         out[f"titled_share_{label}"] = round(float(np.mean([d in titled for d in rel])), 3)
     parts: dict[str, Any] = {}
     for part in PARTS:
-        outside = set() if part == "whole collection" else (every - titled if part == "titled" else titled)
+        outside = set() if part == "whole collection" else (records - titled if part == "titled" else titled)
         nt, hu = part_scores(order["nt"], pseudo, outside), part_scores(order["judges"], judged, outside)
         both = {n: (nt[n], nt["bm25"]) for n in c.names}   # (rs.bias: per system, its scores and BM25's)
         both_h = {n: (hu[n], hu["bm25"]) for n in c.names}
