@@ -479,8 +479,10 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
 def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool = False,
           designs: tuple[str, ...] = DESIGNS) -> dict[str, Any]:
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
-    held-out collection, then the gate's decisions per family under the shipped design and each
-    design the rule chose (the gate's test is the costly part: 870 pairs per design)."""
+    held-out collection, then the gate's decisions per family under the shipped design, the design
+    chosen on all topical collections, and on each collection the design its fold chose (what the rule
+    promises there; a gate already computed is kept: the gate's test is the costly part, 870 pairs
+    per design)."""
     import json
 
     cache = work / "loco"
@@ -507,9 +509,9 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     topical = [c for c in names if c in TOPICAL]
     folds = {h: choose(per, [c for c in topical if c != h]) for h in names}
     overall = choose(per, topical)
-    wanted = {"shipped", *(f["chosen"] for f in folds.values() if f["chosen"]), *([overall["chosen"]] if overall["chosen"] else [])}
+    everywhere = {"shipped", *([overall["chosen"]] if overall["chosen"] else [])}
     for name in names:
-        for design in sorted(wanted):
+        for design in sorted(everywhere | ({folds[name]["chosen"]} if folds[name]["chosen"] else set())):
             if "gate" in per[name][design]:
                 continue
             c, j = open_(name)
