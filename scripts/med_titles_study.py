@@ -66,15 +66,14 @@ def part_scores(order: dict[str, dict[str, list[str]]], qrels: dict, outside: se
 
 
 def study(work: Path, names: tuple[str, ...] = ("med",)) -> dict[str, Any]:
-    from nteval.formats.trec import read_qrels, read_run, trec_order
+    from nteval.formats.trec import read_qrels, read_run
 
     c = loco.Collection(work, "med")
     titled, records = titled_records(c.idx)   # (a part leaves out every record of the other: all of them)
     pseudo = loco.Judge(c).qrels_for("shipped")("bm25")
     judged = read_qrels(c.corr / "human" / "qrels.txt")
-    order = {"nt": {n: {q: [d for d, _ in trec_order(r)] for q, r in c.runs[n].items()} for n in c.names},
-             "judges": {n: {q: [d for d, _ in trec_order(r)] for q, r in read_run(c.corr / "human" / "runs" / f"{n}.run").items()}
-                        for n in c.names}}
+    human = {n: read_run(c.corr / "human" / "runs" / f"{n}.run") for n in c.names}
+    order = {"nt": fs._ordered(c.runs, c.names), "judges": fs._ordered(human, c.names)}
     out: dict[str, Any] = {"titled_records": len(titled), "records": len(records)}
     for label, q in (("nt", pseudo), ("judges", judged)):
         rel = [d for x in q.values() for d, r in x.items() if r > 0]

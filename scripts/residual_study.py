@@ -103,7 +103,7 @@ def bias(nt: dict, hu: dict, members: list[str], rng: np.random.Generator) -> li
 
 
 def collection(work: Path, name: str) -> dict[str, Any]:
-    from nteval.formats.trec import read_qrels, read_run, trec_order
+    from nteval.formats.trec import read_qrels, read_run
 
     fb = feedback_depths()
     c = loco.Collection(work, name)
@@ -113,7 +113,7 @@ def collection(work: Path, name: str) -> dict[str, Any]:
     runs = {"nt": {n: c.runs[n] for n in names},
             "judges": {n: read_run(c.corr / "human" / "runs" / f"{n}.run") for n in names}}
     qrels = {"nt": pseudo, "judges": judged}
-    order = {s: {n: {q: [d for d, _ in trec_order(r)] for q, r in rs[n].items()} for n in names} for s, rs in runs.items()}
+    order = {s: fs._ordered(rs, names) for s, rs in runs.items()}
 
     def topics(s: str, residual: bool) -> list[str]:
         top = {q: set(r[:CONTROL_DEPTH]) for q, r in order[s]["bm25"].items()} if residual else {}
