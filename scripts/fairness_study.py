@@ -32,6 +32,7 @@ import json
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -260,14 +261,20 @@ def _ap(runs: dict, qrels: dict, names: list[str], condense: bool = False) -> di
             if condense:
                 judged = qrels[q]
                 ranked = [d for d in ranked if d in judged]
-            hits, total = 0, 0.0
-            for k, d in enumerate(ranked, 1):
-                if d in relevant:
-                    hits += 1
-                    total += hits / k
-            vals[i] = total / len(relevant)
+            vals[i] = ranking_ap(ranked, relevant)
         out[n] = vals
     return out
+
+
+def ranking_ap(ranked: Iterable[str], relevant: set[str]) -> float:
+    """trec_eval's AP of one ranking: the mean over the ``relevant`` documents (not empty) of the
+    precision at each one's rank, 0 for one not retrieved."""
+    hits, total = 0, 0.0
+    for k, d in enumerate(ranked, 1):
+        if d in relevant:
+            hits += 1
+            total += hits / k
+    return total / len(relevant)
 
 
 def figures(c: Collection, nt: dict[str, np.ndarray]) -> dict[str, Any]:

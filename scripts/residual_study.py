@@ -64,12 +64,7 @@ def residual_ap(ranking: list[str], relevant: set[str], seen: set[str]) -> float
     rel = relevant - seen
     if not rel:
         return float("nan")
-    hits, total = 0, 0.0
-    for k, d in enumerate((d for d in ranking if d not in seen), 1):
-        if d in rel:
-            hits += 1
-            total += hits / k
-    return total / len(rel)
+    return fs.ranking_ap((d for d in ranking if d not in seen), rel)
 
 
 def side(order: dict[str, dict[str, list[str]]], qrels: dict, qids: list[str], depth: Callable[[str], int]

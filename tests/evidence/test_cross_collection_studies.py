@@ -145,3 +145,13 @@ def test_med_titled_records_are_those_its_store_gives_a_title(first200_index):
         assert all((store.get(d) or {}).get("title") for d in titled)
     finally:
         store.close()
+
+
+def test_residual_ap_leaves_what_feedback_saw_out_of_ranking_and_relevant_set():
+    """A hand case: ranking a b c d, relevant {a, c, e}; BM25 saw a. Residual ranking b c d,
+    relevant {c, e}: c at rank 2 → AP (1/2) / 2. Nothing relevant left: NaN (the topic is left out)."""
+    import math
+
+    assert rs.residual_ap(["a", "b", "c", "d"], {"a", "c", "e"}, {"a"}) == (1 / 2) / 2
+    assert rs.residual_ap(["a", "b", "c", "d"], {"a", "c", "e"}, set()) == (1 / 1 + 2 / 3) / 3
+    assert math.isnan(rs.residual_ap(["a", "b"], {"a"}, {"a"}))
