@@ -1,6 +1,6 @@
 """The references on the judges' own topics (issue 57): is a family's bias the references' or the
 NT topics'? The shipped references build pseudo-qrels for the judges' questions themselves, and
-the 30 systems, run on the same questions, are scored both by them and by the judges' qrels: same
+the 32 systems, run on the same questions, are scored both by them and by the judges' qrels: same
 topics, same runs; the only difference is who judges.
 
     python scripts/judged_topics_study.py --work WORK [--write]
@@ -200,7 +200,7 @@ def block(s: dict[str, Any]) -> str:
                   "shipped design; (classifier): the learned judge of the leave-one-collection-out study) against the judges' qrels on the same runs: NT's relative advantage over BM25 minus the "
                   "judges' (AP), points, [95 % paired topic bootstrap, 2,000 replicates]. Total: the high-recall "
                   "verdict's own bias on its NT topics (the leave-one-collection-out study's shipped design). τ: "
-                  "Kendall τ-b of the 30 systems' mean AP under the pseudo-qrels against under the judges', same runs."]
+                  "Kendall τ-b of the 32 systems' mean AP under the pseudo-qrels against under the judges', same runs."]
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ not contain included, and the gate's false passes per family.
     python scripts/loco_fairness_study.py --work WORK [--write]
 
 WORK holds ``{c}_idx`` and ``{c}_corr`` for c in cisi, cf, med, scifact (``nteval correlate
---systems wide_dense --topics 1000 --seed 42 --min-human-topics 15``: 30 systems, their runs on the
+--systems wide_dense --topics 1000 --seed 42 --min-human-topics 15``: 32 systems, their runs on the
 high-recall topics, the lexical references' and MiniLM's title runs over ``all``, the human per-topic
 AP). What a design needs beyond that (e5's, wordllama's and the long-query references' runs over
 ``all``) is computed here and cached in ``{c}_fairness/`` by nteval's run cache.
@@ -510,7 +510,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
     held-out collection, then the gate's decisions per family under the shipped design, the design
     chosen on all topical collections, and on each collection the design its fold chose (what the rule
-    promises there; a gate already computed is kept: the gate's test is the costly part, 870 pairs
+    promises there; a gate already computed is kept: the gate's test is the costly part, 992 pairs
     per design)."""
     import json
 
@@ -541,8 +541,8 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     everywhere = {"shipped", *([overall["chosen"]] if overall["chosen"] else [])}
     for name in names:
         for design in sorted(everywhere | ({folds[name]["chosen"]} if folds[name]["chosen"] else set())):
-            if "gate" in per[name][design]:
-                continue
+            if design not in per[name] or "gate" in per[name][design] or cached_only:
+                continue   # (a design not computed there, or --cached-only: a gate not computed shows as —)
             c, j = open_(name)
             nt, qids = per_topic(c, j.qrels_for(design, "minilm"), j.runs_for(design))
             per[name][design]["gate"] = gate_by_family(c, nt, qids)
@@ -637,8 +637,10 @@ def main() -> None:
     designs = tuple(a.designs.split(","))
     if unknown := [d for d in designs if d not in DESIGNS]:
         ap.error(f"--designs: unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
-    fs.check_work(ap, a.work, tuple(a.collections.split(",")))
-    s = study(a.work, tuple(a.collections.split(",")), a.e5_refs, a.cached_only, designs)
+    names = tuple(a.collections.split(","))
+    # (--cached-only reads a collection's figures from WORK/loco/ and needs no correlate run for it)
+    fs.check_work(ap, a.work, tuple(n for n in names if not (a.cached_only and (a.work / "loco" / f"{n}.json").is_file())))
+    s = study(a.work, names, a.e5_refs, a.cached_only, designs)
     text = block(s)
     if a.json:
         import json
