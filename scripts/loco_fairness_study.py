@@ -538,7 +538,8 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     topical = [c for c in names if c in TOPICAL]
     folds = {h: choose(per, [c for c in topical if c != h]) for h in names}
     overall = choose(per, topical)
-    everywhere = {"shipped", *([overall["chosen"]] if overall["chosen"] else [])}
+    # (the gate everywhere under the shipped design, the overall choice, and held out: the gate's own candidate)
+    everywhere = {"shipped", "held out", *([overall["chosen"]] if overall["chosen"] else [])}
     for name in names:
         for design in sorted(everywhere | ({folds[name]["chosen"]} if folds[name]["chosen"] else set())):
             if design not in per[name] or "gate" in per[name][design] or cached_only:
