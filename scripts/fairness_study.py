@@ -116,6 +116,18 @@ class Collection:
         return {n: runs[n] for n in self.names}, held
 
 
+def without_held(qrels: dict, held: dict[str, list[str]]) -> dict:
+    """``qrels`` without each topic's held-out documents (``held``: topic → documents), and without
+    the topics left with nothing relevant."""
+    out = {}
+    for t, v in qrels.items():
+        gone = set(held.get(t, []))
+        kept = {x: r for x, r in v.items() if x not in gone}
+        if any(r > 0 for r in kept.values()):
+            out[t] = kept
+    return out
+
+
 def _z(ranking, k: int = 1000) -> dict[str, float]:
     from nteval.formats.trec import trec_order
     from nteval.topics.highrecall import zscores
@@ -369,13 +381,8 @@ def study(work: Path, holdout: bool = True) -> dict[str, Any]:
         put("equal shares + MeSH", d.mesh_share())
         if holdout and name in TOPICAL:
             runs, held = c.holdout()
-
-            def drop(q: dict) -> dict:
-                return {t: {x: r for x, r in v.items() if x not in set(held.get(t, []))} for t, v in q.items()
-                        if any(r > 0 for x, r in v.items() if x not in set(held.get(t, [])))}
-
-            put("lexical, held out", drop(base), runs)
-            put("equal shares, held out", drop(shares), runs)
+            put("lexical, held out", without_held(base, held), runs)
+            put("equal shares, held out", without_held(shares, held), runs)
         out["collections"][name] = per
     out["choice"] = choose(out)
     return out

@@ -305,26 +305,24 @@ class Judge:
                            set().union(*(d.top(r, q, CLF_LABEL) for r in refs)))
                 for q, pos in base.items()}
 
+    def held(self) -> tuple[dict, dict[str, list[str]]]:
+        """Every system's runs with each topic's source document held out, and each topic's held-out
+        documents (computed once)."""
+        if self._held is None:
+            self._held = self.c.holdout()
+        return self._held
+
     def runs_for(self, design: str) -> dict:
         """The systems' runs the design scores: each topic searched with its source document held
         out (``held out``), else the correlate run's."""
-        if design != "held out":
-            return self.c.runs
-        if self._held is None:
-            self._held = self.c.holdout()
-        return self._held[0]
+        return self.held()[0] if design == "held out" else self.c.runs
 
     def qrels_for(self, design: str, encoder: str = "minilm") -> Callable[[str], dict]:
         """system name → the qrels the design judges it by (``encoder``: the transformer in the
         references)."""
         d = self.d
         if design == "held out":
-            self.runs_for(design)
-            assert self._held is not None
-            held = {t: set(v) for t, v in self._held[1].items()}
-            shipped = self.qrels_for("shipped", encoder)("")
-            kept = {t: {x: r for x, r in v.items() if x not in held.get(t, set())} for t, v in shipped.items()}
-            q = {t: v for t, v in kept.items() if any(r > 0 for r in v.values())}
+            q = fs.without_held(self.qrels_for("shipped", encoder)(""), self.held()[1])
             return lambda n: q
         if design == "long reference query":
             ld = self.long_designs()
