@@ -175,6 +175,28 @@ def two_pubmed_files_index(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture(scope="session")
+def sample_pin(sample_index, tmp_path_factory) -> Path:
+    """``nteval pin`` of the bundled sample, 300 topics, the default references: made once for the
+    whole session, whichever worker asks first (a pin depends on the index's content, not its path:
+    every worker's ``sample_index`` is the same index). Read-only: its files lose their write bits, so
+    a test that wrote into the shared pin would fail, not change another module's pin."""
+    from nteval.atomic import file_lock
+
+    home = _across_workers(tmp_path_factory, "sample-pin")
+    home.mkdir(parents=True, exist_ok=True)
+    pin = home / "pin"
+    with file_lock(home / ".lock"):
+        if not (home / "done").is_file():
+            r = cli("pin", "--index", sample_index, "--topics", 300, "--out", pin, "--quiet")
+            assert r.exit_code == 0, r.output
+            for f in pin.rglob("*"):
+                if f.is_file():
+                    f.chmod(0o444)
+            (home / "done").write_text("pinned\n")
+    return pin
+
+
 @pytest.fixture(scope="session", autouse=True)
 def shared_dense_cache(tmp_path_factory):
     """One cache of encodings for the whole session, keyed (as always) by the index's content

@@ -13,11 +13,9 @@ junitparser = pytest.importorskip("junitparser")
 
 
 @pytest.fixture(scope="module")
-def pin(sample_index, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gate") / "pin"
-    r = cli("pin", "--index", sample_index, "--topics", 300, "--out", out, "--quiet")
-    assert r.exit_code == 0, r.output
-    return out
+def pin(sample_pin) -> Path:
+    """The session's pin of the sample (300 topics, the default references)."""
+    return sample_pin
 
 
 def cached(cache: Path, pin: Path, protocol: str = "focused") -> Path:

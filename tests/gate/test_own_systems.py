@@ -21,15 +21,13 @@ SYSTEMS = """- {name: mini8, algorithm: dense, params: {model: minilm, backend: 
 
 
 @pytest.fixture(scope="module")
-def pinned(sample_index, tmp_path_factory) -> tuple[Path, Path, Path]:
-    """(the sample's index, its default pin of 300 topics, a systems file)."""
+def pinned(sample_index, sample_pin, tmp_path_factory) -> tuple[Path, Path, Path]:
+    """(the sample's index, the session's default pin of 300 topics, a systems file)."""
     where = tmp_path_factory.mktemp("own")
-    r = cli("pin", "--index", sample_index, "--topics", 300, "--out", where / "pin", "--quiet")
-    assert r.exit_code == 0, r.output
-    sref = json.loads((where / "pin" / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
+    sref = json.loads((sample_pin / "pin.json").read_text())["protocols"]["highrecall"]["settings"]["sref"]
     assert "neural" in sref["families"]
     (where / "systems.yaml").write_text(SYSTEMS, encoding="utf-8")
-    return sample_index, where / "pin", where / "systems.yaml"
+    return sample_index, sample_pin, where / "systems.yaml"
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +45,7 @@ def twins(pinned, tmp_path_factory) -> dict[str, dict]:
 
 def _gate(pinned, out: Path, baseline: str, candidate: str, *args: str, task: str = "topical"):
     index, pin, systems = pinned
-    cache = Path(pin).parent / "runs-cache"   # (the module's gates share their runs: each system runs once a task)
+    cache = Path(pin).parent / "own-systems-runs"   # (this module's gates share their runs: each system runs once a task)
     return cli("gate", "--index", index, "--pin", pin, "--task", task, "--systems", systems, "--baseline", baseline,
                "--candidate", candidate, "--out", out, "--quiet", "--runs-cache", cache, *args)
 
@@ -55,7 +53,7 @@ def _gate(pinned, out: Path, baseline: str, candidate: str, *args: str, task: st
 def _run_of(pinned, task: str, name: str) -> Path:
     """A system's run as the gates of this module cached it."""
     protocol = "focused" if task == "known-item" else "highrecall"
-    return next((Path(pinned[1]).parent / "runs-cache").glob(f"*/{protocol}/pinned/{name}.run"))
+    return next((Path(pinned[1]).parent / "own-systems-runs").glob(f"*/{protocol}/pinned/{name}.run"))
 
 
 def _cand(out: Path, name: str) -> dict:

@@ -97,10 +97,9 @@ def test_a_search_of_the_titles_is_refused_whatever_its_family(sample_index, def
 
 
 @pytest.fixture(scope="module")
-def pin300(sample_index, tmp_path_factory) -> Path:
-    pin = tmp_path_factory.mktemp("leak") / "pin"
-    assert cli("pin", "--index", sample_index, "--topics", 300, "--out", pin, "--quiet").exit_code == 0
-    return pin
+def pin300(sample_pin) -> Path:
+    """The session's pin of the sample (300 topics, the default references)."""
+    return sample_pin
 
 
 def test_a_gate_refuses_a_candidate_that_saw_the_titles(sample_index, pin300, tmp_path):
