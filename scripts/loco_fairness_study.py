@@ -96,6 +96,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fairness_study as fs  # noqa: E402  (the collections' runs, references and AP)
 
+from nteval.stats import rate_interval, rate_text  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT_JSON = ROOT / "nteval" / "data" / "loco_fairness.json"
 DOC = ROOT / "docs" / "verdicts.md"
@@ -601,8 +603,10 @@ def block(s: dict[str, Any]) -> str:
     lines += ["", f"Fitted on the topical collections together ({', '.join(NAMES[c] for c in ch['training'])}), the "
                   f"rule chooses **{ch['chosen']}** (eligible: {', '.join(ch['eligible'])})."]
     lines += ["", "The gate's false passes per family of the candidate (NT alone, the cross-family rules not applied: "
-                  "pairs passed / pairs the humans show losing beyond the margin), and its agreement where both decide:",
-              "", "| collection | design | agreement | false pass, all | " + " | ".join(LABEL[f] for f in FAMILIES)
+                  "pairs passed / pairs the humans show losing beyond the margin), and its agreement where both decide; "
+                  "the interval is Clopper–Pearson's with the pairs taken as independent (they share systems and topics: "
+                  "the least the rate is uncertain by):",
+              "", "| collection | design | agreement | false pass, all [exact 95 % interval] | " + " | ".join(LABEL[f] for f in FAMILIES)
               + " | lexical |", "|---|---|---|---|" + "---|" * (len(FAMILIES) + 1)]
     for c, rows in per.items():
         for d in DESIGNS:
@@ -613,7 +617,7 @@ def block(s: dict[str, Any]) -> str:
             lex = [v for k, v in pf.items() if k not in FAMILIES]
             lexical = f"{sum(v['false_pass'] for v in lex)}/{sum(v['losses'] for v in lex)}"
             lines.append(f"| {NAMES[c]} | {d} | {g['agreement'] * 100:.1f} % | {g['false_pass']}/{g['losses']} "
-                         f"({(g['false_pass_rate'] or 0) * 100:.1f} %) | "
+                         f"({rate_text(g['false_pass_rate'], rate_interval(g['false_pass'], g['losses']))}) | "
                          + " | ".join(_gate_cell(pf.get(f, {})) for f in FAMILIES) + f" | {lexical} |")
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("Corrections that transfer out of sample (rule in scripts/loco_fairness_study.py): "

@@ -625,6 +625,8 @@ def neural_section(study: dict[str, Any]) -> list[str]:
 
 def gate_section(study: dict[str, Any]) -> list[str]:
     """The release gate's decisions against the human ones, per verdict and collection."""
+    from nteval.stats import rate_text
+
     cols = study["study"]["collections"]
     first = next(iter(next(iter(study["gate"].values())).values()))
     lines = ["", "## The release gate's decisions against the human ones", "",
@@ -632,11 +634,11 @@ def gate_section(study: dict[str, Any]) -> list[str]:
              f"topics ({first['method']['gate']}) and by a release manager with these judgments "
              f"({first['method']['reference_test']}). Pass = better or non-inferior, fail = worse.", "",
              "| verdict | collection | agree on pass/fail where both decide | false pass (humans: a loss beyond the "
-             "margin) | false alarm (humans pass) | decided: gate / humans |", "|---|---|---|---|---|---|"]
+             "margin) [exact 95 % interval, pairs taken as independent] | false alarm (humans pass) | decided: gate / humans |", "|---|---|---|---|---|---|"]
     for protocol, per in study["gate"].items():
         for name, g in per.items():
             lines.append(f"| {SIDE_LABEL[protocol]} | {cols[name]['label']} ({cols[name]['kind']}) | "
-                         f"{_pct1(g['agreement'])} of {g['both_decide']:,} | {_pct1(g['false_pass_rate'])} "
+                         f"{_pct1(g['agreement'])} of {g['both_decide']:,} | {rate_text(g['false_pass_rate'], g.get('false_pass_ci'))} "
                          f"({g['false_pass']} of {g['human_loss_beyond_margin']}) | {_pct1(g['false_alarm_rate'])} "
                          f"({g['false_alarm']} of {g['human_pass']}) | {g['gate_decided']:,} / {g['human_decided']:,} |")
     return lines + gate_family_section(study)

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..gate.decide import DecisionRule, decide
+from ..stats import rate_interval, rate_text
 
 REFERENCE_TEST = ("Student's paired t bounds, one-sided, alpha 0.05, on the human per-topic AP: better if the lower "
                   "bound of c − b > 0, non-inferior if the lower bound of c − (1 − r)·b > 0 (r: the margin's share), "
@@ -112,7 +113,7 @@ def tally(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
     return {"pairs": len(rows), "both_decide": len(both), "agree": len(agree), "agreement": rate(agree, both),
             "human_loss_beyond_margin": len(beyond), "false_pass": len(false_pass),
-            "false_pass_rate": rate(false_pass, beyond),
+            "false_pass_rate": rate(false_pass, beyond), "false_pass_ci": rate_interval(len(false_pass), len(beyond)),
             "human_pass": len(human_pass), "false_alarm": len(false_alarm), "false_alarm_rate": rate(false_alarm, human_pass),
             "gate_decided": sum(r["gate"] != "inconclusive" for r in rows),
             "human_decided": sum(r["human"] != "inconclusive" for r in rows),
@@ -127,6 +128,8 @@ def agreement_line(g: dict[str, Any], verdict: str) -> str:
         return "n/a" if x is None else f"{x * 100:.1f} %"
 
     return (f"gate decisions on the {verdict} verdict vs the human ones ({g['pairs']:,} ordered pairs): agree on pass/fail "
-            f"in {pct(g['agreement'])} of the {g['both_decide']:,} pairs both decide; false pass {pct(g['false_pass_rate'])} "
-            f"({g['false_pass']} of the {g['human_loss_beyond_margin']} pairs the humans show losing beyond the margin); "
+            f"in {pct(g['agreement'])} of the {g['both_decide']:,} pairs both decide; false pass "
+            f"{rate_text(g['false_pass_rate'], g.get('false_pass_ci'))} ({g['false_pass']} of the "
+            f"{g['human_loss_beyond_margin']} pairs the humans show losing beyond the margin; exact 95 % interval, pairs "
+            f"taken as independent); "
             f"false alarm {pct(g['false_alarm_rate'])} ({g['false_alarm']} of the {g['human_pass']} pairs the humans pass)")

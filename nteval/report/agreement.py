@@ -10,6 +10,7 @@ from typing import Any
 
 from ..answer import bias_groups, disagreement_groups, disagreement_head
 from ..atomic import write_text
+from ..stats import rate_text
 from .caveats import caveat_blocks
 from .document import Block, html_page, inline_html, to_html, to_latex, to_markdown
 from .plots import scatter
@@ -242,17 +243,19 @@ def gate_blocks(r: dict[str, Any]) -> list[Block]:
         return "n/a" if x is None else f"{x * 100:.1f} %"
 
     rows = [[f"NT {side} ({x['measure']})", f"{x['pairs']:,}", f"{pct(x['agreement'])} of {x['both_decide']:,}",
-             f"{pct(x['false_pass_rate'])} ({x['false_pass']} of {x['human_loss_beyond_margin']})",
+             f"{rate_text(x['false_pass_rate'], x.get('false_pass_ci'))} ({x['false_pass']} of {x['human_loss_beyond_margin']})",
              f"{pct(x['false_alarm_rate'])} ({x['false_alarm']} of {x['human_pass']})",
              f"{x['gate_decided']:,} / {x['human_decided']:,}"] for side, x in g.items()]
     first = next(iter(g.values()))
     return [("h2", "The release gate's decisions against the human ones"),
             ("table", ["verdict", "ordered pairs", "agree on pass/fail where both decide", "false pass (humans: a loss "
-                       "beyond the margin)", "false alarm (humans pass)", "decided: gate / humans"], rows),
+                       "beyond the margin) [exact 95 % interval]", "false alarm (humans pass)", "decided: gate / humans"], rows),
             ("p", f"For every ordered pair of systems (baseline, candidate): the gate: {first['method']['gate']}; the "
                   f"humans: {first['method']['reference_test']}. Pass = better or non-inferior, fail = worse. The "
                   "humans decide on their judged topics only (fewer pairs); their decisions are theirs on these topics, "
-                  "not the truth. Each pair's two decisions: report.json, gate.")]
+                  "not the truth. The false-pass interval is Clopper–Pearson's with the pairs taken as independent; they "
+                  "share systems and topics, so the rate is at least that uncertain. Each pair's two decisions: report.json, "
+                  "gate.")]
 
 
 def _plain_tau(k: float | None) -> str:

@@ -97,3 +97,18 @@ def test_the_replicates_spread_is_reported():
     sp = noisy["method"]["spread"]["kendall"]
     assert sp["share_below_estimate"] > 0.5
     assert sp["percentile"][0] < noisy["kendall"][0]
+
+
+def test_a_rates_exact_interval_is_clopper_pearsons():
+    """Hand cases (none of n: the upper end solves (1 - p)^n = 0.025; all of n: the lower end p^n =
+    0.025) and the beta quantiles that define the interval, 3 of 293 (MED's held-out false passes)."""
+    from nteval.stats import rate_interval, rate_text
+
+    assert rate_interval(0, 338) == [0.0, pytest.approx(1 - 0.025 ** (1 / 338), abs=1e-4)]
+    assert rate_interval(20, 20) == [pytest.approx(0.025 ** (1 / 20), abs=1e-4), 1.0]
+    lo, hi = rate_interval(3, 293)
+    assert lo == pytest.approx(stats.beta.ppf(0.025, 3, 291), abs=1e-4)
+    assert hi == pytest.approx(stats.beta.ppf(0.975, 4, 290), abs=1e-4)
+    assert hi > 0.01 > 3 / 293 - 0.0003   # (about 1 %, and not shown under it)
+    assert rate_interval(0, 0) is None and rate_text(None, None) == "n/a"
+    assert rate_text(3 / 293, [lo, hi]) == "1.0 % [0.2, 3.0]"
