@@ -155,3 +155,28 @@ def test_residual_ap_leaves_what_feedback_saw_out_of_ranking_and_relevant_set():
     assert rs.residual_ap(["a", "b", "c", "d"], {"a", "c", "e"}, {"a"}) == (1 / 2) / 2
     assert rs.residual_ap(["a", "b", "c", "d"], {"a", "c", "e"}, set()) == (1 / 1 + 2 / 3) / 3
     assert math.isnan(rs.residual_ap(["a", "b"], {"a"}, {"a"}))
+
+
+def test_the_loco_block_is_the_shipped_figures_and_pools_the_gate_by_hand():
+    """docs/verdicts.md's leave-one-collection-out block is what the shipped JSON renders (``--from-json``);
+    its pooled gate rows add the topical collections' counts (a hand case: 0/200 and 3/300 are 3/500, the
+    exact interval's upper end Clopper-Pearson's), and a design without a gate on one of them has no
+    pooled row. The interval under 1 % needs 368 losing pairs with none passed: 1 - 0.025^(1/n) < 0.01."""
+    from nteval.stats import rate_interval
+
+    loco = script("loco_fairness_study")
+    data = json.loads(loco.OUT_JSON.read_text(encoding="utf-8"))
+    doc = loco.DOC.read_text(encoding="utf-8")
+    assert f"<!-- {loco.MARK} -->\n{loco.block(data)}\n<!-- /{loco.MARK} -->" in doc
+    fam = {f: {"false_pass": 0, "losses": 0} for f in loco.FAMILIES}
+    gate = {"x": {"false_pass": 0, "losses": 200, "per_family": {**fam, "bm25": {"false_pass": 0, "losses": 200}}},
+            "y": {"false_pass": 3, "losses": 300, "per_family": {**fam, "bm25": {"false_pass": 3, "losses": 300}}}}
+    s = {"chosen": {"training": ["cisi", "cf"]},
+         "collections": {"cisi": {"shipped": {"gate": gate["x"]}, "held out": {"gate": gate["x"]}},
+                         "cf": {"shipped": {"gate": gate["y"]}}}}
+    rows = loco.pooled_gate_rows(s)
+    [shipped] = [r for r in rows if r.startswith("| ")]
+    lo, hi = rate_interval(3, 500)
+    assert f"| shipped | — | 3/500 (0.6 % [{lo * 100:.1f}, {hi * 100:.1f}]) |" in shipped and shipped.endswith("| 3/500 |")
+    assert "at least 368 losing pairs" in rows[-1]
+    assert 1 - 0.025 ** (1 / 367) >= 0.01 > 1 - 0.025 ** (1 / 368)
