@@ -138,8 +138,13 @@ class LocalParts(PartsPool):
     def __init__(self, spec: dict[str, Any], processes: int):
         from joblib.externals.loky.process_executor import ProcessPoolExecutor
 
+        from ..lifecycle import watch_parent
+
         self.spec, self.processes, self.parent = spec, processes, os.getpid()
-        self.pool = ProcessPoolExecutor(max_workers=processes, env={"NTEVAL_ENCODER_THREADS": "1"})
+        # (each worker watches this process from its start, not from its first task: one killed while its
+        # workers still loaded, before any had a task, left them running)
+        self.pool = ProcessPoolExecutor(max_workers=processes, env={"NTEVAL_ENCODER_THREADS": "1"},
+                                        initializer=watch_parent, initargs=(self.parent,))
 
     def workers(self) -> int:
         return self.processes
