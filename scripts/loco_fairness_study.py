@@ -568,31 +568,37 @@ def _gate_cell(g: dict[str, Any]) -> str:
     return f"{g['false_pass']}/{g['losses']}" if g else "—"
 
 
+def _summed(gates: list[dict[str, Any]]) -> tuple[tuple[int, int], dict[str, tuple[int, int]], tuple[int, int]]:
+    """Gates' false passes / losses summed: in all, per family, and over the lexical systems (the
+    rest of their per-family counts)."""
+    def two(xs: list[dict[str, Any]]) -> tuple[int, int]:
+        return sum(x.get("false_pass", 0) for x in xs), sum(x.get("losses", 0) for x in xs)
+
+    lex = [v for g in gates for f, v in g["per_family"].items() if f not in FAMILIES]
+    return two(gates), {f: two([g["per_family"].get(f, {}) for g in gates]) for f in FAMILIES}, two(lex)
+
+
+def _gate_row(label: str, design: str, agreement: str, gates: list[dict[str, Any]]) -> str:
+    (k, n), fam, (lk, ln) = _summed(gates)
+    return (f"| {label} | {design} | {agreement} | {k}/{n} ({rate_text(k / n if n else None, rate_interval(k, n))}) | "
+            + " | ".join(f"{a}/{b}" for a, b in fam.values()) + f" | {lk}/{ln} |")
+
+
 def pooled_gate_rows(s: dict[str, Any]) -> list[str]:
     """The gate table's rows pooled over the topical collections (the rule's training collections
-    together), for each design with a gate on all of them, and what a rate's exact interval needs: with
-    about 300 losing pairs a collection cannot show a rate under 1 % even with no false pass."""
+    together), for each design with a gate on all of them, and what a rate's exact interval needs."""
     per, topical = s["collections"], s["chosen"]["training"]
-    rows = []
-    for d in DESIGNS:
-        gates = [per[c].get(d, {}).get("gate") for c in topical]
-        if not all(gates):
-            continue
-        k, n = sum(g["false_pass"] for g in gates), sum(g["losses"] for g in gates)
-        fam = {f: (sum(g["per_family"].get(f, {}).get("false_pass", 0) for g in gates),
-                   sum(g["per_family"].get(f, {}).get("losses", 0) for g in gates)) for f in FAMILIES}
-        lex = [(v["false_pass"], v["losses"]) for g in gates for f, v in g["per_family"].items() if f not in FAMILIES]
-        rows.append(f"| {' + '.join(NAMES[c] for c in topical)}, pooled | {d} | — | {k}/{n} "
-                    f"({rate_text(k / n, rate_interval(k, n))}) | "
-                    + " | ".join(f"{a}/{b}" for a, b in fam.values())
-                    + f" | {sum(a for a, _ in lex)}/{sum(b for _, b in lex)} |")
+    pooled = {d: gates for d in DESIGNS if all(gates := [per[c].get(d, {}).get("gate") for c in topical])}
+    rows = [_gate_row(f"{' + '.join(NAMES[c] for c in topical)}, pooled", d, "—", g) for d, g in pooled.items()]
     if rows:
         # (with none passed the exact upper end is 1 - 0.025^(1/n): under 1 % from n = ln 0.025 / ln 0.99 on)
         need = math.ceil(math.log(0.025) / math.log(0.99))
-        rows.append("")
-        rows.append(f"Pooled: the three topical collections' pairs together (agreement not pooled). An exact interval "
-                    f"under 1 % needs at least {need} losing pairs with no false pass, more with any: no collection "
-                    "here has that many, so the ≤ 1 % asked can be met by a point estimate, not shown by an interval.")
+        n = sum(g["losses"] for g in next(iter(pooled.values())))   # (the judges' losing pairs: every design's)
+        most = max((k for k in range(n + 1) if rate_interval(k, n)[1] < 0.01), default=None) if n else None
+        rows += ["", f"Pooled: the pairs of {', '.join(NAMES[c] for c in topical)} together (agreement not pooled). "
+                     f"An exact interval under 1 % needs at least {need} losing pairs with none passed: no one collection "
+                     "here has that many" + (f"; pooled ({n}), it allows at most {most} false passes" if most is not None
+                                             else "") + "."]
     return rows
 
 
@@ -642,12 +648,7 @@ def block(s: dict[str, Any]) -> str:
             g = rows.get(d, {}).get("gate")
             if not g:
                 continue
-            pf = g["per_family"]
-            lex = [v for k, v in pf.items() if k not in FAMILIES]
-            lexical = f"{sum(v['false_pass'] for v in lex)}/{sum(v['losses'] for v in lex)}"
-            lines.append(f"| {NAMES[c]} | {d} | {g['agreement'] * 100:.1f} % | {g['false_pass']}/{g['losses']} "
-                         f"({rate_text(g['false_pass_rate'], rate_interval(g['false_pass'], g['losses']))}) | "
-                         + " | ".join(_gate_cell(pf.get(f, {})) for f in FAMILIES) + f" | {lexical} |")
+            lines.append(_gate_row(NAMES[c], d, f"{g['agreement'] * 100:.1f} %", [g]))
     lines += pooled_gate_rows(s)
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("")

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -232,36 +231,48 @@ def session_onnx_export(shared_dense_cache) -> Path | None:
     return onnx_root()
 
 
-def seed_onnx(cache: Path, export: Path | None, link: bool = True) -> Path:
+def seed_onnx(cache: Path, export: Path | None, *, link: bool) -> Path:
     """``cache`` (an ``NTEVAL_DENSE_CACHE`` directory) holding the session's ONNX export (see
-    :func:`session_onnx_export`; nothing without it): hard links (``link``: no disk; only for a test
-    that never writes into the export) or copies."""
-    import os
+    :func:`session_onnx_export`; nothing without it): hard links (``link``: no disk, for a test that
+    never writes into a file of the export; replacing or removing one is fine) or copies."""
     import shutil
 
+    def put(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst) if link else shutil.copy2(src, dst)
+        except OSError:   # (another file system: a copy)
+            shutil.copy2(src, dst)
+
     if export is not None and export.is_dir() and not (cache / "onnx").exists():
-        shutil.copytree(export, cache / "onnx", ignore=shutil.ignore_patterns(".lock", ".*.tmp-*"),
-                        copy_function=os.link if link else shutil.copy2)
+        shutil.copytree(export, cache / "onnx", ignore=shutil.ignore_patterns(".lock", ".*.tmp-*"), copy_function=put)
     return cache
 
 
 @pytest.fixture
-def dense_cache(tmp_path, monkeypatch, session_onnx_export) -> Iterator[Path]:
-    """Encodings go to a per-test cache, not into the session's shared index. It starts with a copy of
-    the session's ONNX export (an export takes about 20-25 s on 2 cores, and all but the tests about
-    the export itself made the same one again); a copy, not a link: a test that damages its export
-    must not damage the session's. Its ONNX files go after the test (143 MB each)."""
-    import shutil
-
-    d = seed_onnx(tmp_path / "dense-cache", session_onnx_export, link=False)
+def dense_cache(tmp_path, monkeypatch, session_onnx_export) -> Path:
+    """Encodings go to a per-test cache, not into the session's shared index. Its ONNX export is the
+    session's, hard-linked (an export takes about 20-25 s on 2 cores, and every test of ONNX Runtime
+    made the same one again); a test that writes into an export's file breaks the links first
+    (:func:`own_files`)."""
+    d = seed_onnx(tmp_path / "dense-cache", session_onnx_export, link=True)
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(d))
     from nteval.encoders import store
     from nteval.systems import dense
 
     store._VECTORS.clear()
     dense._FAISS.clear()
-    yield d
-    shutil.rmtree(d / "onnx", ignore_errors=True)
+    return d
+
+
+def own_files(d: Path) -> None:
+    """Every file under ``d`` its own copy (no longer a hard link of the session's export), for a test
+    that writes into them."""
+    import shutil
+
+    for f in [f for f in d.rglob("*") if f.is_file()]:
+        tmp = f.with_name(f".{f.name}.own")
+        shutil.copy2(f, tmp)
+        os.replace(tmp, f)
 
 
 @pytest.fixture(scope="module")
@@ -316,19 +327,6 @@ FAST_MODULES = {
 }
 
 
-#: The files that take minutes, longest first (their summed test times in a quiet ``make test`` with
-#: ``--junitxml``, 2026-12-03: 7.0, 5.3, 4.1, 2.9, 2.8, 2.6, 1.5, 1.3 and 1.2 min): collected first and,
-#: with ``--no-loadscope-reorder`` (Makefile; pytest-xdist otherwise hands files out by their count of
-#: tests), handed out first, so under ``--dist loadfile`` (a file stays on one worker) the longest
-#: start at once and the many short files fill in, instead of one long file running alone at the end.
-#: The own-systems file comes first: it makes the session's pin of the sample (and its encoding) while
-#: the other worker starts on files with indexes of their own. Order within a file is kept.
-HEAVY_FIRST = ("tests/gate/test_own_systems.py", "tests/systems/test_encode.py", "tests/gate/test_gate.py",
-               "tests/systems/test_neural.py", "tests/runs/test_leak.py", "tests/cli/test_hostile.py",
-               "tests/grid/test_grid_dask.py", "tests/correlate/test_baselines.py", "tests/cli/test_hardening.py",
-               "tests/index/test_update.py", "tests/evidence/test_coverage.py", "tests/index/test_index.py")
-
-
 #: The acceptance tier (``make test-acceptance``; CI runs it after ``make test``): the documentation's
 #: commands and Python blocks, its CI snippets run as pipelines, and the whole-pipeline acceptance
 #: checks of an index and its update, each exactly as written; (file, test function or "*").
@@ -356,9 +354,9 @@ ACCEPTANCE = {
 
 def pytest_collection_modifyitems(config, items):
     root = Path(__file__).resolve().parent.parent
-    stale = sorted(m for m in (*FAST_MODULES, *HEAVY_FIRST, *(f for f, _ in ACCEPTANCE)) if not (root / m).is_file())
-    if stale:  # a moved or renamed file would silently leave the fast tier (or the heavy head)
-        raise pytest.UsageError(f"FAST_MODULES/HEAVY_FIRST/ACCEPTANCE in tests/conftest.py name no such file: "
+    stale = sorted(m for m in (*FAST_MODULES, *(f for f, _ in ACCEPTANCE)) if not (root / m).is_file())
+    if stale:  # a moved or renamed file would silently leave the fast tier (or the acceptance tier)
+        raise pytest.UsageError(f"FAST_MODULES/ACCEPTANCE in tests/conftest.py name no such file: "
                                 f"{', '.join(stale)}")
     collected = {(it.nodeid.split("::")[0], str(getattr(it, "originalname", it.name))) for it in items}
     files = {f for f, _ in collected}
@@ -369,16 +367,15 @@ def pytest_collection_modifyitems(config, items):
                      and (f, t) not in collected)
     if renamed:  # (a renamed test would silently leave the acceptance tier for the default run)
         raise pytest.UsageError(f"ACCEPTANCE in tests/conftest.py names no such test: {', '.join(renamed)}")
-    rank = {m: i for i, m in enumerate(HEAVY_FIRST)}
-    where = {}
+    # (no order is imposed: under --dist loadfile pytest-xdist hands files out by their count of tests;
+    # a longest-first order, tried on 2026-12-03 with --no-loadscope-reorder, was no faster: 25 min 9 s
+    # with the shared ONNX export beside it, against 24 min 32 s for neither)
     for item in items:
         rel = Path(str(item.fspath)).resolve().relative_to(root).as_posix()
-        where[id(item)] = rank.get(rel, len(rank))
         if rel not in FAST_MODULES:
             item.add_marker(pytest.mark.slow)
         if (rel, "*") in ACCEPTANCE or (rel, str(getattr(item, "originalname", item.name))) in ACCEPTANCE:
             item.add_marker(pytest.mark.acceptance)
-    items.sort(key=lambda it: where[id(it)])  # (stable: every other file in its collected order)
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import FORTY_TOPICS as ARGS
-from conftest import cli, one_line_error
+from conftest import cli, one_line_error, own_files
 from conftest import needs_neural as neural
 from conftest import needs_onnx as onnx
 
@@ -335,6 +335,7 @@ def test_a_damaged_or_replaced_export_is_made_again(dense_cache, monkeypatch, ca
     from nteval.encoders import models
     from nteval.encoders import onnx as onnx_encoder
 
+    own_files(onnx_encoder.onnx_root())   # (it damages the export's files in place: not the session's)
     monkeypatch.setattr(models, "_ENCODERS", {})
     first = models.load_encoder("minilm", 0, "s", backend="onnx-int8", max_tokens=128)
     d = next(onnx_encoder.onnx_root().glob("*/model-int8.onnx")).parent
