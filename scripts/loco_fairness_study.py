@@ -85,10 +85,10 @@ least three of the four. Only a transferring correction may enter a verdict.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections import defaultdict
 from collections.abc import Callable
+from itertools import count, takewhile
 from pathlib import Path
 from typing import Any
 
@@ -591,13 +591,17 @@ def pooled_gate_rows(s: dict[str, Any]) -> list[str]:
     pooled = {d: gates for d in DESIGNS if all(gates := [per[c].get(d, {}).get("gate") for c in topical])}
     rows = [_gate_row(f"{' + '.join(NAMES[c] for c in topical)}, pooled", d, "—", g) for d, g in pooled.items()]
     if rows:
-        # (with none passed the exact upper end is 1 - 0.025^(1/n): under 1 % from n = ln 0.025 / ln 0.99 on)
-        need = math.ceil(math.log(0.025) / math.log(0.99))
+        from scipy.stats import binomtest
+
+        def under(k: int, n: int) -> bool:   # (the exact interval unrounded: rate_interval rounds to 4 places)
+            return bool(binomtest(k, n).proportion_ci(method="exact").high < 0.01)
+
+        need = next(m for m in count(1) if under(0, m))
         n = sum(g["losses"] for g in next(iter(pooled.values())))   # (the judges' losing pairs: every design's)
-        most = max((k for k in range(n + 1) if rate_interval(k, n)[1] < 0.01), default=None) if n else None
+        most = sum(1 for _ in takewhile(lambda k: under(k, n), range(n + 1))) - 1 if n else -1
         rows += ["", f"Pooled: the pairs of {', '.join(NAMES[c] for c in topical)} together (agreement not pooled). "
                      f"An exact interval under 1 % needs at least {need} losing pairs with none passed: no one collection "
-                     "here has that many" + (f"; pooled ({n}), it allows at most {most} false passes" if most is not None
+                     "here has that many" + (f"; pooled ({n}), it allows at most {most} false passes" if most >= 0
                                              else "") + "."]
     return rows
 

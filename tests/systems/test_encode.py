@@ -20,11 +20,6 @@ distributed = pytest.importorskip("distributed")
 
 
 
-def _seeded(cache: Path, export: Path | None) -> str:
-    """A dense cache directory holding the session's ONNX export (hard links: these tests never write
-    into it), as ``NTEVAL_DENSE_CACHE`` takes it."""
-    return str(seed_onnx(cache, export, link=True))
-
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
     """A Dask scheduler and two one-thread workers, each its own process, started with dask's CLI."""
@@ -60,7 +55,7 @@ def test_encode_on_a_cluster_is_one_process_encoding_and_a_pin_after_it_encodes_
     monkeypatch.setattr(parts, "TASK", 16)   # (a part in three tasks, 16 + 16 + 8: gathered back in order)
     caches = {}
     for where, args in (("here", []), ("cluster", ["--scheduler", scheduler])):
-        monkeypatch.setenv("NTEVAL_DENSE_CACHE", _seeded(tmp_path / where, session_onnx_export))
+        monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / where, session_onnx_export)))
         monkeypatch.setattr(store, "_VECTORS", {})
         r = cli("encode", "--index", first200_index, *args)
         assert r.exit_code == 0, r.output
@@ -134,7 +129,7 @@ def test_a_worker_lost_mid_encoding_loses_nothing(sample_index, scheduler, tmp_p
     nanny starts a new one), and the encoding ends whole, its vectors those of one process."""
     import signal
 
-    env = {**os.environ, "NTEVAL_DENSE_CACHE": _seeded(tmp_path / "cluster", session_onnx_export)}
+    env = {**os.environ, "NTEVAL_DENSE_CACHE": str(seed_onnx(tmp_path / "cluster", session_onnx_export))}
     env.pop("NTEVAL_ENCODER_THREADS", None)
     p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "encode", "--index", str(sample_index), "--scheduler",
                           scheduler], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -154,7 +149,7 @@ def test_a_worker_lost_mid_encoding_loses_nothing(sample_index, scheduler, tmp_p
         with __import__("contextlib").suppress(ProcessLookupError):
             os.killpg(p.pid, 9)
     assert p.returncode == 0 and "1,997 documents of all" in out, out
-    monkeypatch.setenv("NTEVAL_DENSE_CACHE", _seeded(tmp_path / "here", session_onnx_export))
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / "here", session_onnx_export)))
     monkeypatch.setenv("NTEVAL_ENCODER_THREADS", "1")
     assert cli("encode", "--index", sample_index).exit_code == 0
     (there,), (here,) = ((tmp_path / w).glob("all-*/vectors-float32.npy") for w in ("cluster", "here"))
@@ -175,7 +170,7 @@ def test_a_local_encoding_in_one_thread_processes_is_one_threads(first200_index,
     monkeypatch.setattr(models, "usable_cores", lambda: 2)
     caches = {}
     for where, threads in (("pool", None), ("here", "1")):
-        monkeypatch.setenv("NTEVAL_DENSE_CACHE", _seeded(tmp_path / where, session_onnx_export))
+        monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / where, session_onnx_export)))
         if threads:
             monkeypatch.setenv("NTEVAL_ENCODER_THREADS", threads)   # (asked: this process, one thread)
         monkeypatch.setattr(store, "_VECTORS", {})
@@ -212,7 +207,7 @@ def test_kill_9_of_a_pooled_encoding_leaves_no_worker(sample_index, tmp_path, se
                     pass
         return out
 
-    env = {**os.environ, "NTEVAL_DENSE_CACHE": _seeded(tmp_path / "cache", session_onnx_export)}
+    env = {**os.environ, "NTEVAL_DENSE_CACHE": str(seed_onnx(tmp_path / "cache", session_onnx_export))}
     env.pop("NTEVAL_ENCODER_THREADS", None)
     p = subprocess.Popen([sys.executable, "-m", "nteval.cli", "encode", "--index", str(sample_index), "--quiet"],
                          env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
@@ -259,7 +254,7 @@ def test_a_fusion_encodes_what_it_fuses(first100_index, tmp_path, monkeypatch, s
     """Hostile turn 8, N4: `encode --system hyb` (a fusion of BM25 and a dense system) said "linear
     encodes nothing", while a gate of hyb encodes its dense input. It encodes the dense systems it
     fuses, however deep; a fusion of lexical systems alone is one line."""
-    monkeypatch.setenv("NTEVAL_DENSE_CACHE", _seeded(tmp_path / "dense", session_onnx_export))
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / "dense", session_onnx_export)))
     systems = tmp_path / "s.yaml"
     systems.write_text("""- {name: b, algorithm: bm25}
 - {name: b2, algorithm: bm25, params: {k1: 1.2}}
@@ -306,7 +301,7 @@ def test_vectors_made_elsewhere_are_imported_after_a_check_and_another_identity_
 
     from nteval.encoders import store
 
-    monkeypatch.setenv("NTEVAL_DENSE_CACHE", _seeded(tmp_path / "cache", session_onnx_export))
+    monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / "cache", session_onnx_export)))
     monkeypatch.setattr(store, "_VECTORS", {})
     r = cli("encode", "--index", first100_index, "--export-texts", tmp_path / "texts.jsonl")
     assert r.exit_code == 0 and "identity minilm-all-MiniLM-L6-v2-onnx-int8-" in r.output, r.output
