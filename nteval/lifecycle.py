@@ -4,9 +4,11 @@
 and ``kill -9`` of ``nteval index`` left its child JVMs indexing into a temporary directory: no
 handler runs on SIGKILL, so the children must notice by themselves.
 
-* Worker processes (joblib/loky) call :func:`watch_parent` with the pid of the nteval process that
-  submitted the task: a daemon thread checks every 0.2 s that this process is still their parent,
-  and ends the worker (``os._exit``) as soon as it is not. Only workers watch: the main process
+* Worker processes (joblib/loky: grid cells, index parses, local encodings) run :func:`watch_parent`
+  as their pool's initializer, with the pid of the nteval process that started them: from its start
+  (not its first task: a worker that never got one stayed for loky's idle timeout), a daemon thread
+  checks every 0.2 s that this process is still its parent, and ends the worker (``os._exit``) as
+  soon as it is not. Only workers watch: the main process
   never exits because its own shell went away (``nohup`` keeps working).
 * Child JVMs are started with :func:`die_with_parent` as ``preexec_fn``: Linux's
   ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` makes the kernel kill the JVM when the thread that started

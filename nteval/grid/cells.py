@@ -19,7 +19,6 @@ from typing import Any
 from ..atomic import write_text
 from ..formats.trec import canonical, read_qrels, read_topics
 from ..formats.versions import CELL_FORMAT
-from ..lifecycle import watch_parent
 from ..runs import RUN_FORMAT, drop_held
 from ..scores import evaluate_runs
 from ..systems.base import System
@@ -77,13 +76,6 @@ def _cached(path: str, reader):
     if path not in _FILES:
         _FILES[path] = reader(Path(path))
     return _FILES[path]
-
-
-def compute_cell_in_worker(task: Task, key: str, parent: int) -> dict[str, Any]:
-    """:func:`compute_cell` in a worker process that exits as soon as its nteval ``parent`` is gone
-    (``kill -9`` of the grid must not leave workers computing and writing cells)."""
-    watch_parent(parent)
-    return compute_cell(task, key)
 
 
 def compute_cell(task: Task, key: str) -> dict[str, Any]:

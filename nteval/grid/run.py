@@ -20,6 +20,7 @@ from ..evaluate import parse_measures
 from ..formats.topics import load_judged_topics
 from ..formats.trec import Run, canonical, read_qrels, read_topics, write_qrels, write_topics
 from ..index import read_manifest
+from ..lifecycle import watch_parent
 from ..progress import shown, tqdm
 from ..protocols.highrecall import HighRecallSpec
 from ..report.contours import grid_plots
@@ -38,7 +39,6 @@ from .cells import (
     Task,
     cell_key,
     compute_cell,
-    compute_cell_in_worker,
     compute_cells_one_pass,
     file_digest,
     one_pass_groups,
@@ -179,9 +179,11 @@ def _parallel(todo: list[tuple[Task, str]], jobs: int, bar, scheduler: str | Non
     from joblib import Parallel, delayed
 
     workers = min(jobs, len(todo))
-    par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs")
-    me = os.getpid()  # workers exit as soon as this process is gone
-    for cell in par(delayed(compute_cell_in_worker)(task, key, me) for task, key in todo):
+    # each worker watches this process from its start (loky's initializer), not from its first task:
+    # one killed before the tasks reached its workers left them idle for loky's 300 s
+    par = Parallel(n_jobs=workers, return_as="generator_unordered", batch_size=1, pre_dispatch="2*n_jobs",
+                   initializer=watch_parent, initargs=(os.getpid(),))
+    for cell in par(delayed(compute_cell)(task, key) for task, key in todo):
         bar.set_postfix_str(f"{cell['protocol']} pid {cell['pid']}", refresh=False)
         bar.update(1)
     return workers, len(groups)

@@ -91,13 +91,9 @@ def parse_file(path: Path, documents: str = DEFAULT_DOCUMENTS, tick: Callable[[i
     return ops
 
 
-def _parse_and_hash(path: Path, documents: str, parent: int | None = None,
-                    counter: str | None = None) -> tuple[list[tuple], str]:
-    """:func:`parse_file` and the file's sha256 (in a worker process when ``parent`` is given);
-    ``counter``: a file where the number of records read so far is kept (the parent's progress bar
-    reads it)."""
-    if parent is not None:
-        watch_parent(parent)
+def _parse_and_hash(path: Path, documents: str, counter: str | None = None) -> tuple[list[tuple], str]:
+    """:func:`parse_file` and the file's sha256 (in this process or a parse worker); ``counter``: a
+    file where the number of records read so far is kept (the parent's progress bar reads it)."""
 
     def tick(n: int) -> None:
         import os
@@ -163,17 +159,17 @@ def _parsed(files: Sequence[Path], jobs: int, documents: str, count: _RecordCoun
 
         from joblib import Parallel, delayed
 
-        me = os.getpid()  # parse workers exit as soon as this process is gone
         # idle_worker_timeout: the workers (≈ 200 MB each, a parsed file's operations) exit 10 s
-        # after the last file instead of loky's 300 s, so they are gone while Lucene indexes
+        # after the last file instead of loky's 300 s, so they are gone while Lucene indexes; each
+        # watches this process from its start (loky's initializer) and exits as soon as it is gone
         results = Parallel(n_jobs=min(jobs, len(files)), return_as="generator", backend="loky",
-                           idle_worker_timeout=PARSE_WORKER_IDLE_S)(
-            delayed(_parse_and_hash)(p, documents, me, counter(i)) for i, p in enumerate(files))
+                           idle_worker_timeout=PARSE_WORKER_IDLE_S, initializer=watch_parent, initargs=(os.getpid(),))(
+            delayed(_parse_and_hash)(p, documents, counter(i)) for i, p in enumerate(files))
         for i, (p, (ops, sha)) in enumerate(zip(files, results)):
             yield i, p, ops, sha
     else:
         for i, p in enumerate(files):
-            yield i, p, *_parse_and_hash(p, documents, None, counter(i))
+            yield i, p, *_parse_and_hash(p, documents, counter(i))
 
 
 def _touched(ops: list[tuple]) -> set[str]:

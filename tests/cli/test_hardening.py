@@ -543,6 +543,49 @@ def test_kill_9_of_a_parallel_grid_leaves_no_worker(tmp_path, first200_index):
             os.killpg(p.pid, 9)
 
 
+def _loky_workers(pid: int) -> list[int]:
+    return [c for c in _children(pid)
+            if b"popen_loky_posix" in Path(f"/proc/{c}/cmdline").read_bytes()] if _alive(pid) else []
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+@pytest.mark.parametrize("command", ["grid", "index"])
+def test_kill_9_while_the_workers_start_leaves_none(tmp_path, first200_index, command):
+    """Killed the moment its worker processes appear, before any has a task (they are still
+    importing): they watched nteval only from their first task, and one that never got one stayed
+    for loky's idle timeout (300 s for grid). Now each watches from its start."""
+    import shutil
+    import signal
+    import time
+
+    if command == "grid":
+        args = ["grid", "--index", str(first200_index), "--protocol", "focused", "--param", "k1=0.1:3.0:0.1",
+                "--topics", "60", "--jobs", "2", "--per-cell", "--out", str(tmp_path / "g"), "--quiet"]
+    else:  # two source files: parsed in two worker processes
+        sources = [tmp_path / f"{n}.xml.gz" for n in ("a", "b")]
+        for s in sources:
+            shutil.copyfile(FIRST200, s)
+        args = ["index", *map(str, sources), "--jobs", "2", "--out", str(tmp_path / "idx"), "--quiet"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    p = subprocess.Popen([sys.executable, "-m", "nteval.cli", *args], env=env, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline, workers = time.time() + 120, []
+        while time.time() < deadline and p.poll() is None and len(workers) < 2:
+            workers = _loky_workers(p.pid)
+            time.sleep(0.01)
+        assert len(workers) == 2, "two worker processes must be starting"
+        os.kill(p.pid, signal.SIGKILL)  # the parent only, as a user's kill -9 does
+        p.wait(timeout=30)
+        deadline = time.time() + 20   # (a worker still importing nteval watches once the import is done)
+        while time.time() < deadline and [w for w in workers if _alive(w)]:
+            time.sleep(0.2)
+        assert not [w for w in workers if _alive(w)], "orphan workers still running"
+    finally:
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
 def test_kill_9_of_index_leaves_no_child_jvm(tmp_path):
     import signal
