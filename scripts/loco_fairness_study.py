@@ -679,6 +679,14 @@ def main() -> None:
     if a.from_json:
         import json
 
+        # (it computes nothing: an option that says what to compute or where to write a result is refused,
+        # not ignored)
+        given = [o for o, v in (("--json", a.json), ("--e5-refs", a.e5_refs), ("--cached-only", a.cached_only),
+                                ("--designs", a.designs != ",".join(DESIGNS)),
+                                ("--collections", a.collections != "cisi,cf,med,scifact")) if v]
+        if given:
+            ap.error(f"--from-json renders the shipped result as it is: {', '.join(given)} cannot go with it")
+
         s = json.loads(OUT_JSON.read_text(encoding="utf-8"))
         if a.write:
             fs.write_study(s, block(s), OUT_JSON, MARK, DOC)

@@ -177,3 +177,21 @@ def test_the_loco_gate_table_pools_the_topical_collections_by_hand():
     assert "at least 368 losing pairs" in rows[-1] and "at most 0 false passes" in rows[-1], rows[-1]
     upper = [binomtest(0, n).proportion_ci(method="exact").high for n in (367, 368)]
     assert upper[0] >= 0.01 > upper[1]
+
+
+def test_from_json_refuses_what_it_would_ignore(tmp_path):
+    """``--from-json`` computes nothing: an option saying what to compute or where to write is refused
+    in one line naming it (exit 2), not ignored; alone it renders the shipped study."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    study = Path(__file__).resolve().parents[2] / "scripts" / "loco_fairness_study.py"
+    cmd = [sys.executable, str(study), "--work", str(tmp_path), "--from-json"]
+    for extra, named in ((["--json", str(tmp_path / "x.json")], "--json"), (["--designs", "shipped"], "--designs"),
+                         (["--e5-refs"], "--e5-refs")):
+        r = subprocess.run(cmd + extra, capture_output=True, text=True)
+        assert r.returncode == 2 and named in r.stderr.splitlines()[-1] and "Traceback" not in r.stderr, r.stderr
+    assert not (tmp_path / "x.json").exists()
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("| collection | design |"), r.stderr
