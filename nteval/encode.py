@@ -8,7 +8,7 @@ is the cost that has a floor on a CPU; ``encode`` lets it run before, and elsewh
 - **what**: the default references' neural encoder over ``all`` (what a pin's topical judgments need),
   or, with ``systems``, each dense system's encoder over ``nt`` (what a gate of that candidate needs);
 - **on a cluster** (``scheduler``): the parts of :data:`nteval.encoders.store.PART` documents go to
-  the workers in tasks of :data:`nteval.encoders.parts.TASK` documents, each worker loads the
+  the workers in tasks of at most :data:`nteval.encoders.parts.TASK` documents, each worker loads the
   encoder once (and keeps it), and the client writes each part as it arrives, as a local encoding
   would (:class:`ClusterParts`; here, one-thread processes do the same: :mod:`nteval.encoders.parts`). The vectors are
   byte-identical to one process': each text is encoded alone (the reference's int8 encoder since
@@ -36,7 +36,7 @@ __all__ = ["ClusterParts", "encode_index", "encode_part", "export_index_texts", 
 
 
 class ClusterParts(PartsPool):
-    """Parts of an encoding computed on a Dask cluster's workers (``client``): tasks of
+    """Parts of an encoding computed on a Dask cluster's workers (``client``): tasks of at most
     :data:`~nteval.encoders.parts.TASK` documents, each worker's encoder loaded once."""
 
     def __init__(self, client: Any, spec: dict[str, Any], address: str):

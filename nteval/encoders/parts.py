@@ -11,8 +11,9 @@ machine of several cores runs in as many one-thread processes, unless ``$NTEVAL_
 says how many threads to use (then it stays in this process, as asked).
 
 The parts (:data:`nteval.encoders.store.PART` documents, what the store writes and resumes from) go
-out in tasks of :data:`TASK` documents, so that the processes finish together and a lost worker
-loses little; the vectors of a part are handed back when all its tasks are.
+out in tasks of at most :data:`TASK` documents, as many as a multiple of the workers and of even
+sizes (:func:`task_slices`), so that the processes finish together and a lost worker loses little;
+the vectors of a part are handed back when all its tasks are.
 """
 from __future__ import annotations
 
@@ -41,6 +42,19 @@ def encode_part(spec: dict[str, Any], texts: list[str]) -> tuple[str, np.ndarray
 
     encoder = load_encoder(spec["model"], spec["dim"], "encode", spec["backend"], spec["max_tokens"])
     return encoder.id, encoder.embed(texts)
+
+
+def task_slices(n: int, workers: int) -> list[slice]:
+    """A part's ``n`` documents to encode in tasks of at most :data:`TASK`, as many as a multiple of
+    ``workers`` (when there are that many documents), their sizes within one of each other: a part of
+    1,033 documents on two processes goes out as 517 + 516, not 1,024 + 9 (one process encoding
+    nearly all of it while the other waited)."""
+    if n <= 0:
+        return []
+    k = -(-n // TASK)
+    if n >= workers > 1:
+        k = -(-k // workers) * workers
+    return [slice(i * n // k, (i + 1) * n // k) for i in range(k)]
 
 
 class PartsPool:
@@ -81,8 +95,8 @@ class PartsPool:
             bar.update(len(have))
             clock.skipped(len(have))
         todo = [i for i, r in enumerate(rows) if r is None]
-        return out, todo, {self.submit([batch[i][1] for i in todo[k:k + TASK]]): todo[k:k + TASK]
-                           for k in range(0, len(todo), TASK)}
+        return out, todo, {self.submit([batch[i][1] for i in todo[t]]): todo[t]
+                           for t in task_slices(len(todo), self.workers())}
 
     def encode(self, encoder: Any, parts: Iterable[tuple[int, list[tuple[str, str]], list[str]]], donor: Any,
                bar: Any, clock: Any) -> Iterator[tuple[int, np.ndarray, int, int]]:
@@ -178,4 +192,5 @@ def local_parts(encoder: Any, documents: int) -> LocalParts | None:
     if multiprocessing.parent_process() is not None or in_dask_worker():
         return None   # (a worker of some pool, grid --jobs's say, or of a cluster: its share is its own thread)
     cores = usable_cores()
-    return LocalParts(encoder.spec, min(cores, -(-documents // TASK))) if cores > 1 else None
+    # (as many processes as cores: the tasks are cut to keep them all busy, :func:`task_slices`)
+    return LocalParts(encoder.spec, min(cores, documents)) if cores > 1 else None

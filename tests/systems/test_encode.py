@@ -52,7 +52,7 @@ def test_encode_on_a_cluster_is_one_process_encoding_and_a_pin_after_it_encodes_
     from nteval.encoders import parts, store
 
     monkeypatch.setattr(store, "PART", 40)   # (five parts: both workers take some)
-    monkeypatch.setattr(parts, "TASK", 16)   # (a part in three tasks, 16 + 16 + 8: gathered back in order)
+    monkeypatch.setattr(parts, "TASK", 16)   # (a part in four tasks of 10 on two workers: gathered back in order)
     caches = {}
     for where, args in (("here", []), ("cluster", ["--scheduler", scheduler])):
         monkeypatch.setenv("NTEVAL_DENSE_CACHE", str(seed_onnx(tmp_path / where, session_onnx_export)))
@@ -346,3 +346,23 @@ def test_import_refuses_vectors_that_do_not_cover_the_index(first100_index, tmp_
     one_line_error(cli(*args, src), "docids.txt", "documents of nt have no vector")
     one_line_error(cli(*args, tmp_path / "nowhere"), "give a directory holding docids.txt and vectors.npy")
     assert not (tmp_path / "cache").exists() or not list((tmp_path / "cache").glob("nt-*"))
+
+
+def test_a_part_goes_out_in_even_tasks_a_multiple_of_the_workers():
+    """MED's 1,033 documents on two processes: 516 + 517, not 1,024 + 9 (one process encoded nearly
+    all of it while the other waited: 47 minutes of e5 on one core); a full part is unchanged
+    (8 × 1,024); every document in exactly one task, in order, none over TASK."""
+    from nteval.encoders.parts import TASK, task_slices
+
+    sizes = lambda n, w: [s.stop - s.start for s in task_slices(n, w)]  # noqa: E731
+    assert sizes(1033, 2) == [516, 517]
+    assert sizes(8192, 2) == [1024] * 8
+    assert sizes(5183, 2) == [863, 864, 864, 864, 864, 864]
+    assert sizes(9, 2) == [4, 5] and sizes(1, 2) == [1] and sizes(0, 2) == [] and sizes(2049, 1) == [683, 683, 683]
+    for n in (1, 2, 3, 1023, 1024, 1025, 2048, 2049, 8191, 8192, 20000):
+        for w in (1, 2, 3, 4, 7):
+            got = task_slices(n, w)
+            assert [i for s in got for i in range(n)[s]] == list(range(n))
+            assert max(s.stop - s.start for s in got) <= TASK
+            assert max(s.stop - s.start for s in got) - min(s.stop - s.start for s in got) <= 1
+            assert n < w or len(got) % w == 0
