@@ -26,19 +26,16 @@ _lock = threading.Lock()
 
 
 def watch_parent(parent: int, interval: float = 0.2) -> bool:
-    """In a worker process started by nteval process ``parent``: exit as soon as that process is
-    gone — at once when it is gone already (a worker that takes its first task just after nteval was
-    killed must not compute and store it). Returns whether a watch runs (not in ``parent`` itself,
-    nor in a process whose parent is another, living one)."""
+    """In a worker process started by nteval process ``parent`` (its pool's initializer): exit as
+    soon as that process is gone — at once when it is gone already (a worker that starts just after
+    nteval was killed must not compute and store what was queued for it), a parent that exited but
+    was not yet reaped (a zombie) counting as gone. Returns whether a watch runs (not in ``parent``
+    itself, nor in a process whose parent is another, living one)."""
     if parent == os.getpid():
         return False
     if os.getppid() != parent:
-        try:
-            os.kill(parent, 0)
-        except ProcessLookupError:
+        if not _running(parent):
             os._exit(1)  # the nteval process that started us is gone
-        except PermissionError:
-            pass
         return False
     with _lock:
         if parent in _watching:
@@ -55,6 +52,22 @@ def watch_parent(parent: int, interval: float = 0.2) -> bool:
 
     threading.Thread(target=loop, name="nteval-parent-watch", daemon=True).start()
     return True
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie, exited but not yet reaped by its
+    own parent, has: ``kill(pid, 0)`` alone would call it alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True   # (no /proc: what kill said)
 
 
 def _libc_prctl():

@@ -544,16 +544,119 @@ def test_kill_9_of_a_parallel_grid_leaves_no_worker(tmp_path, first200_index):
 
 
 def _loky_workers(pid: int) -> list[int]:
-    return [c for c in _children(pid)
-            if b"popen_loky_posix" in Path(f"/proc/{c}/cmdline").read_bytes()] if _alive(pid) else []
+    def cmdline(c: int) -> bytes:
+        try:
+            return Path(f"/proc/{c}/cmdline").read_bytes()
+        except OSError:   # (a child that just exited)
+            return b""
+
+    return [c for c in _children(pid) if b"popen_loky_posix" in cmdline(c)] if _alive(pid) else []
+
+
+@pytest.mark.parametrize("where", ["grid", "index"])
+def test_grid_and_index_workers_watch_from_their_start(monkeypatch, tmp_path, where):
+    """grid's and index's worker pools run watch_parent as their initializer, with this process's pid
+    (what the pool is given, read off joblib.Parallel)."""
+    import joblib
+
+    from nteval.grid.run import _parallel
+    from nteval.index.build import _parsed
+    from nteval.lifecycle import watch_parent
+
+    given: dict = {}
+
+    class Stop(Exception):
+        pass
+
+    class Recording:
+        def __init__(self, **kw):
+            given.update(kw)
+
+        def __call__(self, tasks):
+            raise Stop
+
+    monkeypatch.setattr(joblib, "Parallel", Recording)
+    with pytest.raises(Stop):
+        if where == "grid":
+            _parallel([("a", "k1"), ("b", "k2")], 2, None, one_pass=False)
+        else:
+            next(_parsed([tmp_path / "a.xml", tmp_path / "b.xml"], 2, "title+abstract"))
+    assert given["initializer"] is watch_parent and given["initargs"] == (os.getpid(),)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_a_worker_that_never_gets_a_task_ends_with_nteval(tmp_path):
+    """A pool of two with one task: the other worker never gets one. Its parent gone (exited, not yet
+    reaped: a zombie), both workers end — the idle one too, which a watch begun at a worker's first
+    task never covered (loky keeps an idle worker 300 s)."""
+    import textwrap
+    import time
+
+    script = textwrap.dedent(f"""
+        import os, sys, threading, time
+        sys.path.insert(0, {str(ROOT)!r})
+        from pathlib import Path
+        from joblib import Parallel, delayed
+        from nteval.lifecycle import watch_parent
+
+        def task():
+            time.sleep(120)
+
+        threading.Thread(target=lambda: list(Parallel(n_jobs=2, initializer=watch_parent, initargs=(os.getpid(),))(
+            delayed(task)() for _ in range(1))), daemon=True).start()
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            kids = []
+            for d in Path("/proc").iterdir():
+                try:   # (this process's own loky workers: their parent is this process)
+                    mine = d.name.isdigit() and int((d / "stat").read_text().rsplit(")", 1)[-1].split()[1]) == os.getpid()
+                    if mine and b"popen_loky_posix" in (d / "cmdline").read_bytes():
+                        kids.append(d.name)
+                except OSError:
+                    pass
+            if len(kids) >= 2:
+                break
+            time.sleep(0.05)
+        time.sleep(2)   # (both started: one runs the task, the other waits for one)
+        print(" ".join(kids), flush=True)
+        os._exit(0)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        workers = [int(w) for w in p.stdout.readline().split()]
+        assert len(workers) >= 2
+        deadline = time.time() + 20
+        while time.time() < deadline and [w for w in workers if _alive(w)]:
+            time.sleep(0.2)
+        assert not [w for w in workers if _alive(w)], "a worker outlived its nteval process"
+    finally:
+        p.wait(timeout=30)   # (reaped only now: until here the parent was a zombie)
+        with __import__("contextlib").suppress(ProcessLookupError):
+            os.killpg(p.pid, 9)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
+def test_an_exited_parent_not_yet_reaped_is_not_running():
+    import time
+
+    from nteval.lifecycle import _running
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    deadline = time.time() + 30
+    while time.time() < deadline and _alive(child.pid):
+        time.sleep(0.05)
+    assert Path(f"/proc/{child.pid}/stat").exists()   # a zombie: exited, not reaped
+    assert not _running(child.pid)
+    child.wait()
+    assert not _running(child.pid) and _running(os.getpid())
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="uses /proc")
 @pytest.mark.parametrize("command", ["grid", "index"])
 def test_kill_9_while_the_workers_start_leaves_none(tmp_path, first200_index, command):
-    """Killed the moment its worker processes appear, before any has a task (they are still
-    importing): they watched nteval only from their first task, and one that never got one stayed
-    for loky's idle timeout (300 s for grid). Now each watches from its start."""
+    """Killed the moment its worker processes appear (they are still importing nteval): none is left.
+    (The tasks are queued by then, so a watch begun at a worker's first task passes this too; the
+    worker that never gets one: test_a_worker_that_never_gets_a_task_ends_with_nteval.)"""
     import shutil
     import signal
     import time
