@@ -17,7 +17,7 @@
    two-core workers at the two-worker rate measured here, for this file's mix of records and each
    ``--mix`` index's (another share of records with an abstract), and a first fair 1M-record pin.
 
-The encoding goes out in tasks of ``nteval.encoders.parts.TASK`` documents: an index of fewer than
+The encoding goes out in tasks of at most ``nteval.encoders.parts.TASK`` documents: an index of fewer than
 two parts of ``nteval.encoders.store.PART`` (the bundled sample: 1,997 records) is refused. The
 shared PubMed baseline file (30,000 records, 4 parts) with the update file as ``--mix`` takes about
 20 minutes on 2 cores. Writes benchmarks/encode_cluster.json.

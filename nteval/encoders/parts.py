@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-#: documents per task (a part of the store goes out in tasks of this size)
+#: the most documents per task (a part of the store goes out in tasks of at most this size: :func:`task_slices`)
 TASK = 1024
 #: parts in flight per process (the texts of a part travel with its tasks: ~10 MB for 8,192 abstracts)
 WINDOW_PER_WORKER = 2
