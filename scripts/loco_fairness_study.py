@@ -663,8 +663,8 @@ def block(s: dict[str, Any]) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    ap.add_argument("--work", type=Path, required=True)
-    ap.add_argument("--collections", default="cisi,cf,med,scifact")
+    ap.add_argument("--work", type=Path, help="the correlate runs (required but with --from-json)")
+    ap.add_argument("--collections", default=",".join(NAMES))
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--cached-only", action="store_true",
                     help="compute no design WORK/loco/ does not hold (the figures of a stopped study, as they are)")
@@ -683,7 +683,7 @@ def main() -> None:
         # not ignored)
         given = [o for o, v in (("--json", a.json), ("--e5-refs", a.e5_refs), ("--cached-only", a.cached_only),
                                 ("--designs", a.designs != ",".join(DESIGNS)),
-                                ("--collections", a.collections != "cisi,cf,med,scifact")) if v]
+                                ("--collections", a.collections != ",".join(NAMES))) if v]
         if given:
             ap.error(f"--from-json renders the shipped result as it is: {', '.join(given)} cannot go with it")
 
@@ -693,6 +693,8 @@ def main() -> None:
         else:
             print(block(s))
         return
+    if a.work is None:
+        ap.error("--work: required (the correlate runs), unless --from-json")
     designs = tuple(a.designs.split(","))
     if unknown := [d for d in designs if d not in DESIGNS]:
         ap.error(f"--designs: unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")

@@ -187,7 +187,7 @@ def test_from_json_refuses_what_it_would_ignore(tmp_path):
     from pathlib import Path
 
     study = Path(__file__).resolve().parents[2] / "scripts" / "loco_fairness_study.py"
-    cmd = [sys.executable, str(study), "--work", str(tmp_path), "--from-json"]
+    cmd = [sys.executable, str(study), "--from-json"]
     for extra, named in ((["--json", str(tmp_path / "x.json")], "--json"), (["--designs", "shipped"], "--designs"),
                          (["--e5-refs"], "--e5-refs")):
         r = subprocess.run(cmd + extra, capture_output=True, text=True)
