@@ -131,7 +131,7 @@ def study(snapshot: dict[str, Any], inputs: dict[str, Any]) -> dict[str, Any]:
                 rows[f] = {**advantage(np.stack([human[n] for n in members]), human["bm25"], j),
                            "systems": len(members)}
         ranks = {t: judges_rank(human, t, j) for t in ("minilm", "e5") if t in human}
-        out[name] = {"judged_queries": int(human["bm25"].size), "systems": len(human), "e5": name in inputs,
+        out[name] = {"judged_queries": int(human["bm25"].size), "systems": len(human),
                      "families": rows, "judges_rank": ranks}
     return {"collections": out, "rule": {"boot": BOOT, "seed": SEED, "within": WITHIN}, "inputs": inputs}
 
