@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -53,6 +56,28 @@ def _shipped(name: str) -> dict[str, Any] | None:
 def study() -> dict[str, Any] | None:
     """The shipped validation study (None if the package was built without it)."""
     return _shipped(STUDY)
+
+
+#: the collections whose evidence is set aside (:func:`evidence_without`): none outside a study
+_SET_ASIDE: ContextVar[frozenset[str]] = ContextVar("nteval_evidence_set_aside", default=frozenset())
+
+
+@contextmanager
+def evidence_without(*collections: str) -> Iterator[None]:
+    """Within it, every measured bias (a family's, an encoder's the references do not contain) comes
+    from the study's other collections, as if ``collections`` had never been measured: what the
+    gate's cross-family rules allow on a collection whose own figures they did not see (the
+    leave-one-collection-out study, scripts/loco_fairness_study.py). Nested, the sets add up."""
+    token = _SET_ASIDE.set(_SET_ASIDE.get() | frozenset(collections))
+    try:
+        yield
+    finally:
+        _SET_ASIDE.reset(token)
+
+
+def _counted(collection: str) -> bool:
+    """Whether a collection's evidence counts here (:func:`evidence_without`)."""
+    return collection not in _SET_ASIDE.get()
 
 
 def _collections() -> dict[str, dict[str, Any]]:
@@ -128,7 +153,7 @@ def unseen_bias(encoder: str, mechanism: str | None = None) -> dict[str, tuple[f
     out = {}
     for c, per in s["collections"].items():
         row = per.get(f"{mech}[{other}]", {}).get("systems", {}).get(encoder)
-        if row and c in ("cisi", "cf"):
+        if row and c in ("cisi", "cf") and _counted(c):
             out[c] = tuple(row["bias"])
     if mechanism is None and other == "minilm":
         out |= {c: v for c, v in loco_unseen_bias().items() if c not in out}
@@ -149,7 +174,7 @@ def loco_unseen_bias() -> dict[str, tuple[float, float, float]]:
     out = {}
     for c, per in ((s or {}).get("collections") or {}).items():
         row = (per.get("shipped") or {}).get("e5") or {}
-        if row.get("bias") and kinds.get(c, "topical") == OWN_KIND["highrecall"]:
+        if row.get("bias") and kinds.get(c, "topical") == OWN_KIND["highrecall"] and _counted(c):
             out[c] = tuple(row["bias"])
     return out
 
@@ -213,7 +238,8 @@ def measured_bias(side: str, family: str | None,
     if not b:
         return None
     own = OWN_KIND.get(side)
-    cols = {c: v for c, v in b["collections"].items() if _collections().get(c, {}).get("kind") == own}
+    cols = {c: v for c, v in b["collections"].items()
+            if _collections().get(c, {}).get("kind") == own and _counted(c)}
     return cols or None
 
 
@@ -238,7 +264,7 @@ def _unseen_rows(s: dict[str, Any], mech: str, family: str, wanted: Any) -> dict
     """The envelope over the study's rows (``wanted(references, encoder)``) of ``family`` systems."""
     out: dict[str, dict[str, Any]] = {}
     for col, per in s["collections"].items():
-        if _collections().get(col, {}).get("kind") != "topical":
+        if _collections().get(col, {}).get("kind") != "topical" or not _counted(col):
             continue
         for key, row in per.items():
             held = re.fullmatch(rf"{re.escape(mech)}\[([^\]]+)\]", key)  # (not "full[minilm] + MeSH": another reference)

@@ -74,6 +74,15 @@ judgments depend on the systems compared, so it cannot serve a pin (the gate jud
 the same judgments): if the rule chooses one, it may serve ``compare`` and ``correlate``, and the pin
 takes the rule's choice among the other designs.
 
+**The product's gate** (added 2026-12-03 19:50, after the NT-alone figures above, before any of these):
+the gate table's NT-alone rows leave out the gate's cross-family rules (nteval/gate/families.py: a
+cross-family "better" must survive the largest overstatement, a "worse" the largest understatement,
+the study's intervals allow for the pair of families). The rules read the validation study's biases,
+measured on these same collections; under the shipped design the gate is also measured as the
+product decides, with those rules and their evidence from the *other* collections only
+(``nteval.evidence.evidence_without`` the one judged): what the rules promise on a collection they
+have not seen.
+
 **Corrections** (a human-anchored offset per family, Webber & Park 2009): the offset for H is the
 family's mean bias under the chosen design on the training collections; it *transfers* when on every
 held-out collection the corrected bias is within 5 points and smaller in size than the raw one on at
@@ -115,6 +124,9 @@ POOL_DEPTH = 100
 CLF_TRAIN, CLF_LABEL, CLF_C, CLF_P = 20, 100, 1.0, 0.5   # the classifier's training depth, labelling depth, C, threshold
 MINILM_SHIPPED = {"backend": "onnx-int8", "max_tokens": 128}   # the shipped reference's encoding of MiniLM
 BOOT, SEED, TIE, TAU_SLACK, WITHIN = 2000, 0, 2.0, 0.02, 5.0
+#: the designs whose gate is also measured as the product's gate decides (its cross-family rules, their evidence
+#: without the collection): the shipped one, the design whose pseudo-qrels the rules' evidence was measured under
+RULED = ("shipped",)
 
 
 # -- the references a design needs beyond the correlate run --------------------------------------------
@@ -397,20 +409,43 @@ def family_bias(c: fs.Collection, nt: dict[str, np.ndarray], members: list[str],
     return [round(point, 1), round(float(lo), 1), round(float(hi), 1)]
 
 
-def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str]) -> dict[str, Any]:
-    """The gate's decisions (NT alone) against the reference test's on the human AP, every ordered
-    pair; false passes per the candidate's family."""
+def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str], rules: bool = False) -> dict[str, Any]:
+    """The gate's decisions against the reference test's on the human AP, every ordered pair; false
+    passes per the candidate's family. NT alone, or (``rules``) as the product's gate decides: with
+    its cross-family rules (nteval/gate/families.py), their evidence measured on the *other*
+    collections only (``evidence_without`` this one: what the rules promise on a collection they
+    have not seen)."""
+    from nteval.correlate.agreement import _family_checks
     from nteval.correlate.gate_agreement import gate_agreement, tally
+    from nteval.evidence import evidence_without
 
     names = c.names
-    g = gate_agreement(names, np.stack([nt[n] for n in names]), qids, np.stack([c.human[n] for n in names]))
+    with evidence_without(c.name):
+        g = gate_agreement(names, np.stack([nt[n] for n in names]), qids, np.stack([c.human[n] for n in names]),
+                           check_of=_family_checks("highrecall", c.res) if rules else None)
     per: dict[str, Any] = {}
     for f in sorted({c.family[n] or "other" for n in names}):
         rows = [r for r in g["rows"] if (c.family[r["candidate"]] or "other") == f]
         t = tally(rows)
         per[f] = {"false_pass": t["false_pass"], "losses": t["human_loss_beyond_margin"], "rate": t["false_pass_rate"]}
     return {"agreement": g["agreement"], "false_pass_rate": g["false_pass_rate"], "false_pass": g["false_pass"],
-            "losses": g["human_loss_beyond_margin"], "per_family": per}
+            "losses": g["human_loss_beyond_margin"], "per_family": per, "decided": g["gate_decided"], "pairs": g["pairs"],
+            **(_with_rules(g) if rules else {})}
+
+
+def _with_rules(g: dict[str, Any]) -> dict[str, Any]:
+    """What a gate with the rules adds: its false passes, how many decisions the rules changed, NT
+    alone's figures on the same runs (its decision before the rules) and the int8 class of the CPU that
+    made the references' vectors (a correlate run made on another class judges a few documents
+    differently at the z threshold: docs/verdicts.md, one text per call)."""
+    from nteval.correlate.gate_agreement import tally
+    from nteval.encoders.models import int8_isa
+
+    alone = tally([{**r, "gate": r.get("nt_alone", r["gate"])} for r in g["rows"]])
+    return {"false_passes": [list(x) for x in g["false_passes"]], "changed_by_rules": sum("nt_alone" in r for r in g["rows"]),
+            "nt_alone": {"false_pass": alone["false_pass"], "losses": alone["human_loss_beyond_margin"],
+                         "agreement": alone["agreement"], "decided": alone["gate_decided"]},
+            "int8": int8_isa()}
 
 
 def judged(c: fs.Collection, j: Judge, design: str, gate: bool) -> dict[str, Any]:
@@ -506,7 +541,7 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
     return out
 
 
-def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool = False,
+def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool | frozenset[str] = False,
           designs: tuple[str, ...] = DESIGNS) -> dict[str, Any]:
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
     held-out collection, then the gate's decisions per family under the shipped design, the design
@@ -515,6 +550,8 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     per design)."""
     import json
 
+    # (the collections computed nothing for: all with --cached-only, else those given as a set)
+    cached = frozenset(names) if cached_only is True else frozenset(cached_only or ())
     cache = work / "loco"
     cache.mkdir(exist_ok=True)
     per: dict[str, dict[str, Any]] = {}
@@ -531,7 +568,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
         f = cache / f"{name}{'-e5' if e5 else ''}.json"
         per[name] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
         for design in ("lexical", *designs):
-            if design in per[name] or (cached_only and design != "lexical"):
+            if design in per[name] or (name in cached and design != "lexical"):
                 continue
             c, j = open_(name)
             per[name][design] = lexical_only(c, j) if design == "lexical" else judged(c, j, design, gate=False)
@@ -543,14 +580,15 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
     everywhere = {"shipped", "held out", *([overall["chosen"]] if overall["chosen"] else [])}
     for name in names:
         for design in sorted(everywhere | ({folds[name]["chosen"]} if folds[name]["chosen"] else set())):
-            if design not in per[name] or "gate" in per[name][design] or cached_only:
-                continue   # (a design not computed there, or --cached-only: a gate not computed shows as —)
-            c, j = open_(name)
-            nt, qids = per_topic(c, j.qrels_for(design, "minilm"), j.runs_for(design))
-            per[name][design]["gate"] = gate_by_family(c, nt, qids)
-            print(f"{NAMES[name]:16s} {design:22s} gate: false pass {per[name][design]['gate']['false_pass']}/"
-                  f"{per[name][design]['gate']['losses']}, agreement {per[name][design]['gate']['agreement']}",
-                  file=sys.stderr, flush=True)
+            scores = None
+            for key, rules in (("gate", False), ("gate_rules", True)):
+                if design not in per[name] or key in per[name][design] or name in cached or (rules and design not in RULED):
+                    continue   # (a design not computed there, or --cached-only: a gate not computed shows as —)
+                c, j = open_(name)
+                scores = scores or per_topic(c, j.qrels_for(design, "minilm"), j.runs_for(design))
+                g = per[name][design][key] = gate_by_family(c, *scores, rules)
+                print(f"{NAMES[name]:16s} {design:22s} {key}: false pass {g['false_pass']}/{g['losses']}, agreement "
+                      f"{g['agreement']}", file=sys.stderr, flush=True)
         (cache / f"{name}{'-e5' if e5 else ''}.json").write_text(json.dumps(per[name], ensure_ascii=False) + "\n",
                                                                encoding="utf-8")
     return {"collections": per, "folds": folds, "chosen": overall, "corrections": corrections(per, folds),
@@ -578,6 +616,17 @@ def _summed(gates: list[dict[str, Any]]) -> tuple[tuple[int, int], dict[str, tup
     return two(gates), {f: two([g["per_family"].get(f, {}) for g in gates]) for f in FAMILIES}, two(lex)
 
 
+def _gate_label(design: str, key: str, g: dict[str, Any] | None = None) -> str:
+    """A gate row's design: NT alone, or the product's gate (with what NT alone did on its runs)."""
+    if key == "gate":
+        return design
+    a = (g or {}).get("nt_alone")
+    same = (f"; its runs made with int8 class {g['int8']}, where NT alone passes {a['false_pass']}/{a['losses']}, agreement "
+            f"{a['agreement'] * 100:.1f} %, deciding {a['decided']} of {g['pairs']} pairs" if a else "")
+    return (f"{design}, the product's gate (rules, evidence without this collection; it decides "
+            f"{g['decided']} of {g['pairs']} pairs{same})" if g else f"{design}, the product's gate")
+
+
 def _gate_row(label: str, design: str, agreement: str, gates: list[dict[str, Any]]) -> str:
     (k, n), fam, (lk, ln) = _summed(gates)
     return (f"| {label} | {design} | {agreement} | {k}/{n} ({rate_text(k / n if n else None, rate_interval(k, n))}) | "
@@ -588,8 +637,10 @@ def pooled_gate_rows(s: dict[str, Any]) -> list[str]:
     """The gate table's rows pooled over the topical collections (the rule's training collections
     together), for each design with a gate on all of them, and what a rate's exact interval needs."""
     per, topical = s["collections"], s["chosen"]["training"]
-    pooled = {d: gates for d in DESIGNS if all(gates := [per[c].get(d, {}).get("gate") for c in topical])}
-    rows = [_gate_row(f"{' + '.join(NAMES[c] for c in topical)}, pooled", d, "—", g) for d, g in pooled.items()]
+    pooled = {(d, key): gates for d in DESIGNS for key in ("gate", "gate_rules")
+              if all(gates := [per[c].get(d, {}).get(key) for c in topical])}
+    rows = [_gate_row(f"{' + '.join(NAMES[c] for c in topical)}, pooled", _gate_label(d, key), "—", g)
+            for (d, key), g in pooled.items()]
     if rows:
         from scipy.stats import binomtest
 
@@ -641,18 +692,21 @@ def block(s: dict[str, Any]) -> str:
     ch = s["chosen"]
     lines += ["", f"Fitted on the topical collections together ({', '.join(NAMES[c] for c in ch['training'])}), the "
                   f"rule chooses **{ch['chosen']}** (eligible: {', '.join(ch['eligible'])})."]
-    lines += ["", "The gate's false passes per family of the candidate (NT alone, the cross-family rules not applied: "
-                  "pairs passed / pairs the humans show losing beyond the margin), and its agreement where both decide; "
+    lines += ["", "The gate's false passes per family of the candidate (NT alone, the cross-family rules not applied; "
+                  "and, for the shipped design, as the product's gate decides: with its cross-family rules, their "
+                  "evidence (each family's measured bias, an unseen encoder's) taken from the other collections only, "
+                  "never from the one it is judged on: pairs passed / pairs the humans show losing beyond the margin), and "
+                  "its agreement where both decide; "
                   "the interval is Clopper–Pearson's with the pairs taken as independent (they share systems and topics: "
                   "the least the rate is uncertain by):",
               "", "| collection | design | agreement | false pass, all [exact 95 % interval] | " + " | ".join(LABEL[f] for f in FAMILIES)
               + " | lexical |", "|---|---|---|---|" + "---|" * (len(FAMILIES) + 1)]
     for c, rows in per.items():
         for d in DESIGNS:
-            g = rows.get(d, {}).get("gate")
-            if not g:
-                continue
-            lines.append(_gate_row(NAMES[c], d, f"{g['agreement'] * 100:.1f} %", [g]))
+            for key in ("gate", "gate_rules"):
+                g = rows.get(d, {}).get(key)
+                if g:
+                    lines.append(_gate_row(NAMES[c], _gate_label(d, key, g), f"{g['agreement'] * 100:.1f} %", [g]))
     lines += pooled_gate_rows(s)
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("")
@@ -699,9 +753,14 @@ def main() -> None:
     if unknown := [d for d in designs if d not in DESIGNS]:
         ap.error(f"--designs: unknown design(s) {', '.join(unknown)}; known: {', '.join(DESIGNS)}")
     names = tuple(a.collections.split(","))
-    # (--cached-only reads a collection's figures from WORK/loco/ and needs no correlate run for it)
-    fs.check_work(ap, a.work, tuple(n for n in names if not (a.cached_only and (a.work / "loco" / f"{n}.json").is_file())))
-    s = study(a.work, names, a.e5_refs, a.cached_only, designs)
+    # (a collection whose figures WORK/loco/ holds needs no correlate run: with --cached-only, or when its run is
+    # not in WORK, its figures are read as they are and nothing more is computed for it, which stderr says)
+    held = {n for n in names if (a.work / "loco" / f"{n}{'-e5' if a.e5_refs else ''}.json").is_file()}
+    frozen = {n for n in held if a.cached_only or not (a.work / f"{n}_corr" / "report.json").is_file()}
+    fs.check_work(ap, a.work, tuple(n for n in names if n not in frozen))
+    for n in sorted(frozen) if not a.cached_only else ():
+        print(f"{NAMES[n]}: no correlate run in {a.work}: its figures are WORK/loco/'s as they are", file=sys.stderr)
+    s = study(a.work, names, a.e5_refs, True if a.cached_only else frozenset(frozen), designs)
     text = block(s)
     if a.json:
         import json

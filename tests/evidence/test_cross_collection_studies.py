@@ -195,3 +195,27 @@ def test_from_json_refuses_what_it_would_ignore(tmp_path):
     assert not (tmp_path / "x.json").exists()
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.startswith("| collection | design |"), r.stderr
+
+
+def test_the_product_gate_row_says_what_nt_alone_did_on_the_same_runs():
+    """The LOCO study's product gate (the rules, their evidence without the collection): NT alone's
+    figures are its decisions before the rules (a row's ``nt_alone``), by hand: of three pairs the
+    judges show losing, NT alone passes two, the rules make one of them inconclusive; the rows say
+    both, and how many pairs each decides. The pooled row adds the product gates too."""
+    loco = script("loco_fairness_study")
+    rows = [{"baseline": "a", "candidate": "b", "gate": "inconclusive", "nt_alone": "better", "human": "worse",
+             "human_beyond_margin": True},
+            {"baseline": "a", "candidate": "c", "gate": "non-inferior", "human": "worse", "human_beyond_margin": True},
+            {"baseline": "b", "candidate": "c", "gate": "worse", "human": "worse", "human_beyond_margin": True},
+            {"baseline": "c", "candidate": "a", "gate": "inconclusive", "nt_alone": "worse", "human": "better",
+             "human_beyond_margin": False}]
+    extra = loco._with_rules({"false_passes": [("a", "c")], "rows": rows})
+    assert extra["changed_by_rules"] == 2 and extra["false_passes"] == [["a", "c"]]
+    assert extra["nt_alone"] == {"false_pass": 2, "losses": 3, "agreement": 0.25, "decided": 4}   # (1 of 4 agree)
+    g = {"false_pass": 1, "losses": 3, "agreement": 0.5, "decided": 2, "pairs": 4,
+         "per_family": {f: {"false_pass": 0, "losses": 0} for f in loco.FAMILIES}, **extra}
+    label = loco._gate_label("shipped", "gate_rules", g)
+    assert "it decides 2 of 4 pairs" in label and "NT alone passes 2/3" in label and "deciding 4 of 4" in label
+    s = {"chosen": {"training": ["cisi"]}, "collections": {"cisi": {"shipped": {"gate_rules": g}}}}
+    [pooled] = [r for r in loco.pooled_gate_rows(s) if r.startswith("| ")]
+    assert "| shipped, the product's gate | — | 1/3 (" in pooled, pooled

@@ -54,6 +54,35 @@ def test_a_loss_within_the_measured_understatement_is_not_decided(hand_study):
     assert cross_family_worse(check, _worse(-0.60, -0.45)) is None  # a loss beyond any measured understatement
 
 
+def test_evidence_set_aside_leaves_the_rules_the_other_collections_allowances(hand_study):
+    """``evidence_without``: what the rules allow on a collection they have not seen (the LOCO study's
+    product gate): t1's figures gone, the understatement is t2's alone (−(−0.33 − 0.0) = 0.33;
+    t1's −0.40 − 0.01 set it at 0.41), nested sets add up, and leaving restores them."""
+    with evidence.evidence_without("t1"):
+        check = family_check("highrecall_lexical", CONFIGS, "bm25", "minilm")
+        assert set(check["bias"]) == {"t2"} and check["understatement"] == pytest.approx(0.33)
+        assert cross_family_worse(check, _worse(-0.07, -0.03)) and "up to 33 points" in cross_family_worse(
+            check, _worse(-0.07, -0.03))
+        assert cross_family_worse(check, _worse(-0.45, -0.36)) is None   # beyond t2's allowance, not t1's
+        with evidence.evidence_without("t2"):
+            assert evidence.measured_bias("highrecall_lexical", "neural") is None   # nothing measured is left
+            assert family_check("highrecall_lexical", CONFIGS, "bm25", "minilm")["unmeasured"] is True
+        assert set(evidence.measured_bias("highrecall_lexical", "neural")) == {"t2"}
+    assert family_check("highrecall_lexical", CONFIGS, "bm25", "minilm")["understatement"] == pytest.approx(0.41)
+
+
+def test_an_unseen_encoders_evidence_is_set_aside_too():
+    """The shipped studies: e5 judged by MiniLM's references has a bias on CISI, CF (the unseen-encoders
+    study) and MED (the LOCO study's); without MED, CISI's and CF's alone, the same figures."""
+    refs = frozenset({"minilm"})
+    every = evidence.measured_bias("highrecall", "neural_unseen", refs)
+    assert every is not None and {"cisi", "cf", "med"} <= set(every)
+    with evidence.evidence_without("med"):
+        some = evidence.measured_bias("highrecall", "neural_unseen", refs)
+        assert some == {c: v for c, v in every.items() if c != "med"}
+        assert "med" not in evidence.loco_unseen_bias() and "med" not in evidence.measured_bias("highrecall", "neural")
+
+
 def test_within_a_family_nothing_changes_and_small_biases_carry_no_caution(hand_study):
     assert family_check("highrecall_lexical", CONFIGS, "bm25", "bm25_b") is None
     check = family_check("highrecall_lexical", CONFIGS, "bm25", "rm3")
