@@ -435,9 +435,10 @@ def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str],
 
 def _with_rules(g: dict[str, Any]) -> dict[str, Any]:
     """What a gate with the rules adds: its false passes, how many decisions the rules changed, NT
-    alone's figures on the same runs (its decision before the rules) and the int8 class of the CPU that
-    made the references' vectors (a correlate run made on another class judges a few documents
-    differently at the z threshold: docs/verdicts.md, one text per call)."""
+    alone's figures on the same runs (its decision before the rules) and the int8 class of the CPU the
+    study ran on (the class the correlate runs are taken to be made with: the study reads their runs, not
+    their CPU; one made on another class judges a few documents differently at the z threshold:
+    docs/verdicts.md, one text per call)."""
     from nteval.correlate.gate_agreement import tally
     from nteval.encoders.models import int8_isa
 
@@ -621,7 +622,7 @@ def _gate_label(design: str, key: str, g: dict[str, Any] | None = None) -> str:
     if key == "gate":
         return design
     a = (g or {}).get("nt_alone")
-    same = (f"; its runs made with int8 class {g['int8']}, where NT alone passes {a['false_pass']}/{a['losses']}, agreement "
+    same = (f"; study run with int8 class {g['int8']}, where NT alone passes {a['false_pass']}/{a['losses']}, agreement "
             f"{a['agreement'] * 100:.1f} %, deciding {a['decided']} of {g['pairs']} pairs" if a else "")
     return (f"{design}, the product's gate (rules, evidence without this collection; it decides "
             f"{g['decided']} of {g['pairs']} pairs{same})" if g else f"{design}, the product's gate")
