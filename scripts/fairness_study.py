@@ -452,9 +452,14 @@ def write_study(result: dict[str, Any], text: str, out_json: Path, mark: str, do
     print(f"wrote {out_json.relative_to(ROOT)} and the block of {doc_path.relative_to(ROOT)}")
 
 
+def has_run(work: Path, name: str) -> bool:
+    """Whether WORK holds a collection's finished correlate run."""
+    return (work / f"{name}_corr" / "report.json").is_file()
+
+
 def check_work(ap: argparse.ArgumentParser, work: Path, names: tuple[str, ...]) -> None:
     """One line and exit 2 (argparse's) when WORK lacks a collection's correlate run."""
-    missing = [f"{n}_corr" for n in names if not (work / f"{n}_corr" / "report.json").is_file()]
+    missing = [f"{n}_corr" for n in names if not has_run(work, n)]
     if missing:
         ap.error(f"--work {work}: no finished correlate run in {', '.join(missing)} (module docstring: how to make one)")
 

@@ -542,19 +542,22 @@ def corrections(per: dict[str, dict[str, Any]], folds: dict[str, Any]) -> dict[s
     return out
 
 
-def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: bool | frozenset[str] = False,
+def cache_file(work: Path, name: str, e5: bool) -> Path:
+    """Where a collection's figures are kept (WORK/loco/; with e5's references, apart)."""
+    return work / "loco" / f"{name}{'-e5' if e5 else ''}.json"
+
+
+def study(work: Path, names: tuple[str, ...], e5: bool = False, cached: frozenset[str] = frozenset(),
           designs: tuple[str, ...] = DESIGNS) -> dict[str, Any]:
     """Every design on every collection (cached per collection in WORK/loco/), the rule applied per
     held-out collection, then the gate's decisions per family under the shipped design, the design
     chosen on all topical collections, and on each collection the design its fold chose (what the rule
     promises there; a gate already computed is kept: the gate's test is the costly part, 992 pairs
-    per design)."""
+    per design). ``cached``: the collections nothing is computed for (their figures as WORK/loco/ holds
+    them)."""
     import json
 
-    # (the collections computed nothing for: all with --cached-only, else those given as a set)
-    cached = frozenset(names) if cached_only is True else frozenset(cached_only or ())
-    cache = work / "loco"
-    cache.mkdir(exist_ok=True)
+    (work / "loco").mkdir(exist_ok=True)
     per: dict[str, dict[str, Any]] = {}
     loaded: dict[str, tuple[Collection, Judge]] = {}
 
@@ -566,7 +569,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
         return loaded[name]
 
     for name in names:   # (each design's figures kept as soon as made: a stopped study resumes)
-        f = cache / f"{name}{'-e5' if e5 else ''}.json"
+        f = cache_file(work, name, e5)
         per[name] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
         for design in ("lexical", *designs):
             if design in per[name] or (name in cached and design != "lexical"):
@@ -590,8 +593,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached_only: boo
                 g = per[name][design][key] = gate_by_family(c, *scores, rules)
                 print(f"{NAMES[name]:16s} {design:22s} {key}: false pass {g['false_pass']}/{g['losses']}, agreement "
                       f"{g['agreement']}", file=sys.stderr, flush=True)
-        (cache / f"{name}{'-e5' if e5 else ''}.json").write_text(json.dumps(per[name], ensure_ascii=False) + "\n",
-                                                               encoding="utf-8")
+        cache_file(work, name, e5).write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
     return {"collections": per, "folds": folds, "chosen": overall, "corrections": corrections(per, folds),
             "rule": {"tau_slack": TAU_SLACK, "tie_points": TIE, "within": WITHIN, "pool_depth": POOL_DEPTH,
                      "boot": BOOT, "seed": SEED}}
@@ -756,12 +758,12 @@ def main() -> None:
     names = tuple(a.collections.split(","))
     # (a collection whose figures WORK/loco/ holds needs no correlate run: with --cached-only, or when its run is
     # not in WORK, its figures are read as they are and nothing more is computed for it, which stderr says)
-    held = {n for n in names if (a.work / "loco" / f"{n}{'-e5' if a.e5_refs else ''}.json").is_file()}
-    frozen = {n for n in held if a.cached_only or not (a.work / f"{n}_corr" / "report.json").is_file()}
+    held = {n for n in names if cache_file(a.work, n, a.e5_refs).is_file()}
+    frozen = {n for n in held if a.cached_only or not fs.has_run(a.work, n)}
     fs.check_work(ap, a.work, tuple(n for n in names if n not in frozen))
     for n in sorted(frozen) if not a.cached_only else ():
         print(f"{NAMES[n]}: no correlate run in {a.work}: its figures are WORK/loco/'s as they are", file=sys.stderr)
-    s = study(a.work, names, a.e5_refs, True if a.cached_only else frozenset(frozen), designs)
+    s = study(a.work, names, a.e5_refs, frozenset(names) if a.cached_only else frozenset(frozen), designs)
     text = block(s)
     if a.json:
         import json
