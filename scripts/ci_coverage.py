@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
 from nteval.stats import bootstrap_ci, many_topic_tau, point_estimates
 
 
@@ -97,7 +98,7 @@ def main() -> None:
         print(f"  {name:40s} holds {r['holds']:.0%}, truth above {r['truth_above']:.0%}, below {r['truth_below']:.0%}, "
               f"mean width {r['mean_width']:.3f}")
     if a.json:
-        a.json.write_text(json.dumps({"out": str(a.out), "protocol": a.protocol, "measure": a.measure, **res}, indent=1) + "\n")
+        atomic_write(a.json, json.dumps({"out": str(a.out), "protocol": a.protocol, "measure": a.measure, **res}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

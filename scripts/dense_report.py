@@ -15,6 +15,8 @@ import json
 import sys
 from pathlib import Path
 
+from nteval.atomic import write_text as atomic_write
+
 SHOWN = ("bm25", "bm25_k1.2_b0.75", "dense", "dense_d64", "hybrid_rrf", "hybrid_linear")
 
 
@@ -82,7 +84,7 @@ def main(argv: list[str]) -> int:
             "its wheel; no torch, offline), exact inner-product search (FAISS flat). Machine: 2 cores, "
             "shared with other jobs while these ran.", ""]
     text += scifact(c) + pubmed(f, h)
-    out.write_text("\n".join(text) + "\n", encoding="utf-8")
+    atomic_write(out, "\n".join(text) + "\n")
     return 0
 
 

@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT_JSON = ROOT / "docs" / "fairness.json"
 DOC = ROOT / "docs" / "verdicts.md"
@@ -440,16 +442,22 @@ MARK = "fairness:designs"
 
 
 def write_study(result: dict[str, Any], text: str, out_json: Path, mark: str, doc_path: Path = DOC) -> None:
-    """A study's JSON, and its table into the ``<!-- mark -->`` block of docs/verdicts.md (an empty block too)."""
+    """A study's JSON, and its table into the ``<!-- mark -->`` block of docs/verdicts.md (an empty block too).
+    Each file is written whole (temp file, then rename), the JSON only once the block is known to be there."""
     import re
 
-    out_json.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     doc = doc_path.read_text(encoding="utf-8")
     pat = re.compile(rf"(<!-- {mark} -->\n)(.*?)\n?(<!-- /{mark} -->)", re.S)
     if not pat.search(doc):
         raise SystemExit(f"{doc_path}: no <!-- {mark} --> block to fill")
-    doc_path.write_text(pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc), encoding="utf-8")
-    print(f"wrote {out_json.relative_to(ROOT)} and the block of {doc_path.relative_to(ROOT)}")
+    atomic_write(out_json, json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    atomic_write(doc_path, pat.sub(lambda m: m.group(1) + text + "\n" + m.group(3), doc))
+    print(f"wrote {_shown(out_json)} and the block of {_shown(doc_path)}")
+
+
+def _shown(path: Path) -> Path:
+    """A path as the repository's (relative), or as it is when outside it."""
+    return path.relative_to(ROOT) if path.resolve().is_relative_to(ROOT) else path
 
 
 def has_run(work: Path, name: str) -> bool:

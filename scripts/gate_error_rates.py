@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nteval._version import __version__  # noqa: E402
@@ -124,7 +126,7 @@ def render(doc: Path, result: dict) -> None:
                           text, flags=re.S)
         if n != 1:
             raise SystemExit(f"{doc}: no <!-- {name} --> ... <!-- /{name} --> block")
-    doc.write_text(text, encoding="utf-8")
+    atomic_write(doc, text)
 
 
 def main() -> None:
@@ -172,7 +174,7 @@ def main() -> None:
               "margin": rule.mmd.describe(), "reps": args.reps, "seconds": round(time.time() - t0, 1),
               "inputs": args.inputs, "cells": cells}
     if args.out:
-        args.out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        atomic_write(args.out, json.dumps(result, indent=1) + "\n")
     if args.doc:
         render(args.doc, result)
 

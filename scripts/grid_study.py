@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nteval.atomic import write_text as atomic_write
+
 ROOT = Path(__file__).resolve().parents[1]
 TABLE = ROOT / "docs" / "grid_pubmed_bm25.tsv"
 FIGURE = ROOT / "docs" / "grid_pubmed_bm25_focused_vs_highrecall.png"
@@ -164,8 +166,8 @@ def main() -> None:
         if not a.from_table:
             shutil.copyfile(got["table"], TABLE)
             shutil.copyfile(got["figure"], FIGURE)
-        FACTS.write_text(json.dumps(g, indent=1) + "\n", encoding="utf-8")
-        DOC.write_text(fill(DOC.read_text(encoding="utf-8"), block(g)), encoding="utf-8")
+        atomic_write(FACTS, json.dumps(g, indent=1) + "\n")
+        atomic_write(DOC, fill(DOC.read_text(encoding="utf-8"), block(g)))
         print(f"wrote {FACTS.relative_to(ROOT)} and the PubMed block of {DOC.relative_to(ROOT)}")
     else:
         print(block(g))

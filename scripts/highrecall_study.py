@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
 from nteval.corpus.store import FILENAME as STORE
 from nteval.corpus.store import DocStore
 from nteval.evaluate import evaluate_run
@@ -114,7 +115,7 @@ def main() -> None:
                 print(f"{sref_label:12} graded={graded!s:5} {leak:27} {measure:4} topics {len(qrels):4}  "
                       f"tau {row['kendall']:.3f}  top-half {row['kendall_top_half']:.3f}  "
                       f"RM3 {row['rm3_rank_nt']} (human {row['rm3_rank_human']})", flush=True)
-    (out / "study.json").write_text(json.dumps({"human_ap": human, "rows": rows}, indent=1) + "\n")
+    atomic_write((out / "study.json"), json.dumps({"human_ap": human, "rows": rows}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from nteval.atomic import write_text as atomic_write
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
@@ -148,7 +150,7 @@ def main() -> None:
                 "where_they_differ": differences(out, measure, PAIRS),
             }
         report["analyzers"] = analyzers(args.index, pg.url())
-        (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+        atomic_write((args.out / "report.json"), json.dumps(report, indent=2) + "\n")
         print(json.dumps(report, indent=2))
     finally:
         es.kill()

@@ -103,6 +103,8 @@ from typing import Any
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fairness_study as fs  # noqa: E402  (the collections' runs, references and AP)
 
@@ -576,7 +578,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached: frozense
                 continue
             c, j = open_(name)
             per[name][design] = lexical_only(c, j) if design == "lexical" else judged(c, j, design, gate=False)
-            f.write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
+            atomic_write(f, json.dumps(per[name], ensure_ascii=False) + "\n")
     topical = [c for c in names if c in TOPICAL]
     folds = {h: choose(per, [c for c in topical if c != h]) for h in names}
     overall = choose(per, topical)
@@ -593,7 +595,7 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached: frozense
                 g = per[name][design][key] = gate_by_family(c, *scores, rules)
                 print(f"{NAMES[name]:16s} {design:22s} {key}: false pass {g['false_pass']}/{g['losses']}, agreement "
                       f"{g['agreement']}", file=sys.stderr, flush=True)
-        cache_file(work, name, e5).write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
+        atomic_write(cache_file(work, name, e5), json.dumps(per[name], ensure_ascii=False) + "\n")
     return {"collections": per, "folds": folds, "chosen": overall, "corrections": corrections(per, folds),
             "rule": {"tau_slack": TAU_SLACK, "tie_points": TIE, "within": WITHIN, "pool_depth": POOL_DEPTH,
                      "boot": BOOT, "seed": SEED}}
@@ -768,7 +770,7 @@ def main() -> None:
     if a.json:
         import json
 
-        a.json.write_text(json.dumps(s, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        atomic_write(a.json, json.dumps(s, indent=1, ensure_ascii=False) + "\n")
     if a.write:
         fs.write_study(s, text, OUT_JSON, MARK, DOC)
     else:

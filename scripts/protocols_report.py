@@ -16,6 +16,8 @@ import json
 import sys
 from pathlib import Path
 
+from nteval.atomic import write_text as atomic_write
+
 
 def _load(p: Path) -> dict:
     return json.loads(p.read_text(encoding="utf-8"))
@@ -105,7 +107,7 @@ def main() -> None:
             parts += section(a)
         except FileNotFoundError as err:
             parts += [f"(missing: {err.filename})", ""]
-    out.write_text("\n".join(parts), encoding="utf-8")
+    atomic_write(out, "\n".join(parts))
 
 
 if __name__ == "__main__":

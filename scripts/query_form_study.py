@@ -42,6 +42,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nteval.atomic import write_text as atomic_write
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fairness_study as fs  # noqa: E402
 import loco_fairness_study as loco  # noqa: E402
@@ -135,7 +137,7 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
             else:
                 print(f"{loco.NAMES[name]:16s} form {form}", file=sys.stderr, flush=True)
                 per[name][form] = loco.judged(c, j, "shipped", gate=True)
-            f.write_text(json.dumps(per[name], ensure_ascii=False) + "\n", encoding="utf-8")
+            atomic_write(f, json.dumps(per[name], ensure_ascii=False) + "\n")
     folds = {h: choose(per, [c for c in TOPICAL if c in names and c != h]) for h in names}
     return {"collections": per, "folds": folds, "chosen": choose(per, [c for c in TOPICAL if c in names]),
             "rule": {"tau_slack": loco.TAU_SLACK, "tie_points": loco.TIE, "key_terms": KEY_TERMS}}

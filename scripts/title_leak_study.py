@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from nteval.atomic import write_text as atomic_write
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -377,7 +379,7 @@ def render(study: dict[str, Any], doc: Path = DOC) -> None:
                           lambda m: m.group(1) + made + "\n" + m.group(2), text, flags=re.S)
         if n != 1:
             raise SystemExit(f"{doc}: no <!-- {block} --> block")
-    doc.write_text(text, encoding="utf-8")
+    atomic_write(doc, text)
 
 
 def main() -> None:
@@ -406,7 +408,7 @@ def main() -> None:
         print(f"{label}: runs", flush=True)
         computed_runs(index, pin, runs_dir, label in a.torch.split(","), label in a.e5.split(","))
         collections[label] = collection_study(label, index, pin, runs_dir)
-        saved.write_text(json.dumps(collections[label]) + "\n", encoding="utf-8")
+        atomic_write(saved, json.dumps(collections[label]) + "\n")
     for col in collections.values():  # (the decisions at the thresholds in force, from the statistics stored)
         for st in col["protocols"].values():
             for row in st["runs"].values():
@@ -419,7 +421,7 @@ def main() -> None:
     print(json.dumps(study["blind_levels"], indent=1))
     print(json.dumps(study["rule_gives"], indent=1))
     if a.write:
-        OUT_JSON.write_text(json.dumps(study, indent=1) + "\n", encoding="utf-8")
+        atomic_write(OUT_JSON, json.dumps(study, indent=1) + "\n")
         render(study)
 
 

@@ -47,6 +47,8 @@ from typing import Any
 
 import numpy as np
 
+from nteval.atomic import write_text as atomic_write
+
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = "wide_dense"
 TOPICS, SEED, BOOT, CORRELATE_BOOT = 1000, 42, 2000, 1000
@@ -779,11 +781,11 @@ def main() -> None:
     if a.write:
         if not a.from_snapshot:
             write_snapshot(snap)
-        STUDY.write_text(json.dumps(study, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-        DOC.write_text(markdown(study), encoding="utf-8")
+        atomic_write(STUDY, json.dumps(study, indent=1, ensure_ascii=False) + "\n")
+        atomic_write(DOC, markdown(study))
         generated = blocks(study)
         for doc in DOCS_WITH_BLOCKS:
-            doc.write_text(fill(doc.read_text(encoding="utf-8"), generated), encoding="utf-8")
+            atomic_write(doc, fill(doc.read_text(encoding="utf-8"), generated))
         print(f"wrote {STUDY.relative_to(ROOT)}, {DOC.relative_to(ROOT)}, the generated blocks of "
               + ", ".join(str(d.relative_to(ROOT)) for d in DOCS_WITH_BLOCKS)
               + ("" if a.from_snapshot else f" and {SNAPSHOT.relative_to(ROOT)}"))

@@ -219,3 +219,22 @@ def test_the_product_gate_row_says_what_nt_alone_did_on_the_same_runs():
     s = {"chosen": {"training": ["cisi"]}, "collections": {"cisi": {"shipped": {"gate_rules": g}}}}
     [pooled] = [r for r in loco.pooled_gate_rows(s) if r.startswith("| ")]
     assert "| shipped, the product's gate | — | 1/3 (" in pooled, pooled
+
+
+def test_a_study_writes_its_json_and_doc_block_whole_or_not_at_all(tmp_path):
+    """The studies' shared writer: a doc without the study's block is refused before the JSON is
+    written (nothing half-done); with it, both files are written through a temp file and renamed (none
+    left beside them), the block replaced and the text around it kept."""
+    import pytest
+
+    fs = script("fairness_study")
+    out, doc = tmp_path / "study.json", tmp_path / "doc.md"
+    doc.write_text("before\n<!-- other -->\nold\n<!-- /other -->\n", encoding="utf-8")
+    with pytest.raises(SystemExit, match="no <!-- mine --> block"):
+        fs.write_study({"a": 1}, "table", out, "mine", doc)
+    assert not out.exists() and doc.read_text(encoding="utf-8").startswith("before")
+    doc.write_text("before\n<!-- mine -->\nold\n<!-- /mine -->\nafter\n", encoding="utf-8")
+    fs.write_study({"a": 1}, "table", out, "mine", doc)
+    assert json.loads(out.read_text(encoding="utf-8")) == {"a": 1}
+    assert doc.read_text(encoding="utf-8") == "before\n<!-- mine -->\ntable\n<!-- /mine -->\nafter\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md", "study.json"]
