@@ -444,8 +444,9 @@ def _with_rules(g: dict[str, Any]) -> dict[str, Any]:
     from nteval.correlate.gate_agreement import tally
     from nteval.encoders.models import int8_isa
 
-    alone = tally([{**r, "gate": r.get("nt_alone", r["gate"])} for r in g["rows"]])
+    alone, t = tally([{**r, "gate": r.get("nt_alone", r["gate"])} for r in g["rows"]]), tally(g["rows"])
     return {"false_passes": [list(x) for x in g["false_passes"]], "changed_by_rules": sum("nt_alone" in r for r in g["rows"]),
+            **{k: t[k] for k in ("both_decide", "agree", "false_alarm", "human_pass")},
             "nt_alone": {"false_pass": alone["false_pass"], "losses": alone["human_loss_beyond_margin"],
                          "agreement": alone["agreement"], "decided": alone["gate_decided"]},
             "int8": int8_isa()}
@@ -632,6 +633,17 @@ def _gate_label(design: str, key: str, g: dict[str, Any] | None = None) -> str:
             f"{g['decided']} of {g['pairs']} pairs{same})" if g else f"{design}, the product's gate")
 
 
+def _agreement_cell(g: dict[str, Any]) -> str:
+    """A gate row's agreement, and (where the study kept them) what its disagreements are: false alarms
+    (the gate fails, the judges pass) and passes of a loss the judges show within the margin (they
+    cannot show non-inferiority, nor a loss beyond it; the false passes are the rest)."""
+    if "both_decide" not in g:
+        return f"{g['agreement'] * 100:.1f} %"
+    within = g["both_decide"] - g["agree"] - g["false_alarm"] - g["false_pass"]
+    return (f"{g['agreement'] * 100:.1f} % of {g['both_decide']} (false alarms {g['false_alarm']}/{g['human_pass']}; "
+            f"{within} passed, a loss within the margin to the judges)")
+
+
 def _gate_row(label: str, design: str, agreement: str, gates: list[dict[str, Any]]) -> str:
     (k, n), fam, (lk, ln) = _summed(gates)
     return (f"| {label} | {design} | {agreement} | {k}/{n} ({rate_text(k / n if n else None, rate_interval(k, n))}) | "
@@ -711,7 +723,7 @@ def block(s: dict[str, Any]) -> str:
             for key in ("gate", "gate_rules"):
                 g = rows.get(d, {}).get(key)
                 if g:
-                    lines.append(_gate_row(NAMES[c], _gate_label(d, key, g), f"{g['agreement'] * 100:.1f} %", [g]))
+                    lines.append(_gate_row(NAMES[c], _gate_label(d, key, g), _agreement_cell(g), [g]))
     lines += pooled_gate_rows(s)
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("")

@@ -238,3 +238,20 @@ def test_a_study_writes_its_json_and_doc_block_whole_or_not_at_all(tmp_path):
     assert json.loads(out.read_text(encoding="utf-8")) == {"a": 1}
     assert doc.read_text(encoding="utf-8") == "before\n<!-- mine -->\ntable\n<!-- /mine -->\nafter\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.md", "study.json"]
+
+
+def test_the_product_gate_row_says_what_its_disagreements_are():
+    """The agreement cell of a product-gate row splits the pairs both decide differently, by hand: one
+    false alarm (the gate fails what the judges pass), one pass of a loss the judges show within the
+    margin, one false pass (beyond it); a row without the split (NT alone's) shows the share only."""
+    loco = script("loco_fairness_study")
+    rows = [{"baseline": "a", "candidate": "b", "gate": "worse", "human": "non-inferior", "human_beyond_margin": False},
+            {"baseline": "a", "candidate": "c", "gate": "non-inferior", "human": "worse", "human_beyond_margin": False},
+            {"baseline": "b", "candidate": "c", "gate": "better", "human": "better", "human_beyond_margin": False},
+            {"baseline": "c", "candidate": "a", "gate": "non-inferior", "human": "worse", "human_beyond_margin": True},
+            {"baseline": "c", "candidate": "b", "gate": "inconclusive", "human": "better", "human_beyond_margin": False}]
+    extra = loco._with_rules({"false_passes": [("c", "a")], "rows": rows})
+    assert (extra["both_decide"], extra["agree"], extra["false_alarm"], extra["human_pass"]) == (4, 1, 1, 3)
+    g = {"false_pass": 1, "agreement": 0.25, **extra}
+    assert loco._agreement_cell(g) == "25.0 % of 4 (false alarms 1/3; 1 passed, a loss within the margin to the judges)"
+    assert loco._agreement_cell({"agreement": 0.978, "false_pass": 0}) == "97.8 %"
