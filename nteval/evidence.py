@@ -155,27 +155,30 @@ def unseen_bias(encoder: str, mechanism: str | None = None) -> dict[str, tuple[f
         row = per.get(f"{mech}[{other}]", {}).get("systems", {}).get(encoder)
         if row and c in ("cisi", "cf") and _counted(c):
             out[c] = tuple(row["bias"])
-    if mechanism is None and other == "minilm":
-        out |= {c: v for c, v in loco_unseen_bias().items() if c not in out}
+    if mechanism is None:
+        out |= {c: v for c, v in loco_unseen_bias(encoder).items() if c not in out}
     return out
 
 
 LOCO = "loco_fairness.json"
 
 
-def loco_unseen_bias() -> dict[str, tuple[float, float, float]]:
+def loco_unseen_bias(encoder: str = "e5") -> dict[str, tuple[float, float, float]]:
     """The leave-one-collection-out study's (``scripts/loco_fairness_study.py``, issue 57) bias of
-    multilingual-e5-small's own system, in points with its 95 % interval, under the shipped design
-    (references holding all-MiniLM-L6-v2, not e5), on each collection of the high-recall verdict's
-    kind (topical) it measured: the same leave-model-out figure as the unseen-encoders study's, on
-    collections that study lacks (MED). (SciFact, which it holds out and reports, is not of that kind.)"""
+    ``encoder``'s own system judged by references without it, in points with its 95 % interval, on
+    each collection of the high-recall verdict's kind (topical) it measured: the same leave-model-out
+    figure as the unseen-encoders study's, on collections that study lacks (MED). ``e5``: under the
+    shipped design (references holding all-MiniLM-L6-v2, not e5); ``minilm``: under the same design
+    with e5 in MiniLM's place (the study's ``--e5-refs``). (SciFact, which it holds out and reports,
+    is not of that kind.)"""
     s = _shipped(LOCO)
     kinds = {c: v.get("kind") for c, v in _collections().items()}
     out = {}
     for c, per in ((s or {}).get("collections") or {}).items():
-        row = (per.get("shipped") or {}).get("e5") or {}
-        if row.get("bias") and kinds.get(c, "topical") == OWN_KIND["highrecall"] and _counted(c):
-            out[c] = tuple(row["bias"])
+        shipped = per.get("shipped") or {}
+        bias = (shipped.get("e5") or {}).get("bias") if encoder == "e5" else (shipped.get(encoder) or {}).get("unseen_bias")
+        if bias and kinds.get(c, "topical") == OWN_KIND["highrecall"] and _counted(c):
+            out[c] = tuple(bias)
     return out
 
 
@@ -276,11 +279,13 @@ def _unseen_rows(s: dict[str, Any], mech: str, family: str, wanted: Any) -> dict
                 got = (row.get("systems") or {}).get(system)
                 if got and wanted(refs, enc):
                     out[col] = _widest(out.get(col), _unseen_row(got["bias"], enc, refs.split("+")))
-    # (collections the study lacks: the LOCO study's e5 under the shipped design, the study's chosen one)
-    if family == "neural" and mech == s["choice"]["chosen"] and wanted("minilm", "e5"):
-        for col, bias in loco_unseen_bias().items():
-            if col not in s["collections"] and _collections().get(col, {}).get("kind") == "topical":
-                out[col] = _unseen_row(bias, "e5", ["minilm"])
+    # (collections the study lacks: the LOCO study's e5 under the shipped design, the study's chosen
+    # one, and MiniLM under it with e5 in MiniLM's place)
+    for enc, other in (("e5", "minilm"), ("minilm", "e5")):
+        if family == "neural" and mech == s["choice"]["chosen"] and wanted(other, enc):
+            for col, bias in loco_unseen_bias(enc).items():
+                if col not in s["collections"] and _collections().get(col, {}).get("kind") == "topical":
+                    out[col] = _widest(out.get(col), _unseen_row(bias, enc, [other]))
     return out
 
 

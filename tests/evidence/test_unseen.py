@@ -53,3 +53,27 @@ def test_the_shipped_study_is_a_run_evidence_line():
     assert f"{row[0]:+.0f} points [{row[1]:+.0f}, {row[2]:+.0f}] on CF" in line[0]
     assert f"{loco[0]:+.0f} points [{loco[1]:+.0f}, {loco[2]:+.0f}] on MED" in line[0]
     assert not [x for x in evidence_lines("focused") if "leave-model-out" in x]
+
+
+def test_minilm_judged_without_its_model_has_meds_figure_from_the_loco_study():
+    """MiniLM judged by references holding e5 in its place: CISI and CF from the unseen-encoders
+    study, MED (which it lacks) from the leave-one-collection-out study's ``--e5-refs`` runs; the
+    gate's allowance for references holding e5 takes it, references holding neither encoder the
+    envelope of both encoders' MED rows; set aside with MED, it is gone."""
+    from nteval import evidence
+    from nteval.evidence import _shipped, unseen_bias, unseen_family_bias
+
+    loco = _shipped("loco_fairness.json")["collections"]["med"]["shipped"]
+    mini, e5 = loco["minilm"]["unseen_bias"], loco["e5"]["bias"]
+    got = unseen_bias("minilm")
+    assert set(got) == {"cisi", "cf", "med"} and got["med"] == tuple(mini) and mini[2] < 0
+    by_e5 = unseen_family_bias("neural", frozenset({"e5"}))
+    assert by_e5["med"]["ci95"] == [round(mini[1] / 100, 4), round(mini[2] / 100, 4)]
+    assert by_e5["med"]["encoders"] == ["all-MiniLM-L6-v2"] and by_e5["med"]["references"] == ["multilingual-e5-small"]
+    both = unseen_family_bias("neural", frozenset())["med"]
+    assert both["bias"] == round(min(mini[0], e5[0]) / 100, 4)   # (the larger by size: both understated)
+    assert both["ci95"] == [round(min(mini[1], e5[1]) / 100, 4), round(max(mini[2], e5[2]) / 100, 4)]
+    # the shipped references (MiniLM's) judge e5 only: MiniLM's row is not theirs
+    assert unseen_family_bias("neural", frozenset({"minilm"}))["med"]["encoders"] == ["multilingual-e5-small"]
+    with evidence.evidence_without("med"):
+        assert "med" not in unseen_bias("minilm") and "med" not in unseen_family_bias("neural", frozenset({"e5"}))
