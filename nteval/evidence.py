@@ -281,8 +281,10 @@ def _unseen_rows(s: dict[str, Any], mech: str, family: str, wanted: Any) -> dict
                     out[col] = _widest(out.get(col), _unseen_row(got["bias"], enc, refs.split("+")))
     # (collections the study lacks: the LOCO study's e5 under the shipped design, the study's chosen
     # one, and MiniLM under it with e5 in MiniLM's place)
+    if family != "neural" or mech != s["choice"]["chosen"]:
+        return out
     for enc, other in (("e5", "minilm"), ("minilm", "e5")):
-        if family == "neural" and mech == s["choice"]["chosen"] and wanted(other, enc):
+        if wanted(other, enc):
             for col, bias in loco_unseen_bias(enc).items():
                 if col not in s["collections"] and _collections().get(col, {}).get("kind") == "topical":
                     out[col] = _widest(out.get(col), _unseen_row(bias, enc, [other]))

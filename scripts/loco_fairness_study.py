@@ -444,9 +444,9 @@ def _with_rules(g: dict[str, Any]) -> dict[str, Any]:
     from nteval.correlate.gate_agreement import tally
     from nteval.encoders.models import int8_isa
 
-    alone, t = tally([{**r, "gate": r.get("nt_alone", r["gate"])} for r in g["rows"]]), tally(g["rows"])
+    alone = tally([{**r, "gate": r.get("nt_alone", r["gate"])} for r in g["rows"]])
     return {"false_passes": [list(x) for x in g["false_passes"]], "changed_by_rules": sum("nt_alone" in r for r in g["rows"]),
-            **{k: t[k] for k in ("both_decide", "agree", "false_alarm", "human_pass")},
+            **{k: g[k] for k in ("both_decide", "agree", "false_alarm", "human_pass")},
             "nt_alone": {"false_pass": alone["false_pass"], "losses": alone["human_loss_beyond_margin"],
                          "agreement": alone["agreement"], "decided": alone["gate_decided"]},
             "int8": int8_isa()}

@@ -209,7 +209,9 @@ def test_the_product_gate_row_says_what_nt_alone_did_on_the_same_runs():
             {"baseline": "b", "candidate": "c", "gate": "worse", "human": "worse", "human_beyond_margin": True},
             {"baseline": "c", "candidate": "a", "gate": "inconclusive", "nt_alone": "worse", "human": "better",
              "human_beyond_margin": False}]
-    extra = loco._with_rules({"false_passes": [("a", "c")], "rows": rows})
+    from nteval.correlate.gate_agreement import tally
+
+    extra = loco._with_rules(tally(rows))   # (gate_agreement's result: tally's, and more)
     assert extra["changed_by_rules"] == 2 and extra["false_passes"] == [["a", "c"]]
     assert extra["nt_alone"] == {"false_pass": 2, "losses": 3, "agreement": 0.25, "decided": 4}   # (1 of 4 agree)
     g = {"false_pass": 1, "losses": 3, "agreement": 0.5, "decided": 2, "pairs": 4,
@@ -250,7 +252,9 @@ def test_the_product_gate_row_says_what_its_disagreements_are():
             {"baseline": "b", "candidate": "c", "gate": "better", "human": "better", "human_beyond_margin": False},
             {"baseline": "c", "candidate": "a", "gate": "non-inferior", "human": "worse", "human_beyond_margin": True},
             {"baseline": "c", "candidate": "b", "gate": "inconclusive", "human": "better", "human_beyond_margin": False}]
-    extra = loco._with_rules({"false_passes": [("c", "a")], "rows": rows})
+    from nteval.correlate.gate_agreement import tally
+
+    extra = loco._with_rules(tally(rows))   # (gate_agreement's result: tally's, and more)
     assert (extra["both_decide"], extra["agree"], extra["false_alarm"], extra["human_pass"]) == (4, 1, 1, 3)
     g = {"false_pass": 1, "agreement": 0.25, **extra}
     assert loco._agreement_cell(g) == "25.0 % of 4 (false alarms 1/3; 1 passed, a loss within the margin to the judges)"
