@@ -83,6 +83,12 @@ product decides, with those rules and their evidence from the *other* collection
 (``nteval.evidence.evidence_without`` the one judged): what the rules promise on a collection they
 have not seen.
 
+**Each collection's own task** (added 2026-12-04, after every figure above was computed): a team
+declares its task to the gate (``--task``), so the gate's promise is judged per collection on the
+gate of its task: topical (CISI, CF, MED) the high-recall gate above, known-item (SciFact) the
+focused verdict's gate, measured on every collection (its RR per topic, the same under every design),
+NT alone and with the rules out of sample, as above.
+
 **Corrections** (a human-anchored offset per family, Webber & Park 2009): the offset for H is the
 family's mean bias under the chosen design on the training collections; it *transfers* when on every
 held-out collection the corrected bias is within 5 points and smaller in size than the raw one on at
@@ -129,6 +135,10 @@ BOOT, SEED, TIE, TAU_SLACK, WITHIN = 2000, 0, 2.0, 0.02, 5.0
 #: the designs whose gate is also measured as the product's gate decides (its cross-family rules, their evidence
 #: without the collection): the shipped one, the design whose pseudo-qrels the rules' evidence was measured under
 RULED = ("shipped",)
+#: each collection's task (the gate a team declares with --task: topical, the high-recall verdict; known-item,
+#: the focused one, whose gate is measured here too, beside the high-recall gate of every design above)
+TASK = {"cisi": "topical", "cf": "topical", "med": "topical", "scifact": "known-item"}
+FOCUSED = "focused"   # (the key of a collection's known-item gate in WORK/loco/: the focused verdict's, no design's)
 
 
 # -- the references a design needs beyond the correlate run --------------------------------------------
@@ -393,6 +403,28 @@ def per_topic(c: fs.Collection, by: Callable[[str], dict], runs: dict | None = N
     return out, common
 
 
+def _results(c: fs.Collection, protocol: str) -> dict[str, Any]:
+    """The correlate run's results.json of ``protocol`` (its systems' configurations: what the gate's
+    family rules read)."""
+    import json
+
+    return json.loads((c.corr / protocol / "results.json").read_text(encoding="utf-8"))
+
+
+def focused_rr(c: fs.Collection) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Every system's per-topic RR under the correlate run's focused verdict (its per_topic.tsv), on the
+    topics every system has."""
+    import csv
+
+    s: dict[str, dict[str, float]] = defaultdict(dict)
+    with open(c.corr / "focused" / "per_topic.tsv", newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["measure"] == "RR":
+                s[row["system"]][row["qid"]] = float(row["value"])
+    qids = sorted(set.intersection(*(set(s[n]) for n in c.names)))
+    return {n: np.array([s[n][q] for q in qids]) for n in c.names}, qids
+
+
 def family_bias(c: fs.Collection, nt: dict[str, np.ndarray], members: list[str], rng: np.random.Generator
                 ) -> list[float]:
     """Mean over ``members`` of NT's relative advantage over BM25 minus the humans', points, with its
@@ -411,7 +443,8 @@ def family_bias(c: fs.Collection, nt: dict[str, np.ndarray], members: list[str],
     return [round(point, 1), round(float(lo), 1), round(float(hi), 1)]
 
 
-def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str], rules: bool = False) -> dict[str, Any]:
+def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str], rules: bool = False,
+                   protocol: str = "highrecall") -> dict[str, Any]:
     """The gate's decisions against the reference test's on the human AP, every ordered pair; false
     passes per the candidate's family. NT alone, or (``rules``) as the product's gate decides: with
     its cross-family rules (nteval/gate/families.py), their evidence measured on the *other*
@@ -424,7 +457,8 @@ def gate_by_family(c: fs.Collection, nt: dict[str, np.ndarray], qids: list[str],
     names = c.names
     with evidence_without(c.name):
         g = gate_agreement(names, np.stack([nt[n] for n in names]), qids, np.stack([c.human[n] for n in names]),
-                           check_of=_family_checks("highrecall", c.res) if rules else None)
+                           check_of=_family_checks(protocol, c.res if protocol == "highrecall" else _results(c, protocol))
+                           if rules else None)
     per: dict[str, Any] = {}
     for f in sorted({c.family[n] or "other" for n in names}):
         rows = [r for r in g["rows"] if (c.family[r["candidate"]] or "other") == f]
@@ -466,6 +500,7 @@ def judged(c: fs.Collection, j: Judge, design: str, gate: bool) -> dict[str, Any
     fams = {f: family_bias(c, nt, [n for n in names if c.family[n] == f], rng)
             for f in FAMILIES if any(c.family[n] == f for n in names)}
     e5 = family_bias(c, nt, ["e5"], rng)
+    shown = j.qrels_for(design)(names[0])   # (once: a design's qrels are built per call)
     mini_unseen = None
     if "e5" in c.refs:
         nt_u, _ = per_topic(c, j.qrels_for(design, "e5"), j.runs_for(design))
@@ -474,8 +509,8 @@ def judged(c: fs.Collection, j: Judge, design: str, gate: bool) -> dict[str, Any
            "tau_lexical": round(float(kendalltau(ntm[lex], hm[lex]).statistic), 4),
            "topics": len(qids), "families": fams, "e5": {"bias": e5, "nt_rank": rank_nt["e5"], "human_rank": rank_h["e5"]},
            "minilm": {"nt_rank": rank_nt["minilm"], "human_rank": rank_h["minilm"], "unseen_bias": mini_unseen},
-           "relevant_per_topic": round(float(np.mean([sum(1 for v in j.qrels_for(design)(names[0]).get(q, {}).values()
-                                                           if v > 0) for q in qids])), 2)}
+           "relevant_per_topic": round(float(np.mean([sum(1 for v in shown.get(q, {}).values() if v > 0)
+                                                      for q in qids])), 2)}
     out["J"] = round(max([abs(v[0]) for v in fams.values()] + [abs(e5[0])]), 1)
     if gate:
         out["gate"] = gate_by_family(c, nt, qids)
@@ -596,6 +631,15 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached: frozense
                 g = per[name][design][key] = gate_by_family(c, *scores, rules)
                 print(f"{NAMES[name]:16s} {design:22s} {key}: false pass {g['false_pass']}/{g['losses']}, agreement "
                       f"{g['agreement']}", file=sys.stderr, flush=True)
+        # the known-item gate (the focused verdict: the same on every design) on every collection, its own task's
+        # or not (what a gate of the wrong task does): NT alone and as the product decides
+        for key, rules in (("gate", False), ("gate_rules", True)):
+            if key in per[name].get(FOCUSED, {}) or name in cached or e5:
+                continue
+            c, _ = open_(name)
+            g = per[name].setdefault(FOCUSED, {})[key] = gate_by_family(c, *focused_rr(c), rules, "focused")
+            print(f"{NAMES[name]:16s} {'focused (known-item)':22s} {key}: false pass {g['false_pass']}/{g['losses']}, "
+                  f"agreement {g['agreement']}", file=sys.stderr, flush=True)
         atomic_write(cache_file(work, name, e5), json.dumps(per[name], ensure_ascii=False) + "\n")
     return {"collections": per, "folds": folds, "chosen": overall, "corrections": corrections(per, folds),
             "rule": {"tau_slack": TAU_SLACK, "tie_points": TIE, "within": WITHIN, "pool_depth": POOL_DEPTH,
@@ -648,6 +692,26 @@ def _gate_row(label: str, design: str, agreement: str, gates: list[dict[str, Any
     (k, n), fam, (lk, ln) = _summed(gates)
     return (f"| {label} | {design} | {agreement} | {k}/{n} ({rate_text(k / n if n else None, rate_interval(k, n))}) | "
             + " | ".join(f"{a}/{b}" for a, b in fam.values()) + f" | {lk}/{ln} |")
+
+
+def _known_item(c: str) -> str:
+    """A known-item gate row's design cell: the focused verdict, and whether it is the collection's task."""
+    own = "its task" if TASK.get(c) == "known-item" else f"not its task ({TASK.get(c, 'unknown')})"
+    return f"the known-item gate (focused verdict, RR; {own})"
+
+
+def own_task_gates(s: dict[str, Any]) -> list[str]:
+    """Per collection, the product's gate of the collection's own task (topical: the shipped design's
+    high-recall gate; known-item: the focused one): false passes / the judges' losses beyond the margin,
+    with the exact interval, and the share of the pairs both decide on which they agree."""
+    out = []
+    for c, rows in s["collections"].items():
+        g = (rows.get("shipped", {}) if TASK.get(c) == "topical" else rows.get(FOCUSED, {})).get("gate_rules")
+        if g:
+            k, n = g["false_pass"], g["losses"]
+            out.append(f"{NAMES[c]} ({TASK[c]}) {k}/{n} ({rate_text(k / n if n else None, rate_interval(k, n))}), "
+                       f"agreement {g['agreement'] * 100:.1f} %")
+    return out
 
 
 def pooled_gate_rows(s: dict[str, Any]) -> list[str]:
@@ -713,7 +777,8 @@ def block(s: dict[str, Any]) -> str:
                   "and, for the shipped design, as the product's gate decides: with its cross-family rules, their "
                   "evidence (each family's measured bias, an unseen encoder's) taken from the other collections only, "
                   "never from the one it is judged on: pairs passed / pairs the humans show losing beyond the margin), and "
-                  "its agreement where both decide; "
+                  "its agreement where both decide; then the known-item gate (the focused verdict's per-topic RR, the "
+                  "same under every design) on each collection, whether or not the collection's task is known-item; "
                   "the interval is Clopper–Pearson's with the pairs taken as independent (they share systems and topics: "
                   "the least the rate is uncertain by):",
               "", "| collection | design | agreement | false pass, all [exact 95 % interval] | " + " | ".join(LABEL[f] for f in FAMILIES)
@@ -724,7 +789,13 @@ def block(s: dict[str, Any]) -> str:
                 g = rows.get(d, {}).get(key)
                 if g:
                     lines.append(_gate_row(NAMES[c], _gate_label(d, key, g), _agreement_cell(g), [g]))
+        for key in ("gate", "gate_rules"):
+            if g := rows.get(FOCUSED, {}).get(key):
+                lines.append(_gate_row(NAMES[c], _gate_label(_known_item(c), key, g), _agreement_cell(g), [g]))
     lines += pooled_gate_rows(s)
+    if own := own_task_gates(s):
+        lines += ["", "Each collection gated on its own task's verdict, as the product's gate decides (a team declares "
+                      "the task with `--task`): " + "; ".join(own) + "."]
     tr = [f for f, v in s["corrections"].items() if v["transfers"]]
     lines.append("")
     lines.append("Corrections that transfer out of sample (rule in scripts/loco_fairness_study.py): "

@@ -259,3 +259,58 @@ def test_the_product_gate_row_says_what_its_disagreements_are():
     g = {"false_pass": 1, "agreement": 0.25, **extra}
     assert loco._agreement_cell(g) == "25.0 % of 4 (false alarms 1/3; 1 passed, a loss within the margin to the judges)"
     assert loco._agreement_cell({"agreement": 0.978, "false_pass": 0}) == "97.8 %"
+
+
+def test_each_collection_is_gated_on_its_own_tasks_verdict_by_hand():
+    """The LOCO study's own-task line: a topical collection's product gate is the shipped design's
+    high-recall one, a known-item collection's the focused verdict's (``focused``), never the other
+    (here the other task's gate passes every loss, and the line must not show it); the interval is
+    scipy's exact one (2/179: [0.14 %, 3.97 %])."""
+    from scipy.stats import binomtest
+
+    loco = script("loco_fairness_study")
+    fam = {f: {"false_pass": 0, "losses": 0} for f in loco.FAMILIES}
+
+    def g(k: int, n: int, agreement: float) -> dict:
+        return {"false_pass": k, "losses": n, "agreement": agreement, "per_family": fam}
+
+    s = {"collections": {"cisi": {"shipped": {"gate_rules": g(0, 338, 0.997)}, loco.FOCUSED: {"gate_rules": g(338, 338, 0.1)}},
+                         "scifact": {"shipped": {"gate_rules": g(179, 179, 0.1)}, loco.FOCUSED: {"gate_rules": g(2, 179, 0.9)}}}}
+    assert loco.own_task_gates(s) == ["CISI (topical) 0/338 (0.0 % [0.0, 1.1]), agreement 99.7 %",
+                                      "SciFact (known-item) 2/179 (1.1 % [0.1, 4.0]), agreement 90.0 %"]
+    ci = binomtest(2, 179).proportion_ci(method="exact")
+    assert (round(ci.low * 100, 1), round(ci.high * 100, 1)) == (0.1, 4.0)
+    assert loco._known_item("scifact").endswith("its task)") and "not its task (topical)" in loco._known_item("med")
+    s["collections"]["cisi"].pop("shipped")                       # (no gate of its task computed: no claim)
+    assert [x.split(" ")[0] for x in loco.own_task_gates(s)] == ["SciFact"]
+
+
+def test_the_focused_gate_reads_rr_on_the_topics_every_system_has(tmp_path):
+    """``focused_rr``: a correlate run's focused per_topic.tsv, its RR rows only, on the topics all
+    systems have (a topic one system lacks is left out, as the gate's pairs need every system)."""
+    from types import SimpleNamespace
+
+    loco = script("loco_fairness_study")
+    (tmp_path / "focused").mkdir()
+    (tmp_path / "focused" / "per_topic.tsv").write_text(
+        "system\tqid\tmeasure\tvalue\n"
+        "a\tq1\tRR\t1.0\na\tq1\tnDCG@10\t0.3\na\tq2\tRR\t0.5\na\tq3\tRR\t0.25\n"
+        "b\tq1\tRR\t0.2\nb\tq2\tRR\t0.0\n", encoding="utf-8")
+    rr, qids = loco.focused_rr(SimpleNamespace(corr=tmp_path, names=["a", "b"]))
+    assert qids == ["q1", "q2"]
+    assert rr["a"].tolist() == [1.0, 0.5] and rr["b"].tolist() == [0.2, 0.0]
+
+
+def test_the_shipped_loco_study_gates_every_collection_on_its_own_task():
+    """The shipped figures hold a product gate of each collection's own task (CISI, CF, MED topical,
+    SciFact known-item), and the docs block says them."""
+    loco = script("loco_fairness_study")
+    s = json.loads(loco.OUT_JSON.read_text(encoding="utf-8"))
+    assert set(s["collections"]) == set(loco.TASK)
+    own = loco.own_task_gates(s)
+    assert [x for x in own if not any(x.startswith(f"{loco.NAMES[c]} ({loco.TASK[c]}) ") for c in s["collections"])] == []
+    assert len(own) == len(s["collections"])
+    for c, rows in s["collections"].items():
+        g = rows["shipped" if loco.TASK[c] == "topical" else loco.FOCUSED]["gate_rules"]
+        assert 0 <= g["false_pass"] <= g["losses"] and sum(v["losses"] for v in g["per_family"].values()) == g["losses"]
+    assert "Each collection gated on its own task's verdict" in loco.DOC.read_text(encoding="utf-8")
