@@ -92,13 +92,7 @@ class Collection:
         return runs[name]
 
     def _human(self) -> dict[str, np.ndarray]:
-        import csv
-
-        s: dict[str, dict[str, float]] = defaultdict(dict)
-        with open(self.corr / "human" / "per_topic.tsv", newline="") as fh:
-            for row in csv.DictReader(fh, delimiter="\t"):
-                if row["measure"] == "AP":
-                    s[row["system"]][row["qid"]] = float(row["value"])
+        s = read_scores(self.corr / "human" / "per_topic.tsv", "AP")
         qids = sorted(s[self.names[0]])
         return {n: np.array([s[n][q] for q in qids]) for n in self.names}
 
@@ -116,6 +110,18 @@ class Collection:
                                         self.work / f"{self.name}_fairness" / "holdout", 1000, Execution(progress=False),
                                         self.source)
         return {n: runs[n] for n in self.names}, held
+
+
+def read_scores(path: Path, measure: str) -> dict[str, dict[str, float]]:
+    """A correlate run's per_topic.tsv (system, qid, measure, value): ``measure``'s value per system and topic."""
+    import csv
+
+    s: dict[str, dict[str, float]] = defaultdict(dict)
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if row["measure"] == measure:
+                s[row["system"]][row["qid"]] = float(row["value"])
+    return s
 
 
 def without_held(qrels: dict, held: dict[str, list[str]]) -> dict:

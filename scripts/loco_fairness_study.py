@@ -414,13 +414,7 @@ def _results(c: fs.Collection, protocol: str) -> dict[str, Any]:
 def focused_rr(c: fs.Collection) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every system's per-topic RR under the correlate run's focused verdict (its per_topic.tsv), on the
     topics every system has."""
-    import csv
-
-    s: dict[str, dict[str, float]] = defaultdict(dict)
-    with open(c.corr / "focused" / "per_topic.tsv", newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh, delimiter="\t"):
-            if row["measure"] == "RR":
-                s[row["system"]][row["qid"]] = float(row["value"])
+    s = fs.read_scores(c.corr / "focused" / "per_topic.tsv", "RR")
     qids = sorted(set.intersection(*(set(s[n]) for n in c.names)))
     return {n: np.array([s[n][q] for q in qids]) for n in c.names}, qids
 
@@ -633,11 +627,13 @@ def study(work: Path, names: tuple[str, ...], e5: bool = False, cached: frozense
                       f"{g['agreement']}", file=sys.stderr, flush=True)
         # the known-item gate (the focused verdict: the same on every design) on every collection, its own task's
         # or not (what a gate of the wrong task does): NT alone and as the product decides
+        rr = None
         for key, rules in (("gate", False), ("gate_rules", True)):
             if key in per[name].get(FOCUSED, {}) or name in cached or e5:
                 continue
             c, _ = open_(name)
-            g = per[name].setdefault(FOCUSED, {})[key] = gate_by_family(c, *focused_rr(c), rules, "focused")
+            rr = rr or focused_rr(c)
+            g = per[name].setdefault(FOCUSED, {})[key] = gate_by_family(c, *rr, rules, "focused")
             print(f"{NAMES[name]:16s} {'focused (known-item)':22s} {key}: false pass {g['false_pass']}/{g['losses']}, "
                   f"agreement {g['agreement']}", file=sys.stderr, flush=True)
         atomic_write(cache_file(work, name, e5), json.dumps(per[name], ensure_ascii=False) + "\n")
