@@ -20,6 +20,20 @@ a form's queries are computed here and cached in ``{c}_fairness/qform/`` by ntev
   judges' questions; an abstract with three sentences gives two);
 - ``sentence 3, key terms``: the third sentence's 6 words of highest idf in ``nt`` (each word's
   analyzed form; duplicates once), in their order (a searcher's keyword query).
+- ``matched length`` (added 2026-12-04 15:41, after the four forms above and the bias-shape study
+  (scripts/bias_shape_study.py), before any number of this form was computed): the abstract's words
+  from its third sentence on, then its first and second sentences, cut at W words, W the median word
+  count (whitespace words, half rounded up) of the collection's judged queries as the correlate run
+  has them (``human/topics.tsv``): CISI 50, CF 14, MED 16. Their text only, never their judgments: a
+  team measures W on its own query log. What prompted it: NT's sentence is 21 to 25 words on every
+  collection, the judges' questions 60 (CISI), 13 (CF) and 21 (MED) words, and query reduction's
+  bias, the one shape every design keeps, has the sign that length gap predicts on CISI (+12) and
+  CF (−19). **Its rule** (fixed with it): it is a query-length option worth shipping only if, against
+  the shipped form, it brings query reduction's floor over the three (half the range of its
+  biases) under the shipped form's 15.3 and lowers J on CISI and CF (where W and NT's length differ
+  most) without raising the worst J over the three (28.8) and with lexical τ on each at least the
+  shipped form's minus 0.02. It takes no part in the choice rule below (the four forms' folds are
+  unchanged).
 
 **The choice rule** (written 2026-12-02 before any number of these forms was computed; the LOCO
 study's rule with forms for designs): for a held-out collection H, a form is *eligible* when on each
@@ -53,6 +67,7 @@ OUT_JSON = ROOT / "nteval" / "data" / "query_forms.json"
 DOC = ROOT / "docs" / "verdicts.md"
 MARK = "query-forms"
 FORMS = ("sentence 3", "sentence 1", "sentences 2–4", "sentence 3, key terms")
+MATCHED = "matched length"      # (not a candidate of the choice rule: see the module docstring)
 TOPICAL = ("cisi", "cf", "med")
 KEY_TERMS = 6
 WORD = re.compile(r"[\w][\w'-]*")
@@ -82,6 +97,7 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
 
     store = DocStore(c.idx / FILENAME)
     terms = Terms(c.idx) if form.endswith("key terms") else None
+    w = matched_words(c.corr) if form == MATCHED else 0
     try:
         out = {}
         for q, src in c.source.items():
@@ -90,6 +106,8 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
                 text = s[0] if s else ""
             elif form == "sentences 2–4":
                 text = " ".join(s[1:4])
+            elif form == MATCHED:
+                text = " ".join(" ".join([*s[2:], *s[:2]]).split()[:w])
             else:
                 text = key_terms(c.topics[q], terms)
             if text.strip():
@@ -99,6 +117,17 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
         store.close()
         if terms is not None:
             terms.close()
+
+
+def matched_words(corr: Path) -> int:
+    """W: the median whitespace word count of the collection's judged queries (the correlate run's
+    ``human/topics.tsv``), half rounded up."""
+    import statistics
+
+    from nteval.formats.trec import read_topics
+
+    lengths = [len(t.split()) for t in read_topics(corr / "human" / "topics.tsv").values()]
+    return int(statistics.median(lengths) + 0.5)
 
 
 def form_runs(c: fs.Collection, form: str) -> dict[str, Any]:
@@ -122,7 +151,7 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
         f = cache / f"{name}-qform.json"
         per[name] = json.loads(f.read_text(encoding="utf-8")) if f.is_file() else {}
         c = None
-        for form in ("lexical", *FORMS):
+        for form in ("lexical", *FORMS, MATCHED):
             if form in per[name]:
                 continue
             if c is None:
@@ -140,7 +169,28 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
             atomic_write(f, json.dumps(per[name], ensure_ascii=False) + "\n")
     folds = {h: choose(per, [c for c in TOPICAL if c in names and c != h]) for h in names}
     return {"collections": per, "folds": folds, "chosen": choose(per, [c for c in TOPICAL if c in names]),
+            "matched": matched_verdict(per, {n: matched_words(work / f"{n}_corr") for n in names}),
             "rule": {"tau_slack": loco.TAU_SLACK, "tie_points": loco.TIE, "key_terms": KEY_TERMS}}
+
+
+def matched_verdict(per: dict[str, dict[str, Any]], words: dict[str, int]) -> dict[str, Any]:
+    """The matched-length form against the shipped one, by its rule (module docstring): query
+    reduction's floor over the topical collections, J on CISI and CF, the worst J, lexical τ."""
+    def floor(form: str) -> float:
+        b = [per[c][form]["families"]["reduction"][0] for c in TOPICAL]
+        return round((max(b) - min(b)) / 2, 1)
+
+    def worst(form: str) -> float:
+        return max(per[c][form]["J"] for c in TOPICAL)
+
+    base, m = "sentence 3", MATCHED
+    checks = {"reduction floor lower": floor(m) < floor(base),
+              "J lower on CISI and CF": all(per[c][m]["J"] < per[c][base]["J"] for c in ("cisi", "cf")),
+              "worst J not higher": worst(m) <= worst(base),
+              "lexical τ kept": all(per[c][m]["tau_lexical"] >= per[c][base]["tau_lexical"] - loco.TAU_SLACK
+                                    for c in TOPICAL)}
+    return {"words": words, "reduction_floor": {base: floor(base), m: floor(m)},
+            "worst_J": {base: worst(base), m: worst(m)}, "checks": checks, "ship": all(checks.values())}
 
 
 def choose(per: dict[str, dict[str, Any]], training: list[str]) -> dict[str, Any]:
@@ -154,7 +204,7 @@ def block(s: dict[str, Any]) -> str:
              + " | ".join(loco.LABEL[f] for f in fams) + " | J | gate false pass |",
              "|---|---|---|---|" + "---|" * len(fams) + "---|---|"]
     for c, rows in s["collections"].items():
-        for form in FORMS:
+        for form in (*FORMS, MATCHED):
             x = rows[form]
             g = x.get("gate") or {}
             mark = "**" if form == s["folds"][c]["chosen"] else ""
@@ -171,6 +221,14 @@ def block(s: dict[str, Any]) -> str:
     lines.append(f"Fitted on {', '.join(loco.NAMES[c] for c in ch['training'])} together, the rule chooses "
                  f"**{ch['chosen']}** (worst J: " + ", ".join(f"{f} {v:.1f}" for f, v in ch["worst_J"].items())
                  + f"; eligible: {', '.join(ch['eligible']) or 'none'}).")
+    m = s["matched"]
+    lines += ["", "Matched length (W words from the third sentence on: "
+              + ", ".join(f"{loco.NAMES[c]} {w}" for c, w in m["words"].items())
+              + f"; not a candidate of the rule): query reduction's floor {m['reduction_floor'][MATCHED]:.1f} "
+              f"(sentence 3: {m['reduction_floor']['sentence 3']:.1f}), worst J {m['worst_J'][MATCHED]:.1f} "
+              f"(sentence 3: {m['worst_J']['sentence 3']:.1f}); its rule: "
+              + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in m["checks"].items())
+              + (" — a query-length option worth shipping." if m["ship"] else " — not shipped.")]
     return "\n".join(lines)
 
 
