@@ -1,4 +1,4 @@
-"""Level and shape (issue 57): why no design of the high-recall verdict's references measured so far,
+"""Level and shape (issue 57): why no design of the high-recall verdict measured so far (its references, its query form),
 and no per-family correction on top of one, can bring every family within 5 points of the judges on
 CISI, the CF odd half and the MED odd half at once.
 

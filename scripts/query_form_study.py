@@ -107,7 +107,7 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
             elif form == "sentences 2–4":
                 text = " ".join(s[1:4])
             elif form == MATCHED:
-                text = " ".join(" ".join([*s[2:], *s[:2]]).split()[:w])
+                text = matched_query(s, w)
             else:
                 text = key_terms(c.topics[q], terms)
             if text.strip():
@@ -117,6 +117,11 @@ def form_topics(c: fs.Collection, form: str) -> dict[str, str]:
         store.close()
         if terms is not None:
             terms.close()
+
+
+def matched_query(sentences: list[str], words: int) -> str:
+    """The abstract's words from its third sentence on, then its first and second, cut at ``words``."""
+    return " ".join(" ".join([*sentences[2:], *sentences[:2]]).split()[:words])
 
 
 def matched_words(corr: Path) -> int:

@@ -69,13 +69,13 @@ def test_the_shipped_json_and_block_are_what_the_studies_give(shipped):
 
 
 def test_every_design_computed_on_the_three_is_read(shipped):
-    """The LOCO study's ten designs and the query-form study's three other forms; the shipped design once."""
+    """The LOCO study's ten designs and the query-form study's four other forms; the shipped design once."""
     loco = json.loads((bs.DATA / "loco_fairness.json").read_text(encoding="utf-8"))
     expected = [d for d, r in loco["collections"]["cisi"].items() if "families" in r]
     assert len(expected) == 10
     assert list(shipped["designs"])[:len(expected)] == expected
     assert [d for d in shipped["designs"] if d.startswith("query: ")] == [
-        "query: sentence 1", "query: sentences 2–4", "query: sentence 3, key terms"]
+        "query: sentence 1", "query: sentences 2–4", "query: sentence 3, key terms", "query: matched length"]
     for r in shipped["designs"].values():     # a design's floor is its largest family floor
         assert r["floor"] == max(v["floor"] for v in r["families"].values())
         assert set(r["families"]) == set(bs.FAMILIES)

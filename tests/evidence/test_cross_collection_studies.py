@@ -314,3 +314,32 @@ def test_the_shipped_loco_study_gates_every_collection_on_its_own_task():
         g = rows["shipped" if loco.TASK[c] == "topical" else loco.FOCUSED]["gate_rules"]
         assert 0 <= g["false_pass"] <= g["losses"] and sum(v["losses"] for v in g["per_family"].values()) == g["losses"]
     assert "Each collection gated on its own task's verdict" in loco.DOC.read_text(encoding="utf-8")
+
+
+def test_a_matched_length_query_starts_at_the_third_sentence_and_wraps():
+    """W words from sentence 3 on, then sentences 1 and 2; a short abstract gives all its words."""
+    s = ["One two three.", "Four five.", "Six seven eight.", "Nine ten."]
+    assert qf.matched_query(s, 4) == "Six seven eight. Nine"
+    assert qf.matched_query(s, 7) == "Six seven eight. Nine ten. One two"
+    assert qf.matched_query(s, 50) == "Six seven eight. Nine ten. One two three. Four five."
+    assert qf.matched_query(s[:2], 3) == "One two three."          # (no third sentence: from the first)
+
+
+def test_matched_words_is_the_judged_queries_median_half_up(tmp_path):
+    """Lengths 2, 3, 4, 5 words: median 3.5, W = 4; with a fifth of 9 words, W = 4 (the median)."""
+    (tmp_path / "human").mkdir()
+    rows = ["1\ta b", "2\ta b c", "3\ta b c d", "4\ta b c d e"]
+    (tmp_path / "human" / "topics.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    assert qf.matched_words(tmp_path) == 4
+    (tmp_path / "human" / "topics.tsv").write_text("\n".join([*rows, "5\t" + " w" * 9]) + "\n", encoding="utf-8")
+    assert qf.matched_words(tmp_path) == 4
+
+
+def test_the_matched_length_verdict_is_its_rule_on_the_stored_figures():
+    """nteval/data/query_forms.json's ``matched``: its rule (the module docstring) recomputed on the
+    stored rows; the shipped figures fail two of its four conditions, so no query-length option."""
+    data = json.loads(qf.OUT_JSON.read_text(encoding="utf-8"))
+    m = data["matched"]
+    assert json.loads(json.dumps(qf.matched_verdict(data["collections"], m["words"]))) == m
+    assert m["words"] == {"cisi": 50, "cf": 14, "med": 16}
+    assert not m["ship"] and [k for k, v in m["checks"].items() if not v] == ["J lower on CISI and CF", "lexical τ kept"]
