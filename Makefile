@@ -48,7 +48,7 @@ demo: install
 # tests wait on a JVM, a server or a subprocess, so two workers on two cores nearly halve the time.
 TEST_WORKERS ?= 2
 test: install-neural
-	@echo "nteval: lint, types, then the suite but its acceptance tier, about 990 tests in $(TEST_WORKERS) workers: 11–13 min on 2 quiet cores (11 min 41 s measured 2026-12-02, 12 min 40 s on a fresh machine 2026-12-03), about 25 min on a machine of the same kind with a slower CPU (docs/measurements.md) (measured with ../shared beside the clone; more on a loaded machine) (make test-fast: the fast tier; make test-acceptance: the docs' examples and CI snippets as written, CI runs it too); each test's name shows as it finishes"
+	@echo "nteval: lint, types, then the suite but its acceptance tier, about 1,030 tests in $(TEST_WORKERS) workers: 12–16 min on 2 quiet cores (pytest 16 min 25 s measured 2026-12-04, over the 12-minute target; 11 min 41 s on 2026-12-02 with 994 tests), about 25 min on a machine of the same kind with a slower CPU (docs/measurements.md) (measured with ../shared beside the clone; more on a loaded machine) (make test-fast: the fast tier; make test-acceptance: the docs' examples and CI snippets as written, CI runs it too); each test's name shows as it finishes"
 	$(VENV)/bin/ruff check nteval tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest -v -n $(TEST_WORKERS) --dist loadfile --durations=10 -m "not acceptance"
