@@ -181,9 +181,10 @@ def study(work: Path, names: tuple[str, ...]) -> dict[str, Any]:
 def matched_verdict(per: dict[str, dict[str, Any]], words: dict[str, int]) -> dict[str, Any]:
     """The matched-length form against the shipped one, by its rule (module docstring): query
     reduction's floor over the topical collections, J on CISI and CF, the worst J, lexical τ."""
+    from bias_shape_study import floor as half_range
+
     def floor(form: str) -> float:
-        b = [per[c][form]["families"]["reduction"][0] for c in TOPICAL]
-        return round((max(b) - min(b)) / 2, 1)
+        return round(half_range([per[c][form]["families"]["reduction"][0] for c in TOPICAL]), 1)
 
     def worst(form: str) -> float:
         return max(per[c][form]["J"] for c in TOPICAL)

@@ -352,7 +352,7 @@ ACCEPTANCE = {
     # (2026-12-04: the default run took 15 min 56 s for 1,030 tests, over its 12 minutes; pytest's JUnit XML put
     # these at about 450 s of test time with their module fixtures: whole gates and protocol runs over the
     # session's pins. What stays in the default run: the title-gain rule (test_leak), an unseen encoder's
-    # first line (test_own_systems), the ONNX backend's choice and its cache (test_neural); CI runs them all)
+    # first line (test_own_systems), the ONNX backend's measured choice (test_neural); CI runs them all)
     ("tests/runs/test_leak.py", "test_a_run_that_saw_the_titles_is_refused"),
     ("tests/runs/test_leak.py", "test_nteval_systems_are_never_flagged"),
     ("tests/runs/test_leak.py", "test_a_search_of_the_titles_is_refused_whatever_its_family"),
